@@ -1,0 +1,80 @@
+"""citewell's errors: every one carries a stable ``code`` and a human ``message``.
+
+Hierarchy::
+
+    CitewellError                    code, message (base; never raised itself)
+    ├── IngestError                  a file could not be ingested (DESIGN.md "Errors")
+    │     codes: UNSUPPORTED_FILE, EMPTY_FILE, PDF_CORRUPT, PDF_ENCRYPTED,
+    │            VTT_MALFORMED, SRT_MALFORMED, JSONL_MALFORMED, TEXT_ENCODING
+    ├── FilterError                  INVALID_FILTER: unknown key or bad value
+    ├── NotFoundError                NOT_FOUND: unknown id (or one of another workspace)
+    ├── StoreError                   STORE_ERROR: the store could not be opened or migrated
+    └── UsageError                   INVALID_REQUEST: bad arguments to a public call
+
+The CLI maps these to exit codes and one-line messages; the HTTP profiles map them to
+their envelopes in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class CitewellError(Exception):
+    """Base of all citewell errors: ``code`` (str) and ``message`` (str)."""
+
+    code: str = "SERVER_ERROR"
+
+    def __init__(self, message: str, *, code: str | None = None, **details: Any) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        self.message = message
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return ``{"code", "message", **details}`` for envelopes and JSON output."""
+        return {"code": self.code, "message": self.message, **self.details}
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+class IngestError(CitewellError):
+    """A file could not be turned into a resource; ``code`` names the kind of fault."""
+
+    code = "UNSUPPORTED_FILE"
+
+
+class FilterError(CitewellError):
+    """A filter key is unknown or its value cannot be used (code ``INVALID_FILTER``)."""
+
+    code = "INVALID_FILTER"
+
+
+class NotFoundError(CitewellError):
+    """No such id in this workspace (code ``NOT_FOUND``)."""
+
+    code = "NOT_FOUND"
+
+
+class StoreError(CitewellError):
+    """The store could not be opened, migrated or written (code ``STORE_ERROR``)."""
+
+    code = "STORE_ERROR"
+
+
+class UsageError(CitewellError):
+    """A public call got arguments it cannot use (code ``INVALID_REQUEST``)."""
+
+    code = "INVALID_REQUEST"
+
+
+__all__ = [
+    "CitewellError",
+    "FilterError",
+    "IngestError",
+    "NotFoundError",
+    "StoreError",
+    "UsageError",
+]
