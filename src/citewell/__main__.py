@@ -1,0 +1,7 @@
+"""``python -m citewell`` runs the command line."""
+
+from __future__ import annotations
+
+from .cli.app import main
+
+main()

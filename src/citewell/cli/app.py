@@ -1,0 +1,195 @@
+"""The ``citewell`` command line (typer + rich).
+
+Conventions (DESIGN.md "Running it"): stdout carries only the answer, or with
+``--json`` exactly one JSON document; progress, skip reasons and logs go to stderr, with
+no progress bar when stderr is not a terminal. Exit codes: ``ask`` 0 whenever it printed
+an answer (even "no evidence", even if some files failed); ``ingest`` 1 if any file
+failed (after ingesting the rest); 2 on bad usage (unknown option, bad filter …).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, List, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..engine import OFFSET_UNITS, Engine
+from ..errors import CitewellError, FilterError, UsageError
+from ..ingest.pipeline import IngestReport, ProgressCallback
+from ..settings import Settings
+from .render import render_answer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Grounded answers with exact citations over your own files.")
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+StoreOpt = typer.Option(None, "--store", help="SQLite store file [env CITEWELL_STORE; default: user data dir]")
+WorkspaceOpt = typer.Option(None, "--workspace", help="Workspace name [env CITEWELL_WORKSPACE; default: default]")
+ConfigOpt = typer.Option(None, "--config", help="citewell.toml to read settings from [env CITEWELL_CONFIG]")
+
+
+class ExitError(Exception):
+    """Raised inside commands to leave with a message on stderr and an exit code."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.exit_code = code
+
+
+def _engine(store: Optional[Path], workspace: Optional[str], config: Optional[Path]) -> Engine:
+    settings = Settings.resolve(store=store, workspace=workspace, config=config)
+    return Engine(settings.store, workspace=settings.workspace)
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[ProgressCallback | None]:
+    """A rich progress bar on stderr (only when stderr is a terminal)."""
+    if not (enabled and sys.stderr.isatty()):
+        yield None
+        return
+    with Progress(TextColumn("[bold]ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.description}"), console=err, transient=True) as bar:
+        task = bar.add_task("", total=None)
+
+        def callback(stage: str, path: Path, done: int, total: int) -> None:
+            bar.update(task, total=total, completed=done, description=path.name if stage == "start" else "")
+
+        yield callback
+
+
+def _report(report: IngestReport, *, verbose: bool) -> None:
+    """Print failures, skips and warnings of an ingest run to stderr."""
+    for o in report.outcomes:
+        if o.action == "failed":
+            err.print(f"failed  {o.path}: {o.code}: {o.message}", markup=False)
+        elif o.action == "skipped" and verbose:
+            err.print(f"skipped {o.path}: {o.code}", markup=False)
+        elif o.action == "ingested" and o.warnings and verbose:
+            codes = sorted({w.get("code", "") for w in o.warnings})
+            err.print(f"warning {o.path}: {len(o.warnings)} warning(s): {', '.join(codes)}", markup=False)
+    counts = {a: report.count(a) for a in ("ingested", "linked", "updated", "unchanged", "failed", "skipped")}
+    summary = ", ".join(f"{n} {a}" for a, n in counts.items() if n)
+    if report.missing:
+        summary += f", {len(report.missing)} now missing"
+    if summary and (verbose or counts["ingested"] or counts["failed"] or report.missing):
+        err.print(summary, markup=False)
+
+
+@app.command()
+def ask(
+    question: str = typer.Argument(..., help="The question to answer."),
+    corpus: Optional[Path] = typer.Option(None, "--corpus", help="Sync this folder first and search only its files."),
+    k: int = typer.Option(5, "-k", "--k", min=1, max=100, help="Passages to retrieve."),
+    filters: Optional[List[str]] = typer.Option(None, "--filter", help="KEY=VALUE (repeatable), e.g. ticker=MMM."),
+    max_sentences: int = typer.Option(5, "--max-sentences", min=1, max=20, help="Sentences in the answer."),
+    as_json: bool = typer.Option(False, "--json", help="Print the canonical Message as one JSON document."),
+    full: bool = typer.Option(False, "--full", help="Print whole passages under the sources."),
+    offsets: str = typer.Option("codepoint", "--offsets", help="Offset unit: codepoint, utf16 or utf8."),
+    manifests: Optional[List[Path]] = typer.Option(None, "--manifest", help="Metadata manifest JSONL (repeatable)."),
+    store: Optional[Path] = StoreOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
+) -> None:
+    """Answer a question from your sources, with numbered citations."""
+    if offsets not in OFFSET_UNITS:
+        raise ExitError(f"--offsets must be one of {', '.join(OFFSET_UNITS)}", 2)
+    if corpus is not None and not corpus.is_dir():
+        raise ExitError(f"--corpus {corpus}: not a folder", 2)
+    from ..generate import ExtractiveGenerator
+
+    with _engine(store, workspace, config) as engine:
+        engine.generator = ExtractiveGenerator(max_sentences=max_sentences)
+        if corpus is not None:
+            with _progress(True) as callback:
+                report = engine.sync(corpus, manifests=manifests or [], progress=callback)
+            _report(report, verbose=False)
+        message = engine.ask(question, k=k, filters=filters or None, corpus=corpus, sync=False, offsets=offsets)
+    if as_json:
+        sys.stdout.write(json.dumps(message.model_dump(mode="json"), ensure_ascii=False) + "\n")
+    else:
+        out = Console(highlight=False, soft_wrap=True) if sys.stdout.isatty() else None
+        text = render_answer(message, full=full)
+        if out is not None:
+            out.print(text, markup=False, end="")
+        else:
+            sys.stdout.write(text)
+
+
+@app.command()
+def ingest(
+    paths: List[Path] = typer.Argument(..., help="Files or folders to ingest."),
+    manifests: Optional[List[Path]] = typer.Option(None, "--manifest", help="Metadata manifest JSONL (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the outcome of every file as JSON."),
+    store: Optional[Path] = StoreOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
+) -> None:
+    """Ingest files and folders into the store (exit 1 if any file failed)."""
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise ExitError(f"no such file or folder: {', '.join(missing)}", 2)
+    with _engine(store, workspace, config) as engine:
+        with _progress(True) as callback:
+            report = engine.ingest(paths, manifests=manifests or [], progress=callback)
+    if as_json:
+        sys.stdout.write(json.dumps([o.__dict__ for o in report.outcomes], ensure_ascii=False) + "\n")
+    _report(report, verbose=True)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def resources(
+    as_json: bool = typer.Option(False, "--json", help="Print the resources as one JSON array."),
+    status: Optional[List[str]] = typer.Option(None, "--status", help="Only these statuses (repeatable)."),
+    store: Optional[Path] = StoreOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
+) -> None:
+    """List the workspace's resources with status, kind and warnings."""
+    with _engine(store, workspace, config) as engine:
+        items = engine.resources(statuses=status or None)
+    if as_json:
+        sys.stdout.write(json.dumps([r.model_dump(mode="json") for r in items], ensure_ascii=False) + "\n")
+        return
+    for r in items:
+        extra = f"  {r.error.code}: {r.error.message}" if r.error else ""
+        if r.warnings:
+            codes: dict[str, int] = {}
+            for w in r.warnings:
+                codes[w.code] = codes.get(w.code, 0) + 1
+            extra += "  warnings: " + ", ".join(f"{c}×{n}" for c, n in sorted(codes.items()))
+        sys.stdout.write(f"{r.id}  {r.status:<10} {(r.kind or '-'):<10} {r.chunk_count:>5}  {r.title}{extra}\n")
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """Entry point of the ``citewell`` script: maps errors to messages and exit codes."""
+    try:
+        rc = app(args=argv, standalone_mode=False)
+        sys.exit(rc if isinstance(rc, int) else 0)
+    except ExitError as exc:
+        err.print(f"error: {exc}", markup=False)
+        sys.exit(exc.exit_code)
+    except (FilterError, UsageError) as exc:
+        err.print(f"error: {exc.code}: {exc.message}", markup=False)
+        sys.exit(2)
+    except CitewellError as exc:
+        err.print(f"error: {exc.code}: {exc.message}", markup=False)
+        sys.exit(1)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        err.print("aborted", markup=False)
+        sys.exit(130)
+    except Exception as exc:  # click usage errors and anything unexpected: never a traceback
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show(file=sys.stderr)
+            sys.exit(exc.exit_code)
+        if os.environ.get("CITEWELL_DEBUG"):
+            raise
+        err.print(f"error: internal error ({type(exc).__name__}: {exc}); set CITEWELL_DEBUG=1 for details",
+                  markup=False)
+        sys.exit(1)

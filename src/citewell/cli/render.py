@@ -1,0 +1,96 @@
+"""Plain-text rendering of an answer and its sources for the terminal.
+
+Each numbered source is printed as ``[N] title, where`` followed by an excerpt: up to
+:data:`EXCERPT_CHARS` characters of the passage around the sentence it supports (the
+whole passage with ``full=True``). *where* is the page (PDF), ``m:ss–m:ss`` (``h:mm:ss``
+past an hour) for transcripts, ``source/id`` for posts, a character range for text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..models import Message, Reference
+
+EXCERPT_CHARS = 300
+_MARKER = re.compile(r"\s*\[\d+\]")
+_SPACE = re.compile(r"\s+")
+_ESCAPED = re.compile(r"\\([\[\]`\\])")
+
+
+def unescape_text(text: str) -> str:
+    """Undo the markdown escapes of rule 5 (``\\[`` ``\\]`` ``\\` ``) for display."""
+    return _ESCAPED.sub(r"\1", text)
+
+
+def format_time(seconds: float) -> str:
+    """``75.5`` → ``1:15``; ``3617`` → ``1:00:17`` (whole seconds, rounded down)."""
+    total = int(seconds)
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def where(ref: Reference) -> str:
+    """Human location of a reference: ``p. 48``, ``59:59–1:00:17``, ``reddit/t3_x``, ``chars 0–120``."""
+    meta = ref.metadata or {}
+    if ref.type == "post" or meta.get("source_type") == "post":
+        return f"{ref.source or meta.get('source')}/{ref.id or meta.get('id')}"
+    if "page" in meta:
+        label = meta.get("page_label")
+        return f"p. {meta['page']}" + (f" (printed {label})" if label and str(label) != str(meta["page"]) else "")
+    if "start_time" in meta:
+        return f"{format_time(meta['start_time'])}–{format_time(meta.get('end_time', meta['start_time']))}"
+    if "char_start" in meta:
+        return f"chars {meta['char_start']}–{meta['char_end']}"
+    return ""
+
+
+def _cited_sentences(message: Message, ref: Reference) -> list[str]:
+    out: list[str] = []
+    for part in message.parts:
+        ids = [s.chunk_id for s in ([part.source] if part.source else []) + list(part.sources)]
+        if ref.chunk_id and ref.chunk_id in ids:
+            sentence = unescape_text(_MARKER.sub("", part.text)).strip()
+            if sentence:
+                out.append(sentence)
+    return out
+
+
+def excerpt(message: Message, ref: Reference, *, full: bool = False, limit: int = EXCERPT_CHARS) -> str:
+    """The passage text to show under a source: whole (``full``) or a window of at most
+    ``limit`` characters centred on the first cited sentence found in it."""
+    text = ref.text or ""
+    if full:
+        return text.strip()
+    flat = _SPACE.sub(" ", text).strip()
+    start, end = 0, min(len(flat), limit)
+    for sentence in _cited_sentences(message, ref):
+        probe = _SPACE.sub(" ", sentence).rstrip(".!?")
+        pos = flat.find(probe)
+        if pos >= 0:
+            span = min(len(probe), limit)
+            start = max(0, min(pos - (limit - span) // 2, len(flat) - limit))
+            end = min(len(flat), start + limit)
+            break
+    body = flat[start:end]
+    return ("…" if start > 0 else "") + body + ("…" if end < len(flat) else "")
+
+
+def render_answer(message: Message, *, full: bool = False) -> str:
+    """The answer text, a blank line, then one block per numbered source."""
+    lines = [message.text.strip(), ""]
+    numbered = [r for r in message.references if r.citation is not None]
+    if numbered:
+        lines.append("Sources:")
+        for ref in numbered:
+            title = ref.resource_title or (f"{ref.source} post" if ref.type == "post" else "")
+            head = f"[{ref.citation}] {title}"
+            loc = where(ref)
+            lines.append(head + (f", {loc}" if loc else ""))
+            body = excerpt(message, ref, full=full)
+            if body:
+                lines.extend("    " + line for line in body.splitlines())
+    for warning in message.warnings:
+        lines.append(f"warning: {warning.code}: {warning.message}")
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,160 @@
+"""``citewell.Engine``: the one library facade that the CLI, HTTP API and MCP server share.
+
+::
+
+    engine = Engine()                                  # embedded SQLite store, workspace "default"
+    engine.sync("docs/")                               # ingest new/changed files, mark gone ones missing
+    message = engine.ask("What was capex in FY2022?", corpus="docs/")
+    print(message.text)                                # "... $1.7 billion [1]."
+    message.references[0].metadata["page"]             # where [1] lives
+
+Pipeline: ingest → store → retrieve (BM25) → generate (extractive) → cite → Message.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from .cite import cite as _cite
+from .cite import convert_offsets
+from .errors import UsageError
+from .generate import ExtractiveGenerator, Generator
+from .ingest.pipeline import IngestReport, Ingestor, ProgressCallback
+from .models import Message, Passage, Resource
+from .retrieve import BM25Retriever, Retriever, parse_filters
+from .settings import Settings
+from .store import Store, open_store
+
+OFFSET_UNITS = ("codepoint", "utf16", "utf8")
+
+
+class StoreResolver:
+    """Resolves link targets against one workspace of a store (the cite stage's resolver)."""
+
+    def __init__(self, store: Store, workspace_id: str) -> None:
+        self.store = store
+        self.workspace_id = workspace_id
+
+    def chunk(self, chunk_id: str) -> Passage | None:
+        """The passage of a chunk of this workspace, or None."""
+        return self.store.chunks(self.workspace_id, [chunk_id]).get(chunk_id)
+
+    def post(self, source: str, id: str) -> Passage | None:  # noqa: A002 - the seed's name
+        """The chunk of post (source, id) as a passage, or None."""
+        return self.store.post_passage(self.workspace_id, source, id)
+
+    def entity_exists(self, type: str, id: str) -> bool:  # noqa: A002
+        """True when an entity of ``type`` with ``id`` exists in this workspace.
+
+        ``resource`` is any resource, ``dataset`` a posts resource; chats, patterns and
+        research previews are not stored yet, so they never exist.
+        """
+        if type not in ("resource", "dataset"):
+            return False
+        try:
+            resource = self.store.resource(self.workspace_id, id)
+        except Exception:
+            return False
+        return type == "resource" or resource.kind == "post"
+
+
+class Engine:
+    """The citewell library facade.
+
+    ``store``: a :class:`~citewell.store.Store`, a path to a SQLite file, or None for the
+    configured default (``CITEWELL_STORE``, config file, user data directory).
+    ``workspace``: the workspace name; every call is scoped to it. ``generator``: the
+    answer writer (default :class:`~citewell.generate.ExtractiveGenerator`).
+    Raises :class:`~citewell.errors.StoreError` when the store cannot be opened.
+    """
+
+    def __init__(self, store: Store | str | os.PathLike[str] | None = None, workspace: str = "default", *,
+                 generator: Generator | None = None, retriever: Retriever | None = None) -> None:
+        if store is None or isinstance(store, (str, os.PathLike)):
+            store = open_store(store if store is not None else Settings.resolve().store)
+        self.store: Store = store
+        self.workspace = workspace
+        self.workspace_id = self.store.workspace_id(workspace)
+        self.generator: Generator = generator or ExtractiveGenerator()
+        self.retriever: Retriever = retriever or BM25Retriever(self.store, self.workspace_id)
+        self.resolver = StoreResolver(self.store, self.workspace_id)
+        self._ingestor = Ingestor(self.store, self.workspace_id)
+
+    # -- ingestion ---------------------------------------------------------------------
+    def ingest(self, paths: Iterable[str | os.PathLike[str]], *, manifests: Sequence[str | os.PathLike[str]] = (),
+               progress: ProgressCallback | None = None) -> IngestReport:
+        """Ingest files and folders; returns an :class:`IngestReport` (failures included,
+        never raised: a bad file leaves one failed resource and the rest go on)."""
+        return self._ingestor.ingest([Path(p) for p in paths], manifests=[Path(m) for m in manifests],
+                                     progress=progress)
+
+    def sync(self, directory: str | os.PathLike[str], *, manifests: Sequence[str | os.PathLike[str]] = (),
+             progress: ProgressCallback | None = None) -> IngestReport:
+        """Sync a folder: new/changed files ingested, unchanged skipped, gone ones missing."""
+        return self._ingestor.sync(Path(directory), manifests=[Path(m) for m in manifests], progress=progress)
+
+    def resources(self, *, statuses: Sequence[str] | None = None,
+                  corpus: str | os.PathLike[str] | None = None) -> list[Resource]:
+        """Resources of the workspace, oldest first (optionally by status or corpus folder)."""
+        under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
+        return self.store.resources(self.workspace_id, statuses=statuses, under=under)
+
+    # -- answering ---------------------------------------------------------------------
+    def retrieve(self, question: str, *, k: int = 5,
+                 filters: Iterable[str] | Mapping[str, Any] | None = None,
+                 corpus: str | os.PathLike[str] | None = None) -> list[Passage]:
+        """Top ``k`` passages for ``question`` (filters as DESIGN.md "Filters"; ``corpus``
+        limits to resources with a file under that folder). Raises ``INVALID_FILTER``."""
+        if k < 1:
+            raise UsageError("k must be at least 1")
+        conditions = parse_filters(filters)
+        under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
+        return self.retriever.retrieve(question, k=k, conditions=conditions, under=under)
+
+    def ask(self, question: str, *, k: int = 5, filters: Iterable[str] | Mapping[str, Any] | None = None,
+            corpus: str | os.PathLike[str] | None = None, sync: bool = True, offsets: str = "codepoint",
+            manifests: Sequence[str | os.PathLike[str]] = (), progress: ProgressCallback | None = None) -> Message:
+        """Answer ``question`` with numbered citations.
+
+        With ``corpus`` the folder is synced first (unless ``sync=False``) and only its
+        resources are searched; without, the whole workspace is. ``offsets`` is the unit
+        of every offset in the message: codepoint (default), utf16 or utf8.
+        Raises ``INVALID_FILTER`` for bad filters and ``INVALID_REQUEST`` for bad arguments.
+        """
+        if offsets not in OFFSET_UNITS:
+            raise UsageError(f"offsets must be one of {', '.join(OFFSET_UNITS)}")
+        if not question or not question.strip():
+            raise UsageError("the question is empty")
+        if k < 1:
+            raise UsageError("k must be at least 1")
+        conditions = parse_filters(filters)
+        if corpus is not None and sync:
+            self.sync(corpus, manifests=manifests, progress=progress)
+        under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
+        passages = self.retriever.retrieve(question, k=k, conditions=conditions, under=under)
+        raw = self.generator.generate(question, passages)
+        message = _cite(raw, sources=passages, resolver=self.resolver)
+        message.id = str(uuid.uuid4())
+        message.grounded = bool(message.references)
+        return convert_offsets(message, offsets) if offsets != "codepoint" else message
+
+    def cite(self, raw_text: str, *, sources: Sequence[Passage] | None = None, offsets: str = "codepoint") -> Message:
+        """Run the cite stage on generator output: links → ``[N]``, references, parts,
+        citations. Without ``sources`` every resolvable link counts (rule 4)."""
+        if offsets not in OFFSET_UNITS:
+            raise UsageError(f"offsets must be one of {', '.join(OFFSET_UNITS)}")
+        message = _cite(raw_text, sources=sources, resolver=self.resolver)
+        return convert_offsets(message, offsets) if offsets != "codepoint" else message
+
+    def close(self) -> None:
+        """Close the store's connections."""
+        self.store.close()
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,163 @@
+"""Metadata manifests: JSONL rows that attach titles and typed metadata to files.
+
+A row matches a file by ``sha256`` first, then by its path (``path``, ``file`` or
+``pdf_path``) relative to the corpus root or to the manifest's own folder. A file
+``citewell-manifest.jsonl`` at a corpus root is read automatically.
+
+Row keys understood (anything else lands in ``custom_metadata``):
+
+- native: ``title``, ``metadata`` (object of typed fields), ``custom_metadata``, and the
+  typed fields of seeds 003/004 at top level (``calendar_date``, ``fiscal_year``,
+  ``fiscal_quarter``, ``tickers``/``ticker``, ``company_names``, ``document_category``,
+  ``document_subcategory``, ``sector``, ``subsector``, ``publisher``, ``source``,
+  ``external_url``, ``countries``, ``regions``, ``tags``);
+- FinanceBench ``financebench_document_information.jsonl``: ``doc_name`` → title,
+  ``ticker`` → tickers, ``company`` → company_names, ``gics_sector`` → sector,
+  ``doc_period`` → fiscal_year, ``doc_type`` 10k/10q/8k → document_category ``filing``
+  with subcategory ``10-K``/``10-Q``/``8-K``, ``Earnings`` → ``corporate_data`` /
+  ``earning``, ``doc_link`` → external_url.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import IngestError
+
+AUTO_MANIFEST = "citewell-manifest.jsonl"
+LIST_FIELDS = ("tickers", "company_names", "sector", "subsector", "countries", "regions", "tags",
+               "stock_ids", "document_tags")
+SCALAR_FIELDS = ("calendar_date", "fiscal_year", "fiscal_quarter", "document_category",
+                 "document_subcategory", "publisher", "source", "external_url")
+_MATCH_KEYS = ("sha256", "path", "file", "pdf_path")
+_DOC_TYPES = {
+    "10k": ("filing", "10-K"), "10-k": ("filing", "10-K"),
+    "10q": ("filing", "10-Q"), "10-q": ("filing", "10-Q"),
+    "8k": ("filing", "8-K"), "8-k": ("filing", "8-K"),
+    "earnings": ("corporate_data", "earning"),
+}
+
+
+@dataclass
+class ManifestEntry:
+    """Metadata for one file: ``title`` (or None), typed ``metadata``, ``custom_metadata``."""
+
+    title: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    custom_metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_quarter(value: Any) -> int | None:
+    """``4``, ``"4"``, ``"Q4"``, ``"q4"`` → 4; ``None``/empty → None; else ``ValueError``."""
+    if value is None or value == "":
+        return None
+    text = str(value).strip().upper().removeprefix("Q")
+    quarter = int(text)
+    if not 1 <= quarter <= 4:
+        raise ValueError(f"fiscal_quarter must be 1-4, got {value!r}")
+    return quarter
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def entry_from_row(row: dict[str, Any]) -> ManifestEntry:
+    """Map one manifest row (native or FinanceBench keys) to a :class:`ManifestEntry`.
+
+    Raises ``ValueError`` for a value of the wrong type (e.g. ``fiscal_quarter: 7``).
+    """
+    entry = ManifestEntry()
+    meta: dict[str, Any] = {}
+    custom: dict[str, Any] = dict(row.get("custom_metadata") or {})
+    typed = dict(row.get("metadata") or {})
+    for key, value in row.items():
+        if key in ("metadata", "custom_metadata") or key in _MATCH_KEYS:
+            continue
+        if key in ("title", "doc_name"):
+            entry.title = str(value) if value not in (None, "") else entry.title
+        elif key in LIST_FIELDS or key in SCALAR_FIELDS:
+            typed.setdefault(key, value)
+        elif key == "ticker":
+            typed.setdefault("tickers", value)
+        elif key in ("company", "company_name"):
+            typed.setdefault("company_names", value)
+        elif key == "gics_sector":
+            typed.setdefault("sector", value)
+        elif key == "doc_period":
+            typed.setdefault("fiscal_year", value)
+        elif key == "doc_link":
+            typed.setdefault("external_url", value)
+        elif key == "doc_type":
+            mapped = _DOC_TYPES.get(str(value).strip().lower())
+            if mapped:
+                typed.setdefault("document_category", mapped[0])
+                typed.setdefault("document_subcategory", mapped[1])
+            else:
+                custom["doc_type"] = value
+        else:
+            custom[key] = value
+    for key, value in typed.items():
+        if value is None:
+            continue
+        if key in LIST_FIELDS:
+            meta[key] = [str(v) for v in _as_list(value) if v is not None]
+        elif key == "fiscal_year":
+            meta[key] = int(value)
+        elif key == "fiscal_quarter":
+            quarter = parse_quarter(value)
+            if quarter is not None:
+                meta[key] = quarter
+        else:
+            meta[key] = value
+    entry.metadata = meta
+    entry.custom_metadata = custom
+    return entry
+
+
+class Manifest:
+    """Rows of one or more manifest files, indexed by sha256 and by relative path."""
+
+    def __init__(self) -> None:
+        self._by_sha: dict[str, ManifestEntry] = {}
+        self._by_path: dict[str, ManifestEntry] = {}
+
+    def __len__(self) -> int:
+        return len(self._by_sha) + len(self._by_path)
+
+    def load(self, path: Path, *, root: Path | None = None) -> None:
+        """Read a manifest JSONL file; paths in it are relative to ``root`` or its folder.
+
+        Raises :class:`IngestError` ``JSONL_MALFORMED`` naming the first bad line.
+        """
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise IngestError(f"manifest {path}: cannot read ({exc})", code="JSONL_MALFORMED") from exc
+        bases = [b for b in (root, path.parent) if b is not None]
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                if not isinstance(row, dict):
+                    raise ValueError("a row must be a JSON object")
+                entry = entry_from_row(row)
+            except (ValueError, TypeError) as exc:
+                raise IngestError(f"manifest {path}: line {number}: {exc}", code="JSONL_MALFORMED",
+                                  line=number) from exc
+            if isinstance(row.get("sha256"), str):
+                self._by_sha[row["sha256"].lower()] = entry
+            for key in ("path", "file", "pdf_path"):
+                if isinstance(row.get(key), str):
+                    for base in bases:
+                        self._by_path[str((base / row[key]).resolve())] = entry
+
+    def lookup(self, *, sha256: str, path: Path) -> ManifestEntry | None:
+        """The entry for a file: by ``sha256`` first, then by its resolved path."""
+        return self._by_sha.get(sha256.lower()) or self._by_path.get(str(path.resolve()))

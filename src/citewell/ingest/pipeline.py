@@ -1,0 +1,302 @@
+"""From files on disk to stored resources: detect, extract, attach metadata, commit.
+
+Rules (DESIGN.md "Canonical data", "Errors"):
+
+- A file is skipped when unchanged: same size and mtime as last time, or same sha256.
+- Extraction runs outside any write transaction; each resource is then written in one.
+- Content already stored under another path is linked, not extracted again.
+- A file that fails leaves exactly one failed resource row with its error and nothing
+  else; a stored ready version of the same path stays as it was.
+- ``sync(dir)`` also marks files gone from ``dir`` as missing (never deletes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from ..errors import CitewellError, IngestError
+from ..models import ErrorInfo, Notice, Resource, utcnow
+from ..store.base import Store
+from ..store.ids import resource_id_for
+from .base import Extraction
+from .manifest import AUTO_MANIFEST, Manifest, ManifestEntry
+from .posts import NOT_A_POSTS_FILE, extract_posts, is_posts_file
+from .text import extract_text
+
+#: Bumped when an extractor's output changes; part of every chunk id.
+EXTRACTOR_VERSIONS = {"pdf": "pdf-1", "vtt": "vtt-1", "srt": "srt-1", "text": "text-1", "md": "text-1",
+                      "posts": "posts-1"}
+FORMATS = {".pdf": "pdf", ".vtt": "vtt", ".srt": "srt", ".txt": "text", ".md": "md", ".markdown": "md",
+           ".jsonl": "posts"}
+_FAILURE_CODES = {"pdf": "PDF_CORRUPT", "vtt": "VTT_MALFORMED", "srt": "SRT_MALFORMED", "posts": "JSONL_MALFORMED",
+                  "text": "TEXT_ENCODING", "md": "TEXT_ENCODING"}
+
+ProgressCallback = Callable[[str, Path, int, int], None]
+"""``progress(stage, path, done, total)``: stage is ``start`` (before a file) or ``done``."""
+
+
+@dataclass
+class FileOutcome:
+    """What happened to one file.
+
+    ``action``: ingested, unchanged, linked (same content already stored), updated
+    (metadata only), failed, or skipped (unsupported / not a posts file).
+    """
+
+    path: str
+    action: str
+    resource_id: str | None = None
+    code: str | None = None
+    message: str | None = None
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class IngestReport:
+    """Outcomes of one ingest or sync call, in file order, plus ids marked missing."""
+
+    outcomes: list[FileOutcome] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[FileOutcome]:
+        """Outcomes whose file could not be ingested."""
+        return [o for o in self.outcomes if o.action == "failed"]
+
+    def count(self, action: str) -> int:
+        """How many files had this ``action``."""
+        return sum(1 for o in self.outcomes if o.action == action)
+
+
+def file_format(path: Path) -> str | None:
+    """The extractor for ``path`` by extension (pdf, vtt, srt, text, md, posts) or None."""
+    return FORMATS.get(path.suffix.lower())
+
+
+def extract(data: bytes, *, name: str, fmt: str) -> Extraction:
+    """Run the extractor for ``fmt`` on ``data``; raises :class:`IngestError` with its code."""
+    if not data.strip():
+        raise IngestError(f"{name}: the file is empty", code="EMPTY_FILE")
+    if fmt == "pdf":
+        from .pdf import extract_pdf
+        return extract_pdf(data, name=name)
+    if fmt == "vtt":
+        from .transcript import extract_vtt
+        return extract_vtt(data, name=name)
+    if fmt == "srt":
+        from .transcript import extract_srt
+        return extract_srt(data, name=name)
+    if fmt == "posts":
+        return extract_posts(data, name=name)
+    if fmt in ("text", "md"):
+        return extract_text(data, name=name, markdown=fmt == "md")
+    raise IngestError(f"{name}: unsupported file type", code="UNSUPPORTED_FILE")
+
+
+def walk(directory: Path, *, exclude: Sequence[Path] = ()) -> list[Path]:
+    """Regular files under ``directory``, sorted, skipping hidden names, the auto manifest
+    and anything under ``exclude`` (the store's own files when it lives in the folder)."""
+    skip = {str(p) for p in exclude}
+    found: list[Path] = []
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and str(Path(root) / d) not in skip)
+        for name in sorted(files):
+            path = Path(root) / name
+            if name.startswith(".") or name == AUTO_MANIFEST or str(path) in skip:
+                continue
+            found.append(path)
+    return found
+
+
+class Ingestor:
+    """Ingests files into one workspace of a store (used by :class:`citewell.Engine`)."""
+
+    def __init__(self, store: Store, workspace_id: str) -> None:
+        self.store = store
+        self.workspace_id = workspace_id
+        db = Path(store.location)
+        self._exclude = [store.blob_dir, db, *(db.with_name(db.name + s) for s in ("-wal", "-shm", "-journal"))]
+
+    # -- public ------------------------------------------------------------------------
+    def ingest(self, paths: Iterable[Path], *, manifests: Sequence[Path] = (),
+               progress: ProgressCallback | None = None) -> IngestReport:
+        """Ingest files and folders (folders recursively, without marking missing files).
+
+        A file named explicitly with an unsupported extension fails with
+        ``UNSUPPORTED_FILE``; inside folders such files are skipped.
+        """
+        report = IngestReport()
+        jobs: list[tuple[Path, Path, bool]] = []
+        manifest = Manifest()
+        for raw in paths:
+            path = Path(raw).expanduser().resolve()
+            if path.is_dir():
+                self._auto_manifest(manifest, path)
+                jobs += [(p, path, False) for p in walk(path, exclude=self._exclude)]
+            else:
+                jobs.append((path, path.parent, True))
+        for m in manifests:
+            manifest.load(Path(m).expanduser().resolve())
+        self._run(jobs, manifest, report, progress)
+        return report
+
+    def sync(self, directory: Path, *, manifests: Sequence[Path] = (),
+             progress: ProgressCallback | None = None) -> IngestReport:
+        """Bring the workspace in line with ``directory``: new and changed files are
+        ingested, unchanged ones skipped, files gone from it marked missing."""
+        root = Path(directory).expanduser().resolve()
+        if not root.is_dir():
+            raise IngestError(f"{directory}: not a folder", code="NOT_FOUND")
+        manifest = Manifest()
+        self._auto_manifest(manifest, root)
+        for m in manifests:
+            manifest.load(Path(m).expanduser().resolve(), root=root)
+        report = IngestReport()
+        files = walk(root, exclude=self._exclude)
+        self._run([(p, root, False) for p in files], manifest, report, progress)
+        report.missing = self.store.mark_missing(self.workspace_id, str(root), [str(p) for p in files])
+        return report
+
+    # -- internals ---------------------------------------------------------------------
+    @staticmethod
+    def _auto_manifest(manifest: Manifest, root: Path) -> None:
+        auto = root / AUTO_MANIFEST
+        if auto.is_file():
+            manifest.load(auto, root=root)
+
+    def _run(self, jobs: list[tuple[Path, Path, bool]], manifest: Manifest, report: IngestReport,
+             progress: ProgressCallback | None) -> None:
+        total = len(jobs)
+        for done, (path, _root, explicit) in enumerate(jobs):
+            if progress:
+                progress("start", path, done, total)
+            try:
+                outcome = self._one(path, manifest, explicit)
+            except CitewellError as exc:
+                outcome = FileOutcome(str(path), "failed", code=exc.code, message=exc.message)
+            except OSError as exc:
+                outcome = FileOutcome(str(path), "failed", code="READ_ERROR", message=f"{path}: {exc.strerror}")
+            report.outcomes.append(outcome)
+            if progress:
+                progress("done", path, done + 1, total)
+
+    def _one(self, path: Path, manifest: Manifest, explicit: bool) -> FileOutcome:
+        fmt = file_format(path)
+        if fmt is None:
+            msg = f"{path.name}: unsupported file type (supported: {', '.join(sorted(FORMATS))})"
+            if explicit:
+                data = path.read_bytes()
+                return self._fail(path, data, IngestError(msg, code="UNSUPPORTED_FILE"), fmt=None,
+                                  manifest=manifest)
+            return FileOutcome(str(path), "skipped", code="UNSUPPORTED_FILE", message=msg)
+        st = path.stat()
+        record = self.store.file_record(self.workspace_id, str(path))
+        if (record and record.present and record.size_bytes == st.st_size and record.mtime_ns == st.st_mtime_ns
+                and record.last_resource_id):
+            return self._unchanged(path, record.last_resource_id, manifest, record.last_sha256)
+        data = path.read_bytes()
+        sha = hashlib.sha256(data).hexdigest()
+        existing = self.store.resource_by_sha(self.workspace_id, sha)
+        version = EXTRACTOR_VERSIONS[fmt]
+        if existing is not None and (existing.status != "failed" or existing.extractor_version == version):
+            self.store.link_path(self.workspace_id, str(path), existing, size_bytes=st.st_size,
+                                 mtime_ns=st.st_mtime_ns)
+            action = "unchanged" if record and record.last_sha256 == sha else "linked"
+            outcome = self._unchanged(path, existing.id, manifest, sha)
+            outcome.action = "failed" if existing.status == "failed" else (
+                outcome.action if outcome.action == "updated" else action)
+            if existing.error:
+                outcome.code, outcome.message = existing.error.code, existing.error.message
+            return outcome
+        if fmt == "posts":
+            try:
+                if not is_posts_file(data, name=path.name):
+                    return FileOutcome(str(path), "skipped", code=NOT_A_POSTS_FILE,
+                                       message=f"{path.name}: JSONL but not a posts file (first line lacks "
+                                               "string source, id and string text)")
+            except IngestError as exc:
+                return self._fail(path, data, exc, fmt=fmt, manifest=manifest, sha=sha)
+        try:
+            extraction = extract(data, name=path.name, fmt=fmt)
+        except IngestError as exc:
+            return self._fail(path, data, exc, fmt=fmt, manifest=manifest, sha=sha)
+        except Exception as exc:  # an extractor bug must not abort the folder
+            err = IngestError(f"{path.name}: could not be read ({type(exc).__name__}: {exc})",
+                              code=_FAILURE_CODES.get(fmt, "UNSUPPORTED_FILE"))
+            return self._fail(path, data, err, fmt=fmt, manifest=manifest, sha=sha)
+        resource = self._resource(path, data, sha, fmt, manifest, extraction)
+        resource.blob_key = self._write_blob(data, sha, path.suffix.lower())
+        stored = self.store.commit_resource(self.workspace_id, resource, extraction, path=str(path),
+                                            size_bytes=st.st_size, mtime_ns=st.st_mtime_ns)
+        return FileOutcome(str(path), "ingested" if stored.id == resource.id else "linked", stored.id,
+                           warnings=[w.model_dump() for w in stored.warnings])
+
+    def _unchanged(self, path: Path, resource_id: str, manifest: Manifest, sha: str) -> FileOutcome:
+        """Skip a known file, but apply a manifest row that changed since it was ingested."""
+        entry = manifest.lookup(sha256=sha, path=path) if len(manifest) else None
+        resource = self.store.resource(self.workspace_id, resource_id)
+        if resource.status == "failed":
+            return FileOutcome(str(path), "failed", resource.id, resource.error.code if resource.error else None,
+                               resource.error.message if resource.error else None)
+        if entry is not None:
+            title = entry.title or resource.title
+            metadata = {**{k: v for k, v in resource.metadata.items() if k in ("page_count", "post_count",
+                                                                                  "cue_count", "duration")},
+                        **entry.metadata}
+            custom = entry.custom_metadata or None
+            if title != resource.title or metadata != resource.metadata or custom != resource.custom_metadata:
+                self.store.update_resource_metadata(self.workspace_id, resource.id, title=entry.title,
+                                                    metadata=metadata, custom_metadata=custom)
+                return FileOutcome(str(path), "updated", resource.id)
+        return FileOutcome(str(path), "unchanged", resource.id)
+
+    def _resource(self, path: Path, data: bytes, sha: str, fmt: str | None, manifest: Manifest,
+                  extraction: Extraction | None) -> Resource:
+        entry: ManifestEntry | None = manifest.lookup(sha256=sha, path=path) if len(manifest) else None
+        metadata: dict[str, Any] = dict(extraction.metadata) if extraction else {}
+        metadata.pop("pdf_title", None)
+        if entry:
+            metadata.update(entry.metadata)
+        now = utcnow()
+        return Resource(
+            id=resource_id_for(self.workspace_id, sha), workspace_id=self.workspace_id,
+            title=(entry.title if entry and entry.title else path.stem), file_name=path.name,
+            kind=extraction.kind if extraction else None,
+            media_type=extraction.media_type if extraction else None, sha256=sha, size_bytes=len(data),
+            status="ready" if extraction else "failed",
+            warnings=[Notice(**w) for w in extraction.warnings] if extraction else [],
+            metadata=metadata, custom_metadata=(entry.custom_metadata or None) if entry else None,
+            extractor_version=EXTRACTOR_VERSIONS.get(fmt or "", "none"), created_at=now, updated_at=now)
+
+    def _fail(self, path: Path, data: bytes, exc: IngestError, *, fmt: str | None, manifest: Manifest,
+              sha: str | None = None) -> FileOutcome:
+        sha = sha or hashlib.sha256(data).hexdigest()
+        resource = self._resource(path, data, sha, fmt, manifest, None)
+        resource.error = ErrorInfo(code=exc.code, message=exc.message)
+        st = path.stat()
+        stored = self.store.commit_resource(self.workspace_id, resource, None, path=str(path),
+                                            size_bytes=st.st_size, mtime_ns=st.st_mtime_ns)
+        if stored.status != "failed":  # the same bytes were ingested fine meanwhile
+            return FileOutcome(str(path), "linked", stored.id)
+        return FileOutcome(str(path), "failed", stored.id, exc.code, exc.message)
+
+    def _write_blob(self, data: bytes, sha: str, suffix: str) -> str:
+        """Store the original bytes content-addressed; return the blob key (relative path)."""
+        key = f"{sha[:2]}/{sha}{suffix}"
+        target = self.store.blob_dir / key
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                os.replace(tmp, target)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        return key

@@ -1,0 +1,115 @@
+"""Posts JSONL: one resource (the dataset) with one chunk and one Mention per post.
+
+A ``.jsonl`` file is a posts file when its first non-blank line is a JSON object with
+a string ``source``, an ``id`` (string or integer, stored as a string) and a string
+``text`` (DESIGN.md "Posts"). Other JSONL files are not posts files and are skipped by
+the caller (:func:`is_posts_file`). Bad later lines are skipped with a
+``LINE_SKIPPED`` warning naming the line; a file with no valid post is
+``JSONL_MALFORMED``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import IngestError
+from .base import ChunkDraft, Extraction, MentionDraft, TextBuilder
+from .text import decode_text
+
+NOT_A_POSTS_FILE = "not_a_posts_file"
+
+
+def _post_key(obj: Any) -> tuple[str, str] | None:
+    """Return ``(source, id)`` if ``obj`` has the shape of a post, else ``None``."""
+    if not isinstance(obj, dict):
+        return None
+    source, pid, text = obj.get("source"), obj.get("id"), obj.get("text")
+    if not isinstance(source, str) or not source.strip() or not isinstance(text, str):
+        return None
+    if isinstance(pid, bool) or not isinstance(pid, (str, int)) or str(pid) == "":
+        return None
+    return source.strip(), str(pid)
+
+
+def is_posts_file(data: bytes, *, name: str) -> bool:
+    """True when the first non-blank line of ``data`` is a post object.
+
+    Raises ``TEXT_ENCODING``/``EMPTY_FILE`` for undecodable or empty data, and
+    ``JSONL_MALFORMED`` when the first non-blank line is not JSON at all.
+    """
+    text = decode_text(data, name=name)
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise IngestError(f"{name}: line {number} is not JSON ({exc.msg})",
+                                  code="JSONL_MALFORMED", line=number) from exc
+            return _post_key(obj) is not None
+    return False
+
+
+def extract_posts(data: bytes, *, name: str) -> Extraction:
+    """Extract a posts JSONL file.
+
+    Returns an :class:`Extraction` of kind ``post``: one chunk per post (text_type
+    ``post``, the post's ``text`` verbatim) with ``metadata = {"source_type": "post",
+    "source", "id", "created_at", "author", "url", "title"?}`` and one
+    :class:`MentionDraft` per post carrying every field the file gave. A (source, id)
+    repeated in the file keeps its last line (earlier ones get ``LINE_SKIPPED``).
+    Raises ``JSONL_MALFORMED`` if no line is a valid post, or if the first line is not
+    a post (call :func:`is_posts_file` first to skip such files).
+    """
+    text = decode_text(data, name=name)
+    warnings: list[dict[str, Any]] = []
+    posts: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
+    first_seen = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if not first_seen:
+                raise IngestError(f"{name}: line {number} is not JSON ({exc.msg})",
+                                  code="JSONL_MALFORMED", line=number) from exc
+            warnings.append({"code": "LINE_SKIPPED", "line": number,
+                             "message": f"line {number} is not JSON ({exc.msg}); skipped"})
+            continue
+        key = _post_key(obj)
+        if key is None:
+            if not first_seen:
+                raise IngestError(f"{name}: line {number} is not a post (needs string source, "
+                                  "id and string text)", code="JSONL_MALFORMED", line=number)
+            warnings.append({"code": "LINE_SKIPPED", "line": number,
+                             "message": f"line {number} is not a post (needs source, id, text); skipped"})
+            continue
+        first_seen = True
+        if key in posts:
+            earlier = posts.pop(key)[0]
+            warnings.append({"code": "LINE_SKIPPED", "line": earlier,
+                             "message": f"line {earlier}: post {key[0]}/{key[1]} appears again on "
+                                        f"line {number}; the later line is kept"})
+        posts[key] = (number, obj)
+    if not posts:
+        raise IngestError(f"{name}: no valid post in the file", code="JSONL_MALFORMED")
+
+    builder = TextBuilder()
+    chunks: list[ChunkDraft] = []
+    mentions: list[MentionDraft] = []
+    for (source, pid), (_, obj) in sorted(posts.items(), key=lambda kv: kv[1][0]):
+        if chunks:
+            builder.sep("\n\n")
+        body = obj["text"]
+        start, end = builder.add(body)
+        fields = dict(obj)
+        fields["source"], fields["id"] = source, pid
+        meta: dict[str, Any] = {"source_type": "post", "source": source, "id": pid}
+        for key in ("created_at", "author", "url", "permalink", "title", "kind"):
+            if obj.get(key) is not None:
+                meta[key] = obj[key]
+        mentions.append(MentionDraft(source=source, id=pid, fields=fields, chunk_position=len(chunks)))
+        chunks.append(ChunkDraft(text=body, char_start=start, char_end=end, text_type="post", metadata=meta))
+    return Extraction(kind="post", media_type="application/jsonl", text=builder.text(), chunks=chunks,
+                      warnings=warnings, mentions=mentions, metadata={"post_count": len(chunks)})

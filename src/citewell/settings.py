@@ -1,0 +1,70 @@
+"""Settings: flag > environment (``CITEWELL_…``) > config file > default.
+
+The config file is ``citewell.toml`` in the user config directory (or the file given
+with ``--config`` / ``CITEWELL_CONFIG``), with top-level keys ``store`` and
+``workspace``. The default store is ``citewell.sqlite`` in the user data directory.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from .errors import UsageError
+
+APP = "citewell"
+DEFAULT_WORKSPACE = "default"
+
+
+def default_store_path() -> Path:
+    """``<user data dir>/citewell/citewell.sqlite`` (e.g. ``~/.local/share/citewell/…``)."""
+    return Path(platformdirs.user_data_dir(APP)) / "citewell.sqlite"
+
+
+def default_config_path() -> Path:
+    """``<user config dir>/citewell/citewell.toml``."""
+    return Path(platformdirs.user_config_dir(APP)) / "citewell.toml"
+
+
+def _load_config(path: Path | None) -> dict[str, Any]:
+    explicit = path is not None
+    path = path or default_config_path()
+    if not path.is_file():
+        if explicit:
+            raise UsageError(f"config file {path} does not exist")
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"config file {path}: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved settings: ``store`` (path of the SQLite file) and ``workspace`` (name)."""
+
+    store: Path
+    workspace: str
+
+    @classmethod
+    def resolve(cls, *, store: str | os.PathLike[str] | None = None, workspace: str | None = None,
+                config: str | os.PathLike[str] | None = None) -> "Settings":
+        """Resolve each setting from flag, then ``CITEWELL_STORE``/``CITEWELL_WORKSPACE``,
+        then the config file (``CITEWELL_CONFIG`` or the default path), then the default.
+
+        Raises :class:`UsageError` for an unreadable config file or an empty workspace name.
+        """
+        config_path = config or os.environ.get("CITEWELL_CONFIG") or None
+        file_values = _load_config(Path(config_path).expanduser() if config_path else None)
+        store_value = store or os.environ.get("CITEWELL_STORE") or file_values.get("store")
+        ws_value = workspace or os.environ.get("CITEWELL_WORKSPACE") or file_values.get("workspace")
+        ws = str(ws_value or DEFAULT_WORKSPACE).strip()
+        if not ws:
+            raise UsageError("the workspace name is empty")
+        return cls(store=Path(store_value).expanduser() if store_value else default_store_path(), workspace=ws)

@@ -1,0 +1,136 @@
+"""The store interface: everything above it is independent of the database in use.
+
+Two implementations are planned: :class:`citewell.store.sqlite.SQLiteStore` (the
+embedded default, one file) and PostgreSQL + pgvector. Every method is scoped to one
+workspace id: nothing crosses workspaces, and an id of another workspace behaves like
+an unknown id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, Sequence
+
+from ..ingest.base import Extraction
+from ..models import Chunk, Mention, Passage, Resource
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """What the store remembers of a file path in a workspace (for sync).
+
+    ``resource_id`` is the path's current usable version (ready, or missing/superseded
+    history); ``last_resource_id``/``last_sha256``/``size_bytes``/``mtime_ns`` describe
+    the content seen at the last attempt, which may have failed.
+    """
+
+    path: str
+    resource_id: str | None
+    last_resource_id: str | None
+    last_sha256: str
+    size_bytes: int
+    mtime_ns: int
+    present: bool
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One filter condition: ``key`` (canonical name), ``op`` (eq, ge, le), ``values``.
+
+    ``eq`` with several values means any of them; values are already normalised
+    (lower-cased strings; fiscal_quarter "1".."4"; fiscal_year an integer string).
+    """
+
+    key: str
+    op: str
+    values: tuple[str, ...]
+
+
+class Store(Protocol):
+    """Persistence of workspaces, resources, chunks, mentions and file records."""
+
+    location: str
+    blob_dir: Path
+
+    def workspace_id(self, name: str, *, create: bool = True) -> str:
+        """Id of the workspace called ``name`` (created when missing and ``create``).
+
+        Raises :class:`citewell.errors.NotFoundError` when missing and not ``create``.
+        """
+        ...
+
+    def file_record(self, workspace_id: str, path: str) -> FileRecord | None:
+        """The record of an absolute file path, or None if never seen."""
+        ...
+
+    def resource_by_sha(self, workspace_id: str, sha256: str) -> Resource | None:
+        """The resource row holding this content, whatever its status."""
+        ...
+
+    def commit_resource(self, workspace_id: str, resource: Resource, extraction: Extraction | None,
+                        *, path: str | None, size_bytes: int, mtime_ns: int) -> Resource:
+        """Write one resource (ready with ``extraction``, or failed without) in one transaction.
+
+        Ready: inserts the resource, its chunks (ids from the resource), the search index,
+        mentions and metadata facets; the path's previous version becomes superseded.
+        Failed: inserts only the failed row (never touching a ready version of the path).
+        If the content already exists (another process won the race), links the path to
+        it and returns the stored row. The blob must be written before the call.
+        """
+        ...
+
+    def link_path(self, workspace_id: str, path: str, resource: Resource, *, size_bytes: int,
+                  mtime_ns: int) -> Resource:
+        """Point ``path`` at an existing resource (same content seen again)."""
+        ...
+
+    def mark_missing(self, workspace_id: str, root: str, present: Sequence[str]) -> list[str]:
+        """Mark files under ``root`` not in ``present`` gone; their resources become missing.
+
+        Returns the ids of resources newly marked missing. Nothing is deleted.
+        """
+        ...
+
+    def update_resource_metadata(self, workspace_id: str, resource_id: str, *, title: str | None,
+                                 metadata: dict[str, Any], custom_metadata: dict[str, Any] | None) -> None:
+        """Replace a resource's title (when given), typed metadata and custom metadata."""
+        ...
+
+    def resources(self, workspace_id: str, *, statuses: Sequence[str] | None = None,
+                  under: str | None = None) -> list[Resource]:
+        """Resources of the workspace, oldest first, optionally by status or path prefix."""
+        ...
+
+    def resource(self, workspace_id: str, resource_id: str) -> Resource:
+        """One resource; :class:`citewell.errors.NotFoundError` if not in this workspace."""
+        ...
+
+    def chunks(self, workspace_id: str, chunk_ids: Sequence[str]) -> dict[str, Passage]:
+        """Passages for the given chunk ids that exist in this workspace (any status)."""
+        ...
+
+    def resource_chunks(self, workspace_id: str, resource_id: str) -> list[Chunk]:
+        """All chunks of one resource in ``chunk_index`` order."""
+        ...
+
+    def post_passage(self, workspace_id: str, source: str, post_id: str) -> Passage | None:
+        """The chunk of post (source, id) as a passage, or None."""
+        ...
+
+    def mentions(self, workspace_id: str, refs: Sequence[tuple[str, str]]) -> list[Mention | None]:
+        """Mentions for (source, id) pairs, in the order asked (None where unknown)."""
+        ...
+
+    def search_text(self, workspace_id: str, terms: Sequence[str], *, limit: int,
+                    conditions: Sequence[Condition] = (), under: str | None = None) -> list[Passage]:
+        """BM25 full-text search over ready resources; best first, ``score`` higher is better.
+
+        ``terms`` are plain words (the store quotes them); any term may match.
+        ``under`` restricts to resources with a present file under that folder.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...

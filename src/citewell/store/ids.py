@@ -1,0 +1,30 @@
+"""Stable ids (DESIGN.md "Canonical data").
+
+- A chunk id is the UUIDv5 of (workspace id, sha256 of the content, extractor version,
+  chunk_index): re-ingesting identical content keeps every id.
+- A post's chunk id is the UUIDv5 of (workspace id, lower-cased source, post id), so a
+  post seen again (in a new version of its file or another file) keeps its chunk id.
+- A resource id is the UUIDv5 of (workspace id, sha256): two processes ingesting the
+  same file compute the same id.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+NAMESPACE = uuid.UUID("5f3c7a52-9a0e-4b5e-8a63-8d2b0c6f1e47")
+
+
+def chunk_id_for(workspace_id: str, sha256: str, extractor_version: str, chunk_index: int) -> str:
+    """UUIDv5 string of a document chunk."""
+    return str(uuid.uuid5(NAMESPACE, f"chunk\x1f{workspace_id}\x1f{sha256}\x1f{extractor_version}\x1f{chunk_index}"))
+
+
+def post_chunk_id(workspace_id: str, source: str, post_id: str) -> str:
+    """UUIDv5 string of a post's chunk (source compared lower-cased)."""
+    return str(uuid.uuid5(NAMESPACE, f"post\x1f{workspace_id}\x1f{source.lower()}\x1f{post_id}"))
+
+
+def resource_id_for(workspace_id: str, sha256: str) -> str:
+    """UUIDv5 string of the resource holding this content in this workspace."""
+    return str(uuid.uuid5(NAMESPACE, f"resource\x1f{workspace_id}\x1f{sha256}"))

@@ -1,0 +1,542 @@
+"""The embedded store: one SQLite file (WAL, 30 s busy timeout) plus a blob folder.
+
+- Full-text search is SQLite FTS5 (stdlib) with BM25 ranking; every term is quoted
+  before ``MATCH`` so no question can raise a syntax error.
+- Each resource is written in one ``BEGIN IMMEDIATE`` transaction; extraction happens
+  before it, outside any transaction. ``UNIQUE(workspace_id, sha256)`` and
+  deterministic ids make concurrent ingestion of the same files converge on one copy.
+- The schema carries a version (table ``meta``) and migrates on open.
+- One connection per thread, so a server may share the store between threads.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import uuid
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from ..errors import NotFoundError, StoreError
+from ..ingest.base import Extraction
+from ..models import Chunk, Mention, Passage, Resource, utcnow
+from .base import Condition, FileRecord
+from .ids import chunk_id_for, post_chunk_id
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_S = 30.0
+#: BM25 column weights of the search index: (title and entity names, chunk text).
+BM25_WEIGHTS = (0.5, 1.0)
+LIST_FACETS = ("tickers", "company_names", "sector", "subsector", "countries", "regions", "tags",
+               "stock_ids", "document_tags")
+SCALAR_FACETS = ("calendar_date", "fiscal_year", "fiscal_quarter", "document_category",
+                 "document_subcategory", "publisher", "source")
+
+_SCHEMA_V1 = """
+CREATE TABLE IF NOT EXISTS workspaces (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS resources (
+    id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, sha256 TEXT NOT NULL,
+    title TEXT NOT NULL, file_name TEXT NOT NULL, kind TEXT, media_type TEXT,
+    size_bytes INTEGER NOT NULL, blob_key TEXT, status TEXT NOT NULL,
+    error_code TEXT, error_message TEXT, warnings TEXT NOT NULL DEFAULT '[]',
+    metadata TEXT NOT NULL DEFAULT '{}', custom_metadata TEXT,
+    extractor_version TEXT, chunk_count INTEGER NOT NULL DEFAULT 0, extracted_text TEXT,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+    UNIQUE (workspace_id, sha256));
+CREATE TABLE IF NOT EXISTS facets (
+    resource_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS facets_by_resource ON facets (resource_id, key, value);
+CREATE TABLE IF NOT EXISTS chunks (
+    rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, workspace_id TEXT NOT NULL,
+    resource_id TEXT NOT NULL, chunk_index INTEGER NOT NULL, text TEXT NOT NULL,
+    text_type TEXT NOT NULL, char_start INTEGER NOT NULL, char_end INTEGER NOT NULL,
+    metadata TEXT NOT NULL, post_source TEXT, created_at TEXT);
+CREATE INDEX IF NOT EXISTS chunks_by_resource ON chunks (resource_id, chunk_index);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(
+    title, text, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE TABLE IF NOT EXISTS mentions (
+    workspace_id TEXT NOT NULL, source_key TEXT NOT NULL, id TEXT NOT NULL,
+    source TEXT NOT NULL, text TEXT NOT NULL, url TEXT, author TEXT, created_at TEXT,
+    dataset_id TEXT NOT NULL, chunk_id TEXT NOT NULL, fields TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, source_key, id));
+CREATE TABLE IF NOT EXISTS files (
+    workspace_id TEXT NOT NULL, path TEXT NOT NULL, resource_id TEXT,
+    last_resource_id TEXT, last_sha256 TEXT NOT NULL, size_bytes INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL, present INTEGER NOT NULL DEFAULT 1, seen_at TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, path));
+CREATE INDEX IF NOT EXISTS files_by_resource ON files (resource_id);
+"""
+
+
+def _now() -> str:
+    return utcnow().isoformat()
+
+
+def _dt(value: str | None) -> datetime:
+    if not value:
+        return utcnow()
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def _facet_rows(resource_id: str, metadata: dict[str, Any]) -> list[tuple[str, str, str]]:
+    rows: list[tuple[str, str, str]] = []
+    for key in LIST_FACETS + SCALAR_FACETS:
+        value = metadata.get(key)
+        if value is None:
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if item is not None:
+                rows.append((resource_id, key, str(item).strip().lower()))
+    return rows
+
+
+def _index_title(title: str, metadata: dict[str, Any]) -> str:
+    names = [title, *[str(v) for v in metadata.get("company_names") or []],
+             *[str(v) for v in metadata.get("tickers") or []]]
+    return " ".join(names)
+
+
+def fts_query(terms: Sequence[str]) -> str:
+    """Build an FTS5 query matching any term, each quoted (``"a" OR "b"``).
+
+    Quoting makes every word a literal phrase: operators (AND, NOT, NEAR), ``*``, ``-``,
+    ``:``, quotes and parentheses in a question can never be parsed as FTS syntax.
+    """
+    quoted = ['"' + t.replace('"', '""') + '"' for t in terms if t.strip()]
+    return " OR ".join(quoted)
+
+
+class SQLiteStore:
+    """The embedded :class:`~citewell.store.base.Store` in one SQLite file.
+
+    ``path`` is the database file (created with its folder when missing); blobs go to
+    ``<folder>/blobs``. Raises :class:`StoreError` when the file cannot be opened or is
+    newer than this version of citewell.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser().resolve()
+        self.location = str(self.path)
+        self.blob_dir = self.path.parent / "blobs"
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the store folder {self.path.parent}: {exc}") from exc
+        self._local = threading.local()
+        self._migrate()
+
+    # -- connections -------------------------------------------------------------------
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+                conn.row_factory = sqlite3.Row
+                conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                conn.execute("PRAGMA foreign_keys = ON")
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close this thread's connection (other threads' close when they end)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def _migrate(self) -> None:
+        try:
+            with self._write() as conn:
+                conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                version = int(row["value"]) if row else 0
+                if version > SCHEMA_VERSION:
+                    raise StoreError(f"the store {self.path} has schema version {version}; this citewell "
+                                     f"reads up to {SCHEMA_VERSION}: upgrade citewell")
+                if version < 1:
+                    for statement in _SCHEMA_V1.split(";\n"):
+                        if statement.strip():
+                            conn.execute(statement)
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} is not a citewell store ({exc})") from exc
+
+    # -- workspaces --------------------------------------------------------------------
+    def workspace_id(self, name: str, *, create: bool = True) -> str:
+        """Id of workspace ``name``; created when missing and ``create`` is true."""
+        conn = self._conn()
+        row = conn.execute("SELECT id FROM workspaces WHERE name = ?", (name,)).fetchone()
+        if row:
+            return str(row["id"])
+        if not create:
+            raise NotFoundError(f"no workspace named {name!r}")
+        with self._write() as wconn:
+            wconn.execute("INSERT OR IGNORE INTO workspaces VALUES (?, ?, ?)", (str(uuid.uuid4()), name, _now()))
+            return str(wconn.execute("SELECT id FROM workspaces WHERE name = ?", (name,)).fetchone()["id"])
+
+    # -- rows --------------------------------------------------------------------------
+    def _resource_from_row(self, row: sqlite3.Row, paths: list[str] | None = None) -> Resource:
+        error = {"code": row["error_code"], "message": row["error_message"]} if row["error_code"] else None
+        return Resource(
+            id=row["id"], workspace_id=row["workspace_id"], title=row["title"], file_name=row["file_name"],
+            kind=row["kind"], media_type=row["media_type"], sha256=row["sha256"], size_bytes=row["size_bytes"],
+            blob_key=row["blob_key"], status=row["status"], error=error, warnings=json.loads(row["warnings"]),
+            metadata=json.loads(row["metadata"]),
+            custom_metadata=json.loads(row["custom_metadata"]) if row["custom_metadata"] else None,
+            extractor_version=row["extractor_version"], chunk_count=row["chunk_count"],
+            paths=paths or [], created_at=_dt(row["created_at"]), updated_at=_dt(row["updated_at"]))
+
+    @staticmethod
+    def _chunk_from_row(row: sqlite3.Row) -> Chunk:
+        return Chunk(id=row["id"], resource_id=row["resource_id"], chunk_index=row["chunk_index"],
+                     text=row["text"], text_type=row["text_type"], char_start=row["char_start"],
+                     char_end=row["char_end"], metadata=json.loads(row["metadata"]))
+
+    def _passage_from_row(self, row: sqlite3.Row, score: float = 0.0, rank: int = 0) -> Passage:
+        return Passage(chunk=self._chunk_from_row(row), resource_title=row["r_title"],
+                       resource_kind=row["r_kind"], file_name=row["r_file_name"], score=score, rank=rank)
+
+    def _paths(self, conn: sqlite3.Connection, resource_ids: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for i in range(0, len(resource_ids), 500):
+            batch = list(resource_ids[i:i + 500])
+            marks = ",".join("?" * len(batch))
+            for row in conn.execute(f"SELECT resource_id, last_resource_id, path FROM files WHERE present = 1 "
+                                    f"AND (resource_id IN ({marks}) OR last_resource_id IN ({marks})) "
+                                    "ORDER BY path", batch + batch):
+                for rid in {row["resource_id"], row["last_resource_id"]}:
+                    if rid in batch:
+                        out.setdefault(rid, []).append(row["path"])
+        return out
+
+    def file_record(self, workspace_id: str, path: str) -> FileRecord | None:
+        """The sync record of ``path`` in the workspace, or None."""
+        row = self._conn().execute("SELECT * FROM files WHERE workspace_id = ? AND path = ?",
+                                   (workspace_id, path)).fetchone()
+        if row is None:
+            return None
+        return FileRecord(path=row["path"], resource_id=row["resource_id"], last_resource_id=row["last_resource_id"],
+                          last_sha256=row["last_sha256"], size_bytes=row["size_bytes"], mtime_ns=row["mtime_ns"],
+                          present=bool(row["present"]))
+
+    def resource_by_sha(self, workspace_id: str, sha256: str) -> Resource | None:
+        """The resource with this content in the workspace (any status), or None."""
+        row = self._conn().execute("SELECT * FROM resources WHERE workspace_id = ? AND sha256 = ?",
+                                   (workspace_id, sha256)).fetchone()
+        return self._resource_from_row(row) if row else None
+
+    # -- writes ------------------------------------------------------------------------
+    def _upsert_file(self, conn: sqlite3.Connection, workspace_id: str, path: str, resource: Resource,
+                     size_bytes: int, mtime_ns: int) -> None:
+        """Record ``path`` -> ``resource``; a ready resource replaces the path's version."""
+        old = conn.execute("SELECT resource_id FROM files WHERE workspace_id = ? AND path = ?",
+                           (workspace_id, path)).fetchone()
+        usable = resource.status != "failed"
+        current = resource.id if usable else (old["resource_id"] if old else None)
+        conn.execute(
+            "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT (workspace_id, path) DO UPDATE SET "
+            "resource_id = excluded.resource_id, last_resource_id = excluded.last_resource_id, "
+            "last_sha256 = excluded.last_sha256, size_bytes = excluded.size_bytes, "
+            "mtime_ns = excluded.mtime_ns, present = 1, seen_at = excluded.seen_at",
+            (workspace_id, path, current, resource.id, resource.sha256, size_bytes, mtime_ns, _now()))
+        if usable and old and old["resource_id"] and old["resource_id"] != resource.id:
+            self._retire_if_orphaned(conn, old["resource_id"], "superseded")
+
+    @staticmethod
+    def _retire_if_orphaned(conn: sqlite3.Connection, resource_id: str, status: str) -> bool:
+        still = conn.execute("SELECT 1 FROM files WHERE resource_id = ? AND present = 1 LIMIT 1",
+                             (resource_id,)).fetchone()
+        if still:
+            return False
+        cur = conn.execute("UPDATE resources SET status = ?, updated_at = ? WHERE id = ? AND status = 'ready'",
+                           (status, _now(), resource_id))
+        return cur.rowcount > 0
+
+    def _insert_resource_row(self, conn: sqlite3.Connection, r: Resource, text: str | None) -> None:
+        conn.execute(
+            "INSERT INTO resources VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (r.id, r.workspace_id, r.sha256, r.title, r.file_name, r.kind, r.media_type, r.size_bytes,
+             r.blob_key, r.status, r.error.code if r.error else None, r.error.message if r.error else None,
+             json.dumps([w.model_dump() for w in r.warnings]), json.dumps(r.metadata),
+             json.dumps(r.custom_metadata) if r.custom_metadata else None, r.extractor_version,
+             r.chunk_count, text, r.created_at.isoformat(), r.updated_at.isoformat()))
+        conn.executemany("INSERT INTO facets VALUES (?, ?, ?)", _facet_rows(r.id, r.metadata))
+
+    def commit_resource(self, workspace_id: str, resource: Resource, extraction: Extraction | None,
+                        *, path: str | None, size_bytes: int, mtime_ns: int) -> Resource:
+        """Write a ready (with ``extraction``) or failed resource in one transaction."""
+        with self._write() as conn:
+            row = conn.execute("SELECT * FROM resources WHERE workspace_id = ? AND sha256 = ?",
+                               (workspace_id, resource.sha256)).fetchone()
+            if row is not None:
+                existing = self._resource_from_row(row)
+                replace_failed = existing.status == "failed" and resource.status == "ready"
+                if not replace_failed:
+                    if resource.status == "ready" and existing.status in ("superseded", "missing"):
+                        conn.execute("UPDATE resources SET status = 'ready', updated_at = ? WHERE id = ?",
+                                     (_now(), existing.id))
+                        existing.status = "ready"
+                    if path is not None:
+                        self._upsert_file(conn, workspace_id, path, existing, size_bytes, mtime_ns)
+                    return existing
+                conn.execute("DELETE FROM facets WHERE resource_id = ?", (existing.id,))
+                conn.execute("DELETE FROM resources WHERE id = ?", (existing.id,))
+            if extraction is not None and resource.status == "ready":
+                resource.chunk_count = len(extraction.chunks)
+                self._insert_resource_row(conn, resource, extraction.text)
+                self._insert_chunks(conn, workspace_id, resource, extraction)
+            else:
+                self._insert_resource_row(conn, resource, None)
+            if path is not None:
+                self._upsert_file(conn, workspace_id, path, resource, size_bytes, mtime_ns)
+            return resource
+
+    def _insert_chunks(self, conn: sqlite3.Connection, workspace_id: str, resource: Resource,
+                       extraction: Extraction) -> None:
+        title = _index_title(resource.title, resource.metadata)
+        post_at = {m.chunk_position: m for m in extraction.mentions}
+        for index, draft in enumerate(extraction.chunks):
+            mention = post_at.get(index)
+            if mention is not None:
+                cid = post_chunk_id(workspace_id, mention.source, mention.id)
+                metadata = {**draft.metadata, "dataset_id": resource.id}
+            else:
+                cid = chunk_id_for(workspace_id, resource.sha256, resource.extractor_version or "", index)
+                metadata = draft.metadata
+            values = (cid, workspace_id, resource.id, index, draft.text, draft.text_type, draft.char_start,
+                      draft.char_end, json.dumps(metadata), mention.source.lower() if mention else None,
+                      str(draft.metadata.get("created_at")) if mention and draft.metadata.get("created_at") else None)
+            old = conn.execute("SELECT rowid FROM chunks WHERE id = ?", (cid,)).fetchone()
+            if old is not None:  # a post seen again (or a concurrent writer): update in place, keep the id
+                conn.execute("UPDATE chunks SET workspace_id=?, resource_id=?, chunk_index=?, text=?, text_type=?, "
+                             "char_start=?, char_end=?, metadata=?, post_source=?, created_at=? WHERE rowid=?",
+                             values[1:] + (old["rowid"],))
+                conn.execute("DELETE FROM chunk_fts WHERE rowid = ?", (old["rowid"],))
+                rowid = old["rowid"]
+            else:
+                rowid = conn.execute("INSERT INTO chunks (id, workspace_id, resource_id, chunk_index, text, "
+                                     "text_type, char_start, char_end, metadata, post_source, created_at) "
+                                     "VALUES (?,?,?,?,?,?,?,?,?,?,?)", values).lastrowid
+            conn.execute("INSERT INTO chunk_fts (rowid, title, text) VALUES (?, ?, ?)", (rowid, title, draft.text))
+            if mention is not None:
+                f = mention.fields
+                conn.execute(
+                    "INSERT INTO mentions VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (workspace_id, source_key, id) "
+                    "DO UPDATE SET source=excluded.source, text=excluded.text, url=excluded.url, "
+                    "author=excluded.author, created_at=excluded.created_at, dataset_id=excluded.dataset_id, "
+                    "chunk_id=excluded.chunk_id, fields=excluded.fields",
+                    (workspace_id, mention.source.lower(), mention.id, mention.source, draft.text, f.get("url"),
+                     f.get("author"), f.get("created_at"), resource.id, cid, json.dumps(f)))
+
+    def link_path(self, workspace_id: str, path: str, resource: Resource, *, size_bytes: int,
+                  mtime_ns: int) -> Resource:
+        """Point ``path`` at an existing resource; revive it if it was missing or superseded."""
+        with self._write() as conn:
+            if resource.status in ("missing", "superseded"):
+                conn.execute("UPDATE resources SET status = 'ready', updated_at = ? WHERE id = ?",
+                             (_now(), resource.id))
+                resource.status = "ready"
+            self._upsert_file(conn, workspace_id, path, resource, size_bytes, mtime_ns)
+        return resource
+
+    def mark_missing(self, workspace_id: str, root: str, present: Sequence[str]) -> list[str]:
+        """Flag files under ``root`` that were not seen; orphaned ready resources become missing."""
+        keep = set(present)
+        prefix = root.rstrip("/") + "/"
+        gone: list[str] = []
+        with self._write() as conn:
+            rows = conn.execute("SELECT path, resource_id FROM files WHERE workspace_id = ? AND present = 1 "
+                                "AND substr(path, 1, ?) = ?", (workspace_id, len(prefix), prefix)).fetchall()
+            for row in rows:
+                if row["path"] in keep:
+                    continue
+                conn.execute("UPDATE files SET present = 0 WHERE workspace_id = ? AND path = ?",
+                             (workspace_id, row["path"]))
+                if row["resource_id"] and self._retire_if_orphaned(conn, row["resource_id"], "missing"):
+                    gone.append(row["resource_id"])
+        return gone
+
+    def update_resource_metadata(self, workspace_id: str, resource_id: str, *, title: str | None,
+                                 metadata: dict[str, Any], custom_metadata: dict[str, Any] | None) -> None:
+        """Replace title (when given), typed metadata, facets and the indexed title."""
+        with self._write() as conn:
+            row = conn.execute("SELECT title FROM resources WHERE id = ? AND workspace_id = ?",
+                               (resource_id, workspace_id)).fetchone()
+            if row is None:
+                raise NotFoundError(f"no resource {resource_id}")
+            new_title = title or row["title"]
+            conn.execute("UPDATE resources SET title = ?, metadata = ?, custom_metadata = ?, updated_at = ? "
+                         "WHERE id = ?", (new_title, json.dumps(metadata),
+                                          json.dumps(custom_metadata) if custom_metadata else None, _now(),
+                                          resource_id))
+            conn.execute("DELETE FROM facets WHERE resource_id = ?", (resource_id,))
+            conn.executemany("INSERT INTO facets VALUES (?, ?, ?)", _facet_rows(resource_id, metadata))
+            index_title = _index_title(new_title, metadata)
+            for chunk in conn.execute("SELECT rowid, text FROM chunks WHERE resource_id = ?", (resource_id,)).fetchall():
+                conn.execute("DELETE FROM chunk_fts WHERE rowid = ?", (chunk["rowid"],))
+                conn.execute("INSERT INTO chunk_fts (rowid, title, text) VALUES (?, ?, ?)",
+                             (chunk["rowid"], index_title, chunk["text"]))
+
+    # -- reads -------------------------------------------------------------------------
+    def resources(self, workspace_id: str, *, statuses: Sequence[str] | None = None,
+                  under: str | None = None) -> list[Resource]:
+        """Resources of the workspace, oldest first; filter by status or present path prefix."""
+        sql = "SELECT * FROM resources r WHERE r.workspace_id = ?"
+        args: list[Any] = [workspace_id]
+        if statuses:
+            sql += f" AND r.status IN ({','.join('?' * len(statuses))})"
+            args += list(statuses)
+        if under is not None:
+            prefix = under.rstrip("/") + "/"
+            sql += (" AND EXISTS (SELECT 1 FROM files f WHERE f.present = 1 AND f.workspace_id = r.workspace_id "
+                    "AND (f.resource_id = r.id OR f.last_resource_id = r.id) AND substr(f.path, 1, ?) = ?)")
+            args += [len(prefix), prefix]
+        conn = self._conn()
+        rows = conn.execute(sql + " ORDER BY r.created_at, r.id", args).fetchall()
+        paths = self._paths(conn, [row["id"] for row in rows])
+        return [self._resource_from_row(row, paths.get(row["id"])) for row in rows]
+
+    def resource(self, workspace_id: str, resource_id: str) -> Resource:
+        """One resource of the workspace; ``NotFoundError`` otherwise."""
+        conn = self._conn()
+        row = conn.execute("SELECT * FROM resources WHERE id = ? AND workspace_id = ?",
+                           (resource_id, workspace_id)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no resource {resource_id}")
+        return self._resource_from_row(row, self._paths(conn, [resource_id]).get(resource_id))
+
+    def resource_text(self, workspace_id: str, resource_id: str) -> str:
+        """The resource's whole extracted text (every chunk is a slice of it)."""
+        row = self._conn().execute("SELECT extracted_text FROM resources WHERE id = ? AND workspace_id = ?",
+                                   (resource_id, workspace_id)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no resource {resource_id}")
+        return row["extracted_text"] or ""
+
+    _PASSAGE_SELECT = ("SELECT c.*, r.title AS r_title, r.kind AS r_kind, r.file_name AS r_file_name "
+                       "FROM chunks c JOIN resources r ON r.id = c.resource_id ")
+
+    def chunks(self, workspace_id: str, chunk_ids: Sequence[str]) -> dict[str, Passage]:
+        """Passages by chunk id (any resource status); ids of other workspaces are absent."""
+        out: dict[str, Passage] = {}
+        ids = list(dict.fromkeys(chunk_ids))
+        conn = self._conn()
+        for i in range(0, len(ids), 500):
+            batch = ids[i:i + 500]
+            rows = conn.execute(self._PASSAGE_SELECT + f"WHERE c.workspace_id = ? AND c.id IN "
+                                f"({','.join('?' * len(batch))})", [workspace_id, *batch]).fetchall()
+            out.update({row["id"]: self._passage_from_row(row) for row in rows})
+        return out
+
+    def resource_chunks(self, workspace_id: str, resource_id: str) -> list[Chunk]:
+        """All chunks of a resource, by ``chunk_index``."""
+        rows = self._conn().execute("SELECT * FROM chunks WHERE workspace_id = ? AND resource_id = ? "
+                                    "ORDER BY chunk_index", (workspace_id, resource_id)).fetchall()
+        return [self._chunk_from_row(row) for row in rows]
+
+    def post_passage(self, workspace_id: str, source: str, post_id: str) -> Passage | None:
+        """The chunk of post (source, id) as a passage (source compared lower-cased)."""
+        row = self._conn().execute(
+            self._PASSAGE_SELECT + "JOIN mentions m ON m.chunk_id = c.id WHERE m.workspace_id = ? "
+            "AND m.source_key = ? AND m.id = ?", (workspace_id, source.lower(), post_id)).fetchone()
+        return self._passage_from_row(row) if row else None
+
+    def mentions(self, workspace_id: str, refs: Sequence[tuple[str, str]]) -> list[Mention | None]:
+        """Mentions for (source, id) pairs in the order asked; None for unknown pairs."""
+        conn = self._conn()
+        out: list[Mention | None] = []
+        for source, post_id in refs:
+            row = conn.execute("SELECT * FROM mentions WHERE workspace_id = ? AND source_key = ? AND id = ?",
+                               (workspace_id, source.lower(), post_id)).fetchone()
+            if row is None:
+                out.append(None)
+                continue
+            fields = json.loads(row["fields"])
+            fields.update(source=row["source"], id=row["id"], text=row["text"], dataset_id=row["dataset_id"],
+                          chunk_id=row["chunk_id"])
+            out.append(Mention(**fields))
+        return out
+
+    def search_text(self, workspace_id: str, terms: Sequence[str], *, limit: int,
+                    conditions: Sequence[Condition] = (), under: str | None = None) -> list[Passage]:
+        """BM25 over ready resources of the workspace (see :class:`Store.search_text`)."""
+        query = fts_query(terms)
+        if not query or limit <= 0:
+            return []
+        where, args = self._filter_sql(conditions)
+        sql = (f"SELECT c.*, r.title AS r_title, r.kind AS r_kind, r.file_name AS r_file_name, "
+               f"bm25(chunk_fts, {BM25_WEIGHTS[0]}, {BM25_WEIGHTS[1]}) AS rank_score "
+               "FROM chunk_fts JOIN chunks c ON c.rowid = chunk_fts.rowid JOIN resources r ON r.id = c.resource_id "
+               "WHERE chunk_fts MATCH ? AND c.workspace_id = ? AND r.status = 'ready'")
+        params: list[Any] = [query, workspace_id]
+        if under is not None:
+            prefix = under.rstrip("/") + "/"
+            sql += (" AND EXISTS (SELECT 1 FROM files f WHERE f.present = 1 AND f.workspace_id = r.workspace_id "
+                    "AND f.resource_id = r.id AND substr(f.path, 1, ?) = ?)")
+            params += [len(prefix), prefix]
+        sql += where + " ORDER BY rank_score, c.rowid LIMIT ?"
+        rows = self._conn().execute(sql, params + args + [limit]).fetchall()
+        return [self._passage_from_row(row, score=-float(row["rank_score"]), rank=i + 1) for i, row in enumerate(rows)]
+
+    @staticmethod
+    def _filter_sql(conditions: Sequence[Condition]) -> tuple[str, list[Any]]:
+        """Translate conditions to ``AND …`` SQL over ``r`` (resources) and ``c`` (chunks)."""
+        clauses: list[str] = []
+        args: list[Any] = []
+        for cond in conditions:
+            values = list(cond.values)
+            marks = ",".join("?" * len(values))
+            facet = ("EXISTS (SELECT 1 FROM facets f WHERE f.resource_id = r.id AND f.key = ? AND {test})")
+            if cond.key == "document_name":
+                clauses.append(f"(lower(r.title) IN ({marks}) OR lower(r.file_name) IN ({marks}))")
+                args += values + values
+            elif cond.key == "kind":
+                clauses.append(f"r.kind IN ({marks})")
+                args += values
+            elif cond.key == "resource_id":
+                clauses.append(f"r.id IN ({marks})")
+                args += values
+            elif cond.key == "created_at":
+                op = {"ge": ">=", "le": "<="}.get(cond.op)
+                if op:
+                    clauses.append(f"c.created_at {op} ?")
+                    args.append(values[0])
+                else:
+                    clauses.append("(" + " OR ".join("c.created_at LIKE ?" for _ in values) + ")")
+                    args += [v + "%" for v in values]
+            elif cond.key == "source":
+                clauses.append(f"(lower(c.post_source) IN ({marks}) OR "
+                               + facet.format(test=f"f.value IN ({marks})") + ")")
+                args += values + ["source"] + values
+            elif cond.op in ("ge", "le"):
+                op = ">=" if cond.op == "ge" else "<="
+                clauses.append(facet.format(test=f"f.value {op} ?"))
+                args += [cond.key, values[0]]
+            elif cond.key == "calendar_date":
+                clauses.append(facet.format(test="(" + " OR ".join("f.value LIKE ?" for _ in values) + ")"))
+                args += [cond.key] + [v + "%" for v in values]
+            else:
+                clauses.append(facet.format(test=f"f.value IN ({marks})"))
+                args += [cond.key] + values
+        return "".join(" AND " + c for c in clauses), args

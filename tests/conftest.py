@@ -1,0 +1,36 @@
+"""Shared fixtures: the shared corpus (read-only, ``../shared`` beside the repo) and fresh stores."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+CORPUS = SHARED / "corpus"
+CASES = SHARED / "cases" / "citation-cases.json"
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> Path:
+    """A fresh SQLite store file in a temporary folder."""
+    return tmp_path / "store" / "citewell.sqlite"
+
+
+@pytest.fixture
+def engine(store_path: Path):
+    """An :class:`citewell.Engine` on a fresh store, workspace ``default``."""
+    from citewell import Engine
+
+    with Engine(store_path) as eng:
+        yield eng
+
+
+def copy_corpus_files(dest: Path, *relative: str) -> Path:
+    """Copy the named corpus files (paths relative to the corpus) into ``dest``; return ``dest``."""
+    for rel in relative:
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(CORPUS / rel, target)
+    return dest

@@ -1,0 +1,281 @@
+"""Ingestion pipeline: sync rules, versions, missing files, bad input, concurrency."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fpdf import FPDF
+
+from citewell import Engine
+from citewell.ingest.pipeline import EXTRACTOR_VERSIONS
+from citewell.store.ids import chunk_id_for, post_chunk_id
+
+from .conftest import CORPUS, copy_corpus_files
+
+GOOD_VTT = "WEBVTT\n\n00:01.000 --> 00:04.000\nThe reactor was commissioned in March.\n"
+POSTS = [
+    {"source": "reddit", "id": "t3_a1", "text": "Gamma squeeze incoming on GME", "created_at": "2022-01-18T10:00:00Z"},
+    {"source": "StockTwits", "id": 77, "text": "Bullish on $TSLA deliveries", "created_at": "2022-06-25T10:00:00Z"},
+]
+
+
+def _encrypted_pdf() -> bytes:
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=12)
+    pdf.cell(text="Secret quarterly numbers")
+    pdf.set_encryption(owner_password="owner", user_password="user")
+    return bytes(pdf.output())
+
+
+def _write_posts(path: Path, posts: list[dict]) -> None:
+    path.write_text("".join(json.dumps(p) + "\n" for p in posts), encoding="utf-8")
+
+
+def _rows(store_path: Path, sql: str, *args) -> list[tuple]:
+    with sqlite3.connect(store_path) as conn:
+        return conn.execute(sql, args).fetchall()
+
+
+@pytest.fixture
+def bad_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "corrupt.pdf").write_bytes(b"%PDF-1.7\nthis is not really a pdf\n")
+    (folder / "empty.txt").write_bytes(b"")
+    (folder / "locked.pdf").write_bytes(_encrypted_pdf())
+    (folder / "broken.vtt").write_text("WEBVTT\n\nthis line is no timing line\nnor is this\n", encoding="utf-8")
+    (folder / "broken.jsonl").write_text('{"source": "reddit", "id": \n', encoding="utf-8")
+    (folder / "latin1.txt").write_bytes("Caf\xe9 cr\xe8me".encode("latin-1"))
+    (folder / "notes.txt").write_text("The reactor was commissioned in March 2021 after two delays.\n",
+                                      encoding="utf-8")
+    (folder / "talk.vtt").write_text(GOOD_VTT, encoding="utf-8")
+    _write_posts(folder / "posts.jsonl", POSTS)
+    (folder / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    return folder
+
+
+EXPECTED_FAILURES = {
+    "corrupt.pdf": "PDF_CORRUPT",
+    "empty.txt": "EMPTY_FILE",
+    "locked.pdf": "PDF_ENCRYPTED",
+    "broken.vtt": "VTT_MALFORMED",
+    "broken.jsonl": "JSONL_MALFORMED",
+    "latin1.txt": "TEXT_ENCODING",
+}
+
+
+def test_bad_files_fail_with_their_code_and_the_rest_is_ingested(engine: Engine, bad_folder: Path,
+                                                                  store_path: Path) -> None:
+    report = engine.ingest([bad_folder])
+    by_name = {Path(o.path).name: o for o in report.outcomes}
+    for name, code in EXPECTED_FAILURES.items():
+        assert by_name[name].action == "failed", name
+        assert by_name[name].code == code, name
+        assert by_name[name].message and name in by_name[name].message
+    assert by_name["image.png"].action == "skipped" and by_name["image.png"].code == "UNSUPPORTED_FILE"
+    for name in ("notes.txt", "talk.vtt", "posts.jsonl"):
+        assert by_name[name].action == "ingested", name
+
+    resources = {r.file_name: r for r in engine.resources()}
+    for name, code in EXPECTED_FAILURES.items():
+        r = resources[name]
+        assert r.status == "failed" and r.error is not None and r.error.code == code
+        assert r.chunk_count == 0 and r.blob_key is None
+        assert _rows(store_path, "SELECT count(*) FROM chunks WHERE resource_id = ?", r.id) == [(0,)]
+        assert _rows(store_path, "SELECT count(*) FROM mentions WHERE dataset_id = ?", r.id) == [(0,)]
+    # exactly one row per failed file, and blobs only for the good ones
+    assert len([r for r in resources.values() if r.status == "failed"]) == len(EXPECTED_FAILURES)
+    blobs = sorted(p.name for p in engine.store.blob_dir.rglob("*") if p.is_file())
+    good = {hashlib.sha256((bad_folder / n).read_bytes()).hexdigest() for n in ("notes.txt", "talk.vtt", "posts.jsonl")}
+    assert {b.split(".")[0] for b in blobs} == good
+    assert "image.png" not in resources
+
+
+def test_explicit_unsupported_file_fails(engine: Engine, tmp_path: Path) -> None:
+    odd = tmp_path / "sheet.xlsx"
+    odd.write_bytes(b"PK\x03\x04 not really")
+    report = engine.ingest([odd])
+    assert [(o.action, o.code) for o in report.outcomes] == [("failed", "UNSUPPORTED_FILE")]
+
+
+def test_failed_new_version_leaves_the_ready_version_untouched(engine: Engine, tmp_path: Path) -> None:
+    talk = tmp_path / "talk.vtt"
+    talk.write_text(GOOD_VTT, encoding="utf-8")
+    first = engine.sync(tmp_path)
+    good_id = first.outcomes[0].resource_id
+    good_chunks = engine.store.resource_chunks(engine.workspace_id, good_id)
+    talk.write_text("WEBVTT\n\ngarbage without cues\n", encoding="utf-8")
+    second = engine.sync(tmp_path)
+    assert [(o.action, o.code) for o in second.outcomes] == [("failed", "VTT_MALFORMED")]
+    good = engine.store.resource(engine.workspace_id, good_id)
+    assert good.status == "ready"
+    assert engine.store.resource_chunks(engine.workspace_id, good_id) == good_chunks
+    hits = engine.retrieve("reactor commissioned", corpus=tmp_path)
+    assert [p.chunk.resource_id for p in hits] == [good_id]
+
+
+def test_sync_skips_unchanged_supersedes_changed_and_marks_missing(engine: Engine, tmp_path: Path,
+                                                                    store_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Budget for 2021 was 4 million euros.\n", encoding="utf-8")
+    other = tmp_path / "other.md"
+    other.write_text("# Plan\n\nThe plan has three phases.\n", encoding="utf-8")
+    first = engine.sync(tmp_path)
+    assert [o.action for o in first.outcomes] == ["ingested", "ingested"]
+    again = engine.sync(tmp_path)
+    assert [o.action for o in again.outcomes] == ["unchanged", "unchanged"]
+    # touching without change: size and mtime differ from the record, sha256 equal -> unchanged
+    os.utime(notes, ns=(notes.stat().st_atime_ns, notes.stat().st_mtime_ns + 5_000_000_000))
+    assert [o.action for o in engine.sync(tmp_path).outcomes] == ["unchanged", "unchanged"]
+
+    old_id = first.outcomes[0].resource_id
+    old_chunk = engine.store.resource_chunks(engine.workspace_id, old_id)[0]
+    notes.write_text("Budget for 2022 was 5 million euros.\n", encoding="utf-8")
+    changed = engine.sync(tmp_path)
+    assert [o.action for o in changed.outcomes] == ["ingested", "unchanged"]
+    new_id = changed.outcomes[0].resource_id
+    assert new_id != old_id
+    assert engine.store.resource(engine.workspace_id, old_id).status == "superseded"
+    # old chunks stay readable for stored messages, but are no longer retrieved
+    assert engine.store.chunks(engine.workspace_id, [old_chunk.id])[old_chunk.id].chunk.text == old_chunk.text
+    assert [p.chunk.resource_id for p in engine.retrieve("budget euros", corpus=tmp_path)] == [new_id]
+
+    other.unlink()
+    gone = engine.sync(tmp_path)
+    other_id = first.outcomes[1].resource_id
+    assert gone.missing == [other_id]
+    assert engine.store.resource(engine.workspace_id, other_id).status == "missing"
+    assert _rows(store_path, "SELECT count(*) FROM chunks WHERE resource_id = ?", other_id)[0][0] > 0
+    assert engine.retrieve("plan phases", corpus=tmp_path) == []
+    # the file comes back: the same content is ready again, with the same id
+    other.write_text("# Plan\n\nThe plan has three phases.\n", encoding="utf-8")
+    back = engine.sync(tmp_path)
+    assert back.outcomes[1].resource_id == other_id
+    assert engine.store.resource(engine.workspace_id, other_id).status == "ready"
+
+
+def test_chunk_ids_are_stable_uuid5(engine: Engine, tmp_path: Path) -> None:
+    copy_corpus_files(tmp_path, "transcripts/elephants-dream_chapters.en.vtt")
+    report = engine.sync(tmp_path)
+    resource = engine.store.resource(engine.workspace_id, report.outcomes[0].resource_id)
+    chunks = engine.store.resource_chunks(engine.workspace_id, resource.id)
+    assert chunks
+    for chunk in chunks:
+        assert chunk.id == chunk_id_for(engine.workspace_id, resource.sha256, EXTRACTOR_VERSIONS["vtt"],
+                                        chunk.chunk_index)
+    # a second store with the same workspace id would compute the same ids: ids do not depend on the path
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    (tmp_path / "transcripts" / "elephants-dream_chapters.en.vtt").rename(moved / "chapters.vtt")
+    relinked = engine.sync(tmp_path)
+    assert {o.action for o in relinked.outcomes} == {"linked"}
+    assert engine.store.resource_chunks(engine.workspace_id, resource.id) == chunks
+
+
+def test_resource_text_slices_equal_chunk_texts(engine: Engine, tmp_path: Path) -> None:
+    copy_corpus_files(tmp_path, "transcripts/teams-style-short-timestamps_webvtt-py-fixture.vtt",
+                      "posts/stocktwits_2022-06_07.jsonl", "README.md")
+    engine.sync(tmp_path)
+    for resource in engine.resources():
+        text = engine.store.resource_text(engine.workspace_id, resource.id)
+        for chunk in engine.store.resource_chunks(engine.workspace_id, resource.id):
+            assert text[chunk.char_start:chunk.char_end] == chunk.text
+
+
+def test_posts_are_unique_by_source_and_id_and_keep_their_chunk_id(engine: Engine, tmp_path: Path,
+                                                                     store_path: Path) -> None:
+    first = tmp_path / "a.jsonl"
+    _write_posts(first, POSTS)
+    engine.sync(tmp_path)
+    cid = post_chunk_id(engine.workspace_id, "stocktwits", "77")
+    passage = engine.store.post_passage(engine.workspace_id, "STOCKTWITS", "77")
+    assert passage is not None and passage.chunk.id == cid
+    assert passage.chunk.metadata["source"] == "StockTwits" and passage.chunk.metadata["id"] == "77"
+    # the same post in another file, edited: updated in place, same chunk id, one mention
+    second = tmp_path / "b.jsonl"
+    _write_posts(second, [{**POSTS[1], "text": "Bullish on $TSLA deliveries, edited", "likes": 3}])
+    report = engine.sync(tmp_path)
+    assert [o.action for o in report.outcomes] == ["unchanged", "ingested"]
+    assert _rows(store_path, "SELECT count(*) FROM mentions WHERE id = '77'") == [(1,)]
+    mention = engine.store.mentions(engine.workspace_id, [("stocktwits", "77"), ("reddit", "nope")])
+    assert mention[0] is not None and mention[0].text.endswith("edited") and mention[0].chunk_id == cid
+    assert mention[0].model_extra.get("likes") == 3
+    assert mention[1] is None
+    assert engine.store.post_passage(engine.workspace_id, "stocktwits", "77").chunk.text.endswith("edited")
+
+
+def test_corpus_jsonl_that_is_not_posts_is_skipped(engine: Engine, tmp_path: Path) -> None:
+    copy_corpus_files(tmp_path, "eval/financebench_dev_docs.jsonl", "posts/reddit_wallstreetbets_2022-01.jsonl")
+    report = engine.sync(tmp_path)
+    actions = {Path(o.path).name: (o.action, o.code) for o in report.outcomes}
+    assert actions["financebench_dev_docs.jsonl"] == ("skipped", "not_a_posts_file")
+    assert actions["reddit_wallstreetbets_2022-01.jsonl"] == ("ingested", None)
+    (posts,) = engine.resources()
+    assert posts.kind == "post" and posts.chunk_count == 300
+    mentions = engine.store.mentions(engine.workspace_id, [("reddit", "t3_s74lpw")])
+    assert mentions[0].text == "Elon Musk want you to have more kids but won't help you to raise your kids"
+    assert mentions[0].model_extra["num_comments"] == 17 and mentions[0].dataset_id == posts.id
+
+
+def test_posts_file_with_bad_lines_warns_per_line(engine: Engine, tmp_path: Path) -> None:
+    path = tmp_path / "posts.jsonl"
+    path.write_text(json.dumps(POSTS[0]) + "\n{oops\n" + json.dumps({"source": "x"}) + "\n"
+                    + json.dumps(POSTS[1]) + "\n", encoding="utf-8")
+    engine.sync(tmp_path)
+    (resource,) = engine.resources()
+    assert resource.status == "ready" and resource.chunk_count == 2
+    assert [(w.code, w.model_extra["line"]) for w in resource.warnings] == [("LINE_SKIPPED", 2), ("LINE_SKIPPED", 3)]
+
+
+def test_two_processes_ingesting_one_folder_store_one_copy(tmp_path: Path) -> None:
+    folder = copy_corpus_files(tmp_path / "corpus", "transcripts/twiml-22_alphavertex-financial-knowledge-graph.vtt",
+                               "transcripts/elephants-dream_captions.en.vtt", "posts/stocktwits_2022-06_07.jsonl",
+                               "pdf/PEPSICO_2023_8K_dated-2023-05-05.pdf", "README.md")
+    store = tmp_path / "shared-store" / "citewell.sqlite"
+    Engine(store).close()  # create the schema once, as a first run would
+    cmd = [sys.executable, "-m", "citewell", "ingest", str(folder), "--store", str(store)]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    for proc in procs:
+        _, stderr = proc.communicate(timeout=300)
+        assert proc.returncode == 0, stderr.decode()
+    rows = _rows(store, "SELECT file_name, status FROM resources ORDER BY file_name")
+    assert rows == sorted((p.name, "ready") for p in folder.rglob("*") if p.is_file())
+    assert _rows(store, "SELECT count(*) - count(DISTINCT id) FROM chunks") == [(0,)]
+    assert _rows(store, "SELECT count(*) FROM chunks") == _rows(store, "SELECT count(*) FROM chunk_fts")
+    assert _rows(store, "SELECT count(*) FROM mentions") == [(200,)]
+
+
+def test_store_refuses_a_file_that_is_not_a_store(tmp_path: Path) -> None:
+    from citewell import StoreError
+
+    bogus = tmp_path / "bogus.sqlite"
+    bogus.write_bytes(b"this is not sqlite at all, just text" * 100)
+    with pytest.raises(StoreError):
+        Engine(bogus)
+
+
+def test_manifest_rows_match_by_sha_then_path(engine: Engine, tmp_path: Path) -> None:
+    corpus = copy_corpus_files(tmp_path / "c", "pdf/FOOTLOCKER_2022_8K_dated-2022-05-20.pdf",
+                               "pdf/PEPSICO_2023_8K_dated-2023-05-05.pdf")
+    manifest = tmp_path / "m.jsonl"
+    rows = [json.loads(line) for line in (CORPUS / "eval/financebench_dev_docs.jsonl").read_text().splitlines()]
+    pepsi = next(r for r in rows if r["doc_name"].startswith("PEPSICO"))
+    foot = next(r for r in rows if r["doc_name"].startswith("FOOTLOCKER"))
+    pepsi_by_path = {**pepsi, "sha256": None}  # no sha: must match by path relative to the corpus root
+    manifest.write_text(json.dumps(pepsi_by_path) + "\n" + json.dumps(foot) + "\n", encoding="utf-8")
+    engine.sync(corpus, manifests=[manifest])
+    by_title = {r.title: r for r in engine.resources()}
+    assert set(by_title) == {"PEPSICO_2023_8K_dated-2023-05-05", "FOOTLOCKER_2022_8K_dated-2022-05-20"}
+    meta = by_title["FOOTLOCKER_2022_8K_dated-2022-05-20"].metadata
+    assert meta["tickers"] == ["FL"] and meta["company_names"] == ["Foot Locker"]
+    assert meta["document_category"] == "filing" and meta["document_subcategory"] == "8-K"
+    assert meta["fiscal_year"] == 2022 and meta["external_url"] == foot["doc_link"]
+    assert by_title["PEPSICO_2023_8K_dated-2023-05-05"].metadata["tickers"] == ["PEP"]
