@@ -26,11 +26,15 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
                 if not tokens:
                     continue
                 start = tokens[0].offset
-                end = max(t.offset + len(t.value) for t in tokens)
+                end = min(max(t.offset + len(t.value) for t in tokens), len(text))
+                while end > start and text[end - 1].isspace():
+                    end -= 1
+                while start < end and text[start].isspace():
+                    start += 1
                 if spans and start < spans[-1][1]:
                     start = spans[-1][1]
                 if end > start:
-                    spans.append((start, min(end, len(text))))
+                    spans.append((start, end))
     except Exception:  # syntok is robust, but a boundary finder must never fail a request
         return _fallback_spans(text)
     return spans

@@ -1,0 +1,39 @@
+"""Answer generation: question + ranked passages -> raw answer text with inline links.
+
+- :class:`Generator`: the protocol every generator implements (``stream``/``generate``).
+- :class:`ExtractiveGenerator`: the default, model-free generator; quotes the passage
+  sentences (table rows) that best answer the question, each followed by
+  ``[label](chunk:CHUNK_ID)``. :data:`NO_EVIDENCE_TEXT` is its whole answer when nothing
+  retrieved answers the question.
+- :func:`escape_quote` / :func:`unescape_quote`: the markdown escaping applied to quoted
+  text and its exact inverse (support checks undo it); :func:`collapse_breaks`: the
+  whitespace normalisation applied to quotes.
+"""
+
+from __future__ import annotations
+
+from citewell.generate.base import Generator
+from citewell.generate.extractive import (
+    EXPANSIONS,
+    NO_EVIDENCE_TEXT,
+    ExtractiveGenerator,
+    QuotedUnit,
+    collapse_breaks,
+    escape_quote,
+    format_link,
+    render_unit,
+    unescape_quote,
+)
+
+__all__ = [
+    "EXPANSIONS",
+    "NO_EVIDENCE_TEXT",
+    "ExtractiveGenerator",
+    "Generator",
+    "QuotedUnit",
+    "collapse_breaks",
+    "escape_quote",
+    "format_link",
+    "render_unit",
+    "unescape_quote",
+]

@@ -1,0 +1,648 @@
+"""The default, model-free generator: quotes the passage units that best answer a question.
+
+:class:`ExtractiveGenerator` needs no model and no network. It splits each retrieved
+passage into *units*, scores them against the question, picks a few, and quotes each one
+followed by a link to its passage::
+
+    Net sales were $34.2 billion [1](chunk:9f1c…). Purchases of PP&E (1,749) [2](chunk:07ab…).
+
+Units (exact code-point spans of ``chunk.text``):
+
+- ``table`` chunks: one unit per row, i.e. per non-blank line (surrounding whitespace
+  excluded). A line with no letter at all (``$``, ``34,229``, ``(1,749)`` …) continues
+  the row above it, so tables whose extractor wrote one cell per line still give whole
+  rows (``Net sales\\n$\\n34,229`` is one unit);
+- every other chunk (paragraph, transcript, news, post, image): the sentences of
+  :func:`citewell.sentences.sentence_spans` (syntok). A transcript chunk has one cue per
+  line and a sentence may run over several cues: syntok does not break on a single line
+  break, and scoring treats line breaks as spaces.
+
+Quoting (what support checks must undo, see :func:`unescape_quote`):
+
+1. a whitespace run that contains a line break is written as one space
+   (:func:`collapse_breaks`): a line break inside an answer sentence could start a
+   markdown list, heading or block quote (caption lines often begin with ``- ``), and
+   the answer must read as one paragraph. Every other character is kept verbatim, so a
+   unit without line breaks is quoted as the exact substring ``chunk.text[start:end]``;
+2. a unit longer than ``max_words`` words (only possible for the first unit chosen) is
+   cut after ``max_words`` words and ``…`` (U+2026) is appended;
+3. markdown escaping (:func:`escape_quote`): every backslash is doubled, and every
+   backtick and every square bracket gets a backslash (``[12]`` -> ``\\[12\\]``,
+   ``[a](x)`` -> ``\\[a\\](x)``). Escaping *every* bracket, not only those already
+   forming a link or a bracketed number, is deliberate: an unmatched bracket in a quote
+   could pair with the link the generator appends or with a bracket of the next unit.
+   All other text is left alone. Support checks undo this step with
+   :func:`unescape_quote` (its exact inverse) before comparing a quote with its passage.
+
+Scoring (deterministic: no hashing order, no randomness, float sums in a fixed order,
+scores rounded to 9 places before comparison):
+
+- text is tokenised: lower-cased; ``1,749`` -> ``1749``; ``FY2022``/``FY22`` -> ``2022``;
+  ``3M's`` -> ``3m``; ``PP&E``, ``SG&A`` stay one token; line breaks are spaces. Stop
+  words are dropped (and ``long``/``much``/``many``… after ``how``); other words are
+  stemmed by a light suffix stripper (``purchases``/``purchased`` -> ``purchas``);
+- each remaining question term is a *concept*; phrases of :data:`EXPANSIONS` are one
+  concept with alternatives (``capex`` also matches a unit containing ``capital
+  expenditures`` or ``property, plant and equipment``);
+- *contextual* concepts are numbers (years included) and words that occur in a given
+  passage's resource title or file name (``3M`` for ``3M_2022_10K``): they describe a
+  document more than a sentence, so a unit that lacks them still gets half credit when
+  its chunk text or its title has them, and a number in a table row counts only at that
+  half credit (a table's years label its columns, not one row);
+- a concept's weight is a BM25-style IDF over the units of the given passages,
+  ``ln(1 + (N - df + 0.5) / (df + 0.5))`` (``df`` counts own matches, or for contextual
+  concepts matches through chunk/title), times 1.5 for a number and 1.3 for a proper
+  noun or ticker (a capitalised question word other than the first, or an all-caps or
+  letter+digit word such as ``MMM`` or ``3M``);
+- each pair of consecutive single-word question concepts (``net sales``) is worth the
+  smaller of the two weights again when the unit has them in that order within two
+  content words (a little phrase matching on top of the bag of words);
+- ``coverage`` = credited weight / total weight; it is halved for a unit with no content
+  term outside the question's (a heading such as ``Net Sales:``) and multiplied by
+  ``min(1, (50 / words) ** 0.25)`` (long units are mildly penalised);
+- ``score = coverage + 0.05 / rank``, ``rank`` the passage's 1-based position in the
+  given (retriever) order: a small prior for better-ranked passages;
+- a unit is eligible only if its own text matches a non-number concept (content-word
+  overlap; a year alone does not count) and its score is at least ``min_relative``
+  (default 0.5) times the best unit's score.
+
+Selection walks the units by score (ties: passage rank, then position in the chunk)
+and takes a unit unless its passage already gave ``per_passage`` units or it nearly
+duplicates a chosen unit (token-set Jaccard >= 0.8, or one's tokens contain the other's
+and the smaller has at least 3 tokens, or one's normalised text contains the other's);
+it stops at ``max_sentences`` units or before the word budget ``max_words`` would be
+exceeded (the first unit is always taken, cut to ``max_words`` words if longer).
+
+Output order: the chosen units are grouped by passage in rank order and, within a
+passage, in document order. Ranking decides *what* is quoted; document order decides
+*how* it reads: sentences from one passage stay in their original sequence (so a
+"these increases were offset by …" follows what it refers to), and the cite stage, which
+numbers sources in first-appearance order, gives ``[1]`` to the best-ranked cited
+passage with no back-and-forth such as ``[2] … [1] … [2]``.
+
+Each unit is followed by ``[label](chunk:CHUNK_ID)`` where ``label`` is the passage's
+rank (``Passage.rank``, or its 1-based position when rank is 0). The link goes before
+the unit's final run of ``.``/``!``/``?`` (``… $34.2 billion [1](chunk:…).``), else it
+is appended after a space and followed by a ``.`` that is not part of the quote
+(``… (1,501) [1](chunk:…).``), so each unit is one sentence of the answer: the cite
+stage's parts and the stream's pieces then coincide. Units are joined by one space. With no passages, or no unit
+that shares a content word with the question, the answer is exactly
+:data:`NO_EVIDENCE_TEXT`, with no link.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from citewell.models import Passage
+from citewell.sentences import sentence_spans
+
+NO_EVIDENCE_TEXT = "No passage in the sources answers this question."
+"""The whole answer when nothing retrieved answers the question (one sentence, no link)."""
+
+EXPANSIONS: dict[str, tuple[str, ...]] = {
+    "capex": ("capital expenditures", "property plant and equipment", "PP&E"),
+    "capital expenditures": ("capex", "property plant and equipment", "PP&E"),
+    "PP&E": ("property plant and equipment",),
+    "property plant and equipment": ("PP&E",),
+    "SG&A": ("selling general and administrative",),
+    "selling general and administrative": ("SG&A",),
+    "R&D": ("research and development",),
+    "research and development": ("R&D",),
+    "EPS": ("earnings per share",),
+    "earnings per share": ("EPS",),
+    "COGS": ("cost of sales", "cost of goods sold"),
+    "cost of goods sold": ("COGS", "cost of sales"),
+    "D&A": ("depreciation and amortization",),
+    "depreciation and amortization": ("D&A",),
+    "FCF": ("free cash flow",),
+    "free cash flow": ("FCF",),
+    "revenue": ("sales",),
+    "sales": ("revenue",),
+}
+"""Question phrases (left) that also match a unit containing all words of any phrase on
+the right. Both sides go through the same tokenising, stop-word and stemming steps as
+the question, so plurals and case do not matter. Longest phrase in the question wins."""
+
+_STOP_WORDS = frozenset(
+    """
+    a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing done down during
+    each few for from further had has have having he her here hers herself him himself his
+    how i if in into is it its itself just me more most my myself no nor not now of off on
+    once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too
+    under until up very was we were what when where which while who whom why will with
+    would you your yours yourself yourselves shall may might must per via vs versus
+    please tell give show explain describe according whether there's what's it's
+    """.split()
+)
+
+_HOW_WORDS = frozenset({"long", "much", "many", "often", "far", "larg", "big", "high", "low"})
+
+_TOKEN_RE = re.compile(r"[A-Za-z0-9]+(?:(?:[&'\u2019.]|(?<=\d),(?=\d))[A-Za-z0-9]+)*")
+_NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
+_FISCAL_RE = re.compile(r"(?:fy|cy)(\d{2}|\d{4})")
+_LETTER_RE = re.compile(r"[^\W\d_]")
+_BREAK_RUN_RE = re.compile(r"\s*[\n\r\u2028\u2029\x0b\x0c\x1c\x1d\x1e\x85]\s*")
+_UNESCAPE_RE = re.compile(r"\\([\\`\[\]])")
+_FINAL_PUNCT_RE = re.compile(r"[.!?]+$")
+
+_NUMBER_BOOST = 1.5
+_NAME_BOOST = 1.3
+_RANK_PRIOR = 0.05
+_CONTEXT_CREDIT = 0.5
+_PAIR_CREDIT = 1.0
+_NOTHING_NEW = 0.5
+_LENGTH_PIVOT = 50
+_JACCARD_DUP = 0.8
+
+
+# --------------------------------------------------------------------------- escaping
+
+
+def escape_quote(text: str) -> str:
+    """Escape quoted source text so it cannot form links, markers or code spans.
+
+    Every ``\\`` is doubled, then every `````` ` ``````, ``[`` and ``]`` gets a
+    backslash: ``see [12]`` -> ``see \\[12\\]``, ``[a](x)`` -> ``\\[a\\](x)``. Nothing
+    else changes. :func:`unescape_quote` is the exact inverse (support checks apply it
+    before comparing a quote with its passage).
+    """
+    text = text.replace("\\", "\\\\")
+    return text.replace("`", "\\`").replace("[", "\\[").replace("]", "\\]")
+
+
+def unescape_quote(text: str) -> str:
+    """Undo :func:`escape_quote`: drop the backslash before ``\\``, `````` ` ``````,
+    ``[`` and ``]``. ``unescape_quote(escape_quote(s)) == s`` for every ``s``."""
+    return _UNESCAPE_RE.sub(r"\1", text)
+
+
+def collapse_breaks(text: str) -> str:
+    """Replace each whitespace run that contains a line break with one space.
+
+    This is the only change (besides escaping and the ``…`` of a cut unit) between a
+    unit's exact text and its quote; support checks normalise whitespace the same way.
+    """
+    return _BREAK_RUN_RE.sub(" ", text)
+
+
+def format_link(label: str, chunk_id: str) -> str:
+    """Return ``[label](chunk:CHUNK_ID)``; ``)`` and whitespace in the id are
+    percent-encoded (as rule 1 does for post ids). Chunk ids are UUIDs in practice."""
+    target = re.sub(r"[)\s]", lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), chunk_id)
+    return f"[{label}](chunk:{target})"
+
+
+def render_unit(quote: str, label: str, chunk_id: str) -> str:
+    """Return ``escape_quote(quote)`` with its link ``[label](chunk:CHUNK_ID)``.
+
+    - quote ending in a run of ``.``/``!``/``?``: the link goes before that run, after
+      a space: ``Net sales were $34.2 billion [1](chunk:…).``;
+    - otherwise (a table row, a cut unit ending in ``…``, a caption without final
+      punctuation): the link is appended after a space and followed by ``.``, so that
+      every quoted unit is one sentence of the answer (the cite stage ends parts at
+      sentence ends, rule 6): ``Purchases of PP&E (1,749) [1](chunk:…).`` The ``.``
+      stands outside the quote: the quoted text itself is never changed.
+    """
+    body = escape_quote(quote)
+    link = format_link(label, chunk_id)
+    final = _FINAL_PUNCT_RE.search(body)
+    if final and final.start() > 0 and not body[final.start() - 1].isspace():
+        return f"{body[: final.start()]} {link}{body[final.start():]}"
+    return f"{body} {link}."
+
+
+# --------------------------------------------------------------------------- tokens
+
+
+def _stem(word: str) -> str:
+    """A light, deterministic suffix stripper for lower-case alphabetic words."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(("sses", "xes", "ches", "shes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if word.endswith("ing") and len(word) > 5:
+        word = word[:-3]
+    elif word.endswith("ed") and len(word) > 4:
+        word = word[:-2]
+    if word.endswith("e") and len(word) > 4:
+        word = word[:-1]
+    return word
+
+
+@dataclass(frozen=True)
+class _Token:
+    term: str  # normalised, stemmed
+    content: bool  # not a stop word
+    number: bool
+    name: bool  # proper noun / ticker by its original casing
+
+
+def _tokens(text: str) -> list[_Token]:
+    """Tokenise ``text`` (line breaks are ordinary whitespace here)."""
+    out: list[_Token] = []
+    for match in _TOKEN_RE.finditer(text):
+        raw = match.group().replace("\u2019", "'")
+        low = raw.lower()
+        if low.endswith("'s"):
+            raw, low = raw[:-2], low[:-2]
+        if low in _STOP_WORDS:
+            out.append(_Token(low, False, False, False))
+            continue
+        low = low.replace("'", "")
+        fiscal = _FISCAL_RE.fullmatch(low)
+        if fiscal:
+            year = fiscal.group(1)
+            low = year if len(year) == 4 else "20" + year
+        elif "," in low:
+            low = low.replace(",", "")
+        number = bool(_NUMBER_RE.fullmatch(low))
+        has_upper = any(c.isupper() for c in raw)
+        name = not number and has_upper and (
+            raw.isupper() or any(c.isdigit() for c in raw) or not raw[:1].isupper() or len(out) > 0
+        )
+        term = low if number else _stem(low)
+        if not term:
+            continue
+        out.append(_Token(term, True, number, name))
+    return out
+
+
+def _content_terms(text: str) -> frozenset[str]:
+    return frozenset(t.term for t in _tokens(text) if t.content)
+
+
+@dataclass(frozen=True)
+class _Concept:
+    """One question term (or abbreviation) a unit may match: any alternative ⊆ unit terms.
+
+    ``head`` is the concept's own single term (``None`` for a multi-word phrase): it is
+    what the adjacent-pair bonus looks for.
+    """
+
+    alternatives: tuple[frozenset[str], ...]
+    boost: float
+    number: bool
+    head: str | None
+
+    def matches(self, terms: frozenset[str]) -> bool:
+        return any(alt <= terms for alt in self.alternatives)
+
+
+def _phrase_key(phrase: str) -> tuple[str, ...]:
+    return tuple(t.term for t in _tokens(phrase) if t.content)
+
+
+_EXPANSION_TABLE: dict[tuple[str, ...], tuple[frozenset[str], ...]] = {}
+for _phrase, _alts in EXPANSIONS.items():
+    _key = _phrase_key(_phrase)
+    _EXPANSION_TABLE[_key] = (frozenset(_key),) + tuple(
+        frozenset(_phrase_key(a)) for a in _alts if _phrase_key(a)
+    )
+_MAX_PHRASE = max(len(k) for k in _EXPANSION_TABLE)
+
+
+def _question_concepts(question: str) -> list[_Concept]:
+    """The question's concepts in question order, without repeats.
+
+    Stop words are dropped, and so is the word after ``how`` in ``how long/much/many…``.
+    A phrase of :data:`EXPANSIONS` (longest first) becomes one concept.
+    """
+    all_toks = _tokens(question)
+    toks = [
+        t
+        for i, t in enumerate(all_toks)
+        if t.content and not (i > 0 and all_toks[i - 1].term == "how" and t.term in _HOW_WORDS)
+    ]
+    concepts: list[_Concept] = []
+    seen: set[tuple[tuple[str, ...], ...]] = set()  # by alternatives, in any order
+    i = 0
+    while i < len(toks):
+        step, alts = 1, (frozenset([toks[i].term]),)
+        for n in range(min(_MAX_PHRASE, len(toks) - i), 0, -1):
+            key = tuple(t.term for t in toks[i : i + n])
+            if key in _EXPANSION_TABLE:
+                step, alts = n, _EXPANSION_TABLE[key]
+                break
+        span = toks[i : i + step]
+        number = all(t.number for t in span)
+        boost = _NUMBER_BOOST if number else _NAME_BOOST if any(t.name for t in span) else 1.0
+        ident = tuple(sorted(tuple(sorted(a)) for a in alts))
+        if ident not in seen:
+            seen.add(ident)
+            head = span[0].term if step == 1 else None
+            concepts.append(_Concept(alts, boost, number, head))
+        i += step
+    return concepts
+
+
+def _near(seq: tuple[str, ...], first: str, second: str) -> bool:
+    """``second`` follows ``first`` within two content-token positions in ``seq``."""
+    for i, term in enumerate(seq):
+        if term == first and second in seq[i + 1 : i + 3]:
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- units
+
+
+@dataclass(frozen=True)
+class QuotedUnit:
+    """One chosen unit and how it is quoted.
+
+    - ``chunk_id``: the passage's chunk id (the link target);
+    - ``label``: the link label (the passage's rank as a string);
+    - ``passage_index``: 0-based position of the passage in the ``passages`` given;
+    - ``start``/``end``: half-open code-point span in ``chunk.text``;
+      ``text == chunk.text[start:end]`` exactly;
+    - ``quote``: the text written into the answer *before* escaping:
+      ``collapse_breaks(text)``, cut after ``max_words`` words plus ``…`` when
+      ``truncated``;
+    - ``score``: the selection score (coverage + rank prior), rounded to 9 places.
+    """
+
+    chunk_id: str
+    label: str
+    passage_index: int
+    start: int
+    end: int
+    text: str
+    quote: str
+    score: float
+    truncated: bool = False
+
+    def render(self) -> str:
+        """The unit as it appears in the answer (see :func:`render_unit`)."""
+        return render_unit(self.quote, self.label, self.chunk_id)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    passage_index: int
+    label: str
+    chunk_id: str
+    start: int
+    end: int
+    text: str
+    terms: frozenset[str]  # content terms (scoring)
+    seq: tuple[str, ...]  # content terms in text order (adjacent-pair bonus)
+    context: frozenset[str]  # content terms of the whole chunk and the resource title
+    title_terms: frozenset[str]
+    table: bool  # a table row: its numbers label columns, so they count as context
+    all_terms: frozenset[str]  # every term (near-duplicate test)
+    norm: str  # lower-cased, whitespace-collapsed text (containment test)
+    words: int
+
+
+def _row_spans(text: str) -> list[tuple[int, int]]:
+    """Rows of a table chunk: non-blank lines, letterless lines joined to the row above."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        body = line.strip()
+        if body:
+            start = pos + (len(line) - len(line.lstrip()))
+            end = start + len(body)
+            if spans and not _LETTER_RE.search(body):
+                spans[-1] = (spans[-1][0], end)
+            else:
+                spans.append((start, end))
+        pos += len(line)
+    return spans
+
+
+def _unit_spans(text: str, text_type: str) -> list[tuple[int, int]]:
+    """Unit spans of a chunk, trimmed of surrounding whitespace, empty ones dropped."""
+    spans = _row_spans(text) if text_type == "table" else sentence_spans(text)
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        piece = text[start:end]
+        start, end = start + (len(piece) - len(piece.lstrip())), start + len(piece.rstrip())
+        if end > start:
+            out.append((start, end))
+    return out
+
+
+def _cut(quote: str, max_words: int) -> tuple[str, bool]:
+    """Cut ``quote`` after ``max_words`` words (keeping its exact characters)."""
+    matches = list(re.finditer(r"\S+", quote))
+    if len(matches) <= max_words:
+        return quote, False
+    cut = quote[: matches[max_words - 1].end()].rstrip(",;:-\u2013\u2014")
+    return cut + "\u2026", True
+
+
+# --------------------------------------------------------------------------- generator
+
+
+class ExtractiveGenerator:
+    """Model-free :class:`~citewell.generate.base.Generator`: quotes the best passage units.
+
+    ``max_sentences`` caps the number of quoted units, ``max_words`` the words quoted
+    (whitespace-separated words of the quotes, links excluded), ``per_passage`` the units
+    taken from one passage; ``min_relative`` drops units scoring below that fraction of
+    the best unit. See the module docstring for units, scoring, quoting and order.
+    Output is a pure function of (question, passage contents and order, settings).
+    """
+
+    def __init__(
+        self,
+        *,
+        max_sentences: int = 5,
+        max_words: int = 120,
+        per_passage: int = 2,
+        min_relative: float = 0.5,
+    ) -> None:
+        if max_sentences < 1 or max_words < 1 or per_passage < 1:
+            raise ValueError("max_sentences, max_words and per_passage must be >= 1")
+        self.max_sentences = max_sentences
+        self.max_words = max_words
+        self.per_passage = per_passage
+        self.min_relative = min_relative
+
+    # ------------------------------------------------------------------ public
+
+    def stream(self, question: str, passages: Sequence[Passage]) -> Iterator[str]:
+        """Yield the answer one sentence at a time.
+
+        The first piece is the first quoted unit with its link (or
+        :data:`NO_EVIDENCE_TEXT`); each further piece is ``" " + unit + link``, so the
+        whitespace between sentences starts the next piece (as parts do, rule 6).
+        """
+        units = self.select(question, passages)
+        if not units:
+            yield NO_EVIDENCE_TEXT
+            return
+        for i, unit in enumerate(units):
+            yield unit.render() if i == 0 else " " + unit.render()
+
+    def generate(self, question: str, passages: Sequence[Passage]) -> str:
+        """Return the whole answer: ``"".join(self.stream(question, passages))``."""
+        return "".join(self.stream(question, passages))
+
+    def select(self, question: str, passages: Sequence[Passage]) -> list[QuotedUnit]:
+        """Choose the units to quote, in output order (empty: no evidence).
+
+        ``passages`` are best first; a repeated chunk id counts once (first place).
+        """
+        concepts = _question_concepts(question)
+        candidates = self._candidates(passages)
+        if not concepts or not candidates:
+            return []
+
+        # Numbers and words of a resource title describe documents: they match a unit
+        # through its chunk or title too (half credit), and their rarity is counted there.
+        titles = frozenset().union(*(c.title_terms for c in candidates))
+        contextual = [c.number or c.matches(titles) for c in concepts]
+        n = len(candidates)
+        weights: list[float] = []
+        for concept, ctx in zip(concepts, contextual):
+            df = sum(1 for c in candidates if concept.matches(c.context if ctx else c.terms))
+            weights.append(math.log(1.0 + (n - df + 0.5) / (df + 0.5)) * concept.boost)
+        pairs = [
+            (a.head, b.head, _PAIR_CREDIT * min(wa, wb))
+            for (a, wa), (b, wb) in zip(zip(concepts, weights), zip(concepts[1:], weights[1:]))
+            if a.head is not None and b.head is not None and not a.number and not b.number
+        ]
+        total = math.fsum(weights) + math.fsum(w for _, _, w in pairs)
+        question_terms = frozenset().union(*(alt for c in concepts for alt in c.alternatives))
+
+        scored: list[tuple[float, _Candidate]] = []
+        for cand in candidates:
+            credits: list[float] = []
+            anchored = False  # matches a word (not only a number) in its own text
+            for weight, concept, ctx in zip(weights, concepts, contextual):
+                if concept.matches(cand.terms) and not (concept.number and cand.table):
+                    credits.append(weight)
+                    anchored = anchored or not concept.number
+                elif ctx and concept.matches(cand.context):
+                    credits.append(weight * _CONTEXT_CREDIT)
+            if not anchored:
+                continue
+            credits.extend(w for first, second, w in pairs if _near(cand.seq, first, second))
+            coverage = math.fsum(credits) / total
+            if cand.terms <= question_terms:  # a heading or restatement: adds nothing
+                coverage *= _NOTHING_NEW
+            if cand.words > _LENGTH_PIVOT:
+                coverage *= (_LENGTH_PIVOT / cand.words) ** 0.25
+            score = round(coverage + _RANK_PRIOR / (cand.passage_index + 1), 9)
+            scored.append((score, cand))
+        if not scored:
+            return []
+        scored.sort(key=lambda sc: (-sc[0], sc[1].passage_index, sc[1].start))
+        floor = scored[0][0] * self.min_relative
+
+        chosen: list[tuple[float, _Candidate, str, bool]] = []
+        per: dict[int, int] = {}
+        used_words = 0
+        for score, cand in scored:
+            if len(chosen) >= self.max_sentences or score < floor:
+                break
+            if per.get(cand.passage_index, 0) >= self.per_passage:
+                continue
+            if any(_near_duplicate(cand, other) for _, other, _, _ in chosen):
+                continue
+            quote = collapse_breaks(cand.text)
+            truncated = False
+            if not chosen:
+                quote, truncated = _cut(quote, self.max_words)
+            words = len(quote.split())
+            if chosen and used_words + words > self.max_words:
+                break
+            chosen.append((score, cand, quote, truncated))
+            per[cand.passage_index] = per.get(cand.passage_index, 0) + 1
+            used_words += words
+
+        chosen.sort(key=lambda item: (item[1].passage_index, item[1].start))
+        return [
+            QuotedUnit(
+                chunk_id=cand.chunk_id,
+                label=cand.label,
+                passage_index=cand.passage_index,
+                start=cand.start,
+                end=cand.end,
+                text=cand.text,
+                quote=quote,
+                score=score,
+                truncated=truncated,
+            )
+            for score, cand, quote, truncated in chosen
+        ]
+
+    # ------------------------------------------------------------------ helpers
+
+    def _candidates(self, passages: Sequence[Passage]) -> list[_Candidate]:
+        out: list[_Candidate] = []
+        seen: set[str] = set()
+        for index, passage in enumerate(passages):
+            chunk = passage.chunk
+            if chunk.id in seen:
+                continue
+            seen.add(chunk.id)
+            label = str(passage.rank if passage.rank > 0 else index + 1)
+            title_terms = _content_terms(
+                " ".join(x for x in (passage.resource_title, passage.file_name or "") if x)
+            )
+            context = _content_terms(chunk.text) | title_terms
+            for start, end in _unit_spans(chunk.text, chunk.text_type):
+                text = chunk.text[start:end]
+                toks = _tokens(text)
+                seq = tuple(t.term for t in toks if t.content)
+                terms = frozenset(seq)
+                if not terms:
+                    continue
+                out.append(
+                    _Candidate(
+                        passage_index=index,
+                        label=label,
+                        chunk_id=chunk.id,
+                        start=start,
+                        end=end,
+                        text=text,
+                        terms=terms,
+                        seq=seq,
+                        context=context,
+                        title_terms=title_terms,
+                        table=chunk.text_type == "table",
+                        all_terms=frozenset(t.term for t in toks),
+                        norm=" ".join(text.lower().split()),
+                        words=len(text.split()),
+                    )
+                )
+        return out
+
+
+def _near_duplicate(a: _Candidate, b: _Candidate) -> bool:
+    """Token-set Jaccard >= 0.8, token containment (smaller side >= 3 tokens), or text
+    containment of the normalised texts."""
+    if a.norm in b.norm or b.norm in a.norm:
+        return True
+    inter = len(a.all_terms & b.all_terms)
+    union = len(a.all_terms | b.all_terms)
+    if union and inter / union >= _JACCARD_DUP:
+        return True
+    small = min(len(a.all_terms), len(b.all_terms))
+    return small >= 3 and inter == small
+
+
+__all__ = [
+    "EXPANSIONS",
+    "NO_EVIDENCE_TEXT",
+    "ExtractiveGenerator",
+    "QuotedUnit",
+    "collapse_breaks",
+    "escape_quote",
+    "format_link",
+    "render_unit",
+    "unescape_quote",
+]
