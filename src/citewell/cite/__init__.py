@@ -1,0 +1,53 @@
+"""The cite stage (DESIGN.md, "The citation contract", rules 1–7).
+
+Public names:
+
+- :func:`cite` — generator markdown → canonical :class:`~citewell.models.Message`
+  (numbered ``[N]`` markers, references with offsets, parts, citations, warnings);
+- :func:`build_citations` — ``(citations, resource_ids)`` from parts (rule 7);
+- :func:`build_parts` — parts of a cited text (rule 6);
+- :func:`convert_offsets`, :class:`OffsetMap` — code point / UTF-16 / UTF-8 offsets (rule 3);
+- :class:`SourceResolver` (protocol the store implements), :class:`InMemoryResolver`;
+- :func:`scan`, :class:`Token`, :class:`Target`, :func:`parse_target` — the link scanner;
+- :func:`format_link`, :func:`encode_id`, :func:`decode_id` — writing links generators emit;
+- :func:`escape_numbers`, :func:`unescape_numbers` — rule 5 escapes.
+"""
+
+from .links import (
+    Target,
+    Token,
+    decode_id,
+    encode_id,
+    escape_numbers,
+    format_link,
+    parse_target,
+    scan,
+    unescape_numbers,
+)
+from .offsets import UNITS, OffsetMap, convert_offsets
+from .parts import Marker, build_citations, build_parts, source_ref
+from .processor import cite
+from .resolver import InMemoryResolver, SourceResolver, post_key
+
+__all__ = [
+    "UNITS",
+    "InMemoryResolver",
+    "Marker",
+    "OffsetMap",
+    "SourceResolver",
+    "Target",
+    "Token",
+    "build_citations",
+    "build_parts",
+    "cite",
+    "convert_offsets",
+    "decode_id",
+    "encode_id",
+    "escape_numbers",
+    "format_link",
+    "parse_target",
+    "post_key",
+    "scan",
+    "source_ref",
+    "unescape_numbers",
+]

@@ -1,0 +1,320 @@
+"""The cite stage: generator markdown with links in, canonical :class:`Message` out.
+
+:func:`cite` applies rules 1–7 of the citation contract (DESIGN.md) to a finished
+generator output:
+
+1. :func:`~citewell.cite.links.scan` finds citation links, ordinary links and code;
+2. each source link is resolved (against the retrieved ``sources`` if given, else the
+   ``resolver``) and replaced by ``[N]``, numbered per message by first appearance over
+   unique sources: a post by (source lower-cased, id), a passage by chunk id, a chunk
+   link to a post's chunk by that post; unresolved links keep their label as plain text
+   and add an ``unknown_target`` warning;
+3. entity links become their label plus an entity reference when the entity exists;
+4. bracketed numbers in prose that are not markers are escaped (``\\[12\\]``);
+5. references (with every occurrence), parts and citations are computed in code points
+   and converted to the requested offset unit.
+
+Worked example (no sources, posts always count)::
+
+    >>> m = cite("Fans love it [clip](post:tiktok:7392184932) 😍 and agree "
+    ...          "[thread](post:reddit:t3_1oqliu8).")
+    >>> m.text
+    'Fans love it [1] 😍 and agree [2].'
+    >>> [(r.citation, r.start_index, r.end_index) for r in m.references]
+    [(1, 13, 16), (2, 29, 32)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from citewell.models import Message, Notice, Occurrence, Passage, Reference
+
+from .links import Target, Token, escape_link_tail, escape_numbers, scan, scan_label
+from .offsets import OffsetMap, check_unit, convert_offsets
+from .parts import Marker, build_citations, build_parts, source_ref
+from .resolver import SourceResolver, post_key
+
+
+@dataclass
+class _Source:
+    """A numbered source of the message being built."""
+
+    key: tuple[str, ...]
+    citation: int
+    passage: Passage | None
+    spans: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        return self.key[0]
+
+
+class _Citer:
+    """State of one :func:`cite` call: numbering, entities, warnings, output segments."""
+
+    def __init__(self, sources: Sequence[Passage] | None, resolver: SourceResolver | None) -> None:
+        self.resolver = resolver
+        self.restricted = sources is not None
+        self.chunks: dict[str, Passage] = {}
+        self.posts: dict[tuple[str, str], Passage] = {}
+        for p in sources or ():
+            self.chunks.setdefault(p.chunk.id, p)
+            key = post_key(p)
+            if key is not None:
+                self.posts.setdefault(key, p)
+        self.numbered: dict[tuple[str, ...], _Source] = {}
+        self.entities: dict[tuple[str, str], Reference] = {}
+        self.warnings: dict[tuple[str, ...], Notice] = {}
+        # ("text", str) prose (escaped later); ("raw", str) verbatim inline code or link markup;
+        # ("block", str) a fenced code block; ("marker", _Source)
+        self.segments: list[tuple[str, Any]] = []
+
+    # -- resolution -------------------------------------------------------------------
+
+    def _lookup_post(self, source: str, pid: str) -> Passage | None:
+        if self.restricted:
+            return self.posts.get((source, pid))
+        return self.resolver.post(source, pid) if self.resolver is not None else None
+
+    def _lookup_chunk(self, chunk_id: str) -> Passage | None:
+        if self.restricted:
+            return self.chunks.get(chunk_id)
+        return self.resolver.chunk(chunk_id) if self.resolver is not None else None
+
+    def resolve(self, target: Target) -> tuple[tuple[str, ...], Passage | None] | None:
+        """Source key and passage of a post or chunk target, or ``None`` if unresolved."""
+        if target.kind == "post":
+            source, pid = target.source or "", target.id
+            if not source or not pid:
+                return None
+            passage = self._lookup_post(source, pid)
+            if passage is None and self.restricted:
+                return None
+            return ("post", source, pid), passage
+        if not target.id:
+            return None
+        passage = self._lookup_chunk(target.id)
+        if passage is None:
+            return None
+        pkey = post_key(passage)
+        if pkey is not None:
+            return ("post", *pkey), passage
+        return ("chunk", target.id), passage
+
+    def number(self, key: tuple[str, ...], passage: Passage | None) -> _Source:
+        src = self.numbered.get(key)
+        if src is None:
+            src = _Source(key, len(self.numbered) + 1, passage)
+            self.numbered[key] = src
+        elif src.passage is None and passage is not None:
+            src.passage = passage
+        return src
+
+    def warn(self, target: Target, label: str) -> None:
+        if target.kind == "post":
+            wkey: tuple[str, ...] = ("post", target.source or "", target.id)
+            fields: dict[str, Any] = {"source": target.source or "", "id": target.id}
+        elif target.kind == "chunk":
+            wkey = ("chunk", target.id)
+            fields = {"chunk_id": target.id}
+        else:
+            wkey = ("entity", target.type or "", target.id)
+            fields = {"type": target.type, "id": target.id}
+        if wkey in self.warnings:
+            return
+        if not target.id or (target.kind == "post" and not target.source):
+            why = "is malformed"
+        elif target.kind == "entity":
+            why = "names no entity of this workspace" if self.resolver else "cannot be checked (no resolver)"
+        elif self.restricted:
+            why = "is not among the retrieved sources"
+        elif target.kind == "chunk" and self.resolver is None:
+            why = "cannot be checked (no resolver)"
+        else:
+            why = "does not exist in this workspace"
+        self.warnings[wkey] = Notice(
+            code="unknown_target",
+            message=f"link target {target.raw.strip()!r} {why}; its label is kept as plain text",
+            label=label,
+            target=target.raw.strip(),
+            **fields,
+        )
+
+    # -- rewriting ----------------------------------------------------------------------
+
+    def emit(self, tokens: Sequence[Token], *, in_label: bool = False) -> None:
+        for tok in tokens:
+            if tok.kind == "text" or (in_label and tok.kind in ("link", "mdlink")):
+                self.segments.append(("text", tok.text))
+            elif tok.kind == "code":
+                self.segments.append(("block" if tok.block else "raw", tok.text))
+            elif tok.kind == "mdlink":
+                tail = escape_link_tail(tok.tail or "", tok.dest_span or (0, 0))
+                self.segments.append(("raw", "[" + self.render_label(tok.label or "") + tail))
+            else:
+                self.link(tok)
+
+    def link(self, tok: Token) -> None:
+        target = tok.target
+        assert target is not None
+        label = tok.label or ""
+        if target.kind == "entity":
+            exists = bool(target.id) and self.resolver is not None and self.resolver.entity_exists(
+                target.type or "", target.id)
+            if exists:
+                self.entities.setdefault((target.type or "", target.id),
+                                         Reference(type=target.type or "", id=target.id))
+            else:
+                self.warn(target, label)
+            self.emit(scan_label(label), in_label=True)
+            return
+        resolved = self.resolve(target)
+        if resolved is None:
+            self.warn(target, label)
+            self.emit(scan_label(label), in_label=True)
+            return
+        self.segments.append(("marker", self.number(*resolved)))
+
+    def render_label(self, label: str) -> str:
+        """The processed label of an ordinary link (prose escaped, code verbatim).
+
+        A label that is only a number (``[12](https://…)``) would put ``[12]`` in the
+        text, which rule 5 reserves for markers; its first digit is written as a
+        character reference (``[&#49;2](…)``), which markdown renders identically.
+        """
+        saved, self.segments = self.segments, []
+        try:
+            self.emit(scan_label(label), in_label=True)
+            rendered, _, _ = _assemble(self.segments)
+        finally:
+            self.segments = saved
+        if rendered.isdecimal():
+            rendered = f"&#{ord(rendered[0])};{rendered[1:]}"
+        return rendered
+
+
+def _assemble(segments: Sequence[tuple[str, Any]]
+              ) -> tuple[str, list[tuple[int, int, _Source]], list[tuple[int, int, bool]]]:
+    """Join segments, escaping prose runs.
+
+    Returns the text, the marker spans and the verbatim spans (code and ordinary-link
+    markup: ``(start, end, is_fenced_block)``), all in code points.
+    """
+    out: list[str] = []
+    markers: list[tuple[int, int, _Source]] = []
+    verbatim: list[tuple[int, int, bool]] = []
+    prose: list[str] = []
+    pos = 0
+
+    def flush() -> None:
+        nonlocal pos
+        if prose:
+            chunk = escape_numbers("".join(prose))
+            out.append(chunk)
+            pos += len(chunk)
+            prose.clear()
+
+    for kind, value in segments:
+        if kind == "text":
+            prose.append(value)
+            continue
+        flush()
+        if kind in ("raw", "block"):
+            out.append(value)
+            verbatim.append((pos, pos + len(value), kind == "block"))
+            pos += len(value)
+        else:
+            marker = f"[{value.citation}]"
+            markers.append((pos, pos + len(marker), value))
+            out.append(marker)
+            pos += len(marker)
+    flush()
+    return "".join(out), markers, verbatim
+
+
+def _reference(src: _Source) -> Reference:
+    (start, end), *_ = src.spans
+    fields: dict[str, Any] = {
+        "type": src.kind,
+        "citation": src.citation,
+        "start_index": start,
+        "end_index": end,
+        "occurrences": [Occurrence(start_index=a, end_index=b) for a, b in src.spans],
+        "offset_unit": "codepoint",
+    }
+    if src.kind == "post":
+        fields["source"], fields["id"] = src.key[1], src.key[2]
+    if src.passage is not None:
+        chunk = src.passage.chunk
+        fields.update(
+            chunk_id=chunk.id,
+            resource_id=chunk.resource_id,
+            resource_title=src.passage.resource_title,
+            chunk_index=chunk.chunk_index,
+            text=chunk.text,
+            text_type=chunk.text_type,
+            metadata=dict(chunk.metadata),
+        )
+    return Reference(**fields)
+
+
+def cite(raw_text: str, *, sources: Sequence[Passage] | None = None,
+         resolver: SourceResolver | None = None, offset_unit: str = "codepoint") -> Message:
+    """Rewrite a generator's markdown into a canonical assistant :class:`Message`.
+
+    Args:
+        raw_text: generator output with ``[label](post:SOURCE:ID)``,
+            ``[label](chunk:CHUNK_ID)`` and ``[label](TYPE:ID)`` links (rule 1).
+        sources: the retrieved passages. When given (even empty), only these are
+            numbered; when ``None``, every post link counts and a chunk link counts when
+            ``resolver.chunk()`` finds it (rule 4).
+        resolver: workspace lookups: post enrichment, chunk existence (without
+            ``sources``) and entity existence (always).
+        offset_unit: ``codepoint`` (default), ``utf16`` or ``utf8`` (rule 3).
+
+    Returns:
+        A settled assistant message with ``text`` (markers ``[N]``), ``references``
+        (numbered sources in citation order with ``start_index``/``end_index`` at the
+        first occurrence and every ``occurrences``; then entity references ``{type,
+        id}``), ``parts`` (rule 6, each with additive ``start_index``/``end_index``/
+        ``offset_unit``/``citation_numbers``), ``citations`` and ``resource_ids`` (rule 7),
+        ``warnings`` (one ``unknown_target`` per distinct unresolved target, with
+        ``label`` and ``source``+``id``, ``chunk_id`` or ``type``+``id``), ``grounded``
+        (at least one source numbered) and ``offset_unit``.
+
+    Raises:
+        ValueError: unknown ``offset_unit``.
+    """
+    check_unit(offset_unit)
+    citer = _Citer(sources, resolver)
+    citer.emit(scan(raw_text))
+    text, spans, verbatim = _assemble(citer.segments)
+
+    markers: list[Marker] = []
+    refs_by_key: dict[tuple[str, ...], Any] = {}
+    for start, end, src in spans:
+        src.spans.append((start, end))
+        if src.key not in refs_by_key:
+            refs_by_key[src.key] = source_ref(src.passage, src.citation) if src.passage else None
+        markers.append(Marker(start, end, src.citation, refs_by_key[src.key]))
+
+    numbered = sorted(citer.numbered.values(), key=lambda s: s.citation)
+    references = [_reference(s) for s in numbered if s.spans]
+    references.extend(citer.entities.values())
+    parts = build_parts(text, markers, verbatim=verbatim, offset_map=OffsetMap(text))
+    citations, resource_ids = build_citations(parts)
+    message = Message(
+        role="assistant",
+        text=text,
+        parts=parts,
+        references=references,
+        citations=citations,
+        resource_ids=resource_ids,
+        warnings=list(citer.warnings.values()),
+        grounded=bool(numbered),
+        offset_unit="codepoint",
+    )
+    return message if offset_unit == "codepoint" else convert_offsets(message, offset_unit)

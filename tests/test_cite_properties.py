@@ -1,0 +1,182 @@
+"""Property tests of the cite stage: offsets in every unit, partition, numbering, rule 5."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from citewell.cite import InMemoryResolver, cite, convert_offsets, encode_id, scan
+from citewell.models import Chunk, Message, Passage
+
+UNITS = ("codepoint", "utf16", "utf8")
+
+WEIRD = [
+    "😀", "👩\u200d💻", "🏳\ufe0f\u200d🌈", "🇫🇷", "🇯🇵", "漢字", "e\u0301", "a\u0308\u0323", "שלום", "مرحبا",
+    "\u200f", "𠀋", "𝔘", "[", "]", "`", "``", "```", "~~~", "\\", "(", ")", "[12]", "[3]", "1", ".", "!",
+    " ", "  ", "\n", "\n\n", "\t", "a", "Z", "?", ":", "post:x:1", "\"",
+]
+SOURCES = ["reddit", "TikTok", "x"]
+POST_IDS = ["1", "a:b", "x)y", "t3 z", "12345", "ü%"]
+CHUNK_IDS = ["c-1", "c-2", "chunk-x-1", "nope"]
+LABELS = ["a", "the [viral] clip", "😀", "x\\]y", "", "12", "`]`", "漢 字"]
+
+
+def _passages() -> list[Passage]:
+    docs = [Passage(chunk=Chunk(id=cid, resource_id=f"r-{cid}", chunk_index=i, text=f"text {cid}"),
+                    resource_title=f"Doc {cid}", resource_kind="text")
+            for i, cid in enumerate(["c-1", "c-2"])]
+    post = Passage(chunk=Chunk(id="chunk-x-1", resource_id="ds", chunk_index=0, text="post", text_type="post",
+                               metadata={"source_type": "post", "source": "x", "id": "1"}),
+                   resource_title="posts", resource_kind="post")
+    return [*docs, post]
+
+
+RESOLVER = InMemoryResolver(_passages(), entities=[("pattern", "p1")])
+
+
+def _link(kind: str, label: str, a: str, b: str) -> str:
+    if kind == "post":
+        return f"[{label}](post:{a}:{encode_id(b)})"
+    if kind == "chunk":
+        return f"[{label}](chunk:{a})"
+    if kind == "entity":
+        return f"[{label}](pattern:{b})"
+    return f"[{label}](https://e.com/post:reddit:1/(x))"
+
+
+links = st.builds(
+    _link,
+    st.sampled_from(["post", "post", "chunk", "entity", "md"]),
+    st.sampled_from(LABELS),
+    st.sampled_from(SOURCES + CHUNK_IDS),
+    st.sampled_from(POST_IDS + ["p1", "p2"]),
+)
+weird_text = st.lists(st.sampled_from(WEIRD) | st.text(max_size=3), max_size=6).map("".join)
+raw_texts = st.lists(weird_text | links, max_size=12).map("".join)
+
+
+def _slice(text: str, start: int, end: int, unit: str) -> str:
+    if unit == "codepoint":
+        return text[start:end]
+    if unit == "utf16":
+        return text.encode("utf-16-le")[2 * start:2 * end].decode("utf-16-le")
+    return text.encode("utf-8")[start:end].decode("utf-8")
+
+
+def _check(message: Message) -> None:
+    unit, text = message.offset_unit, message.text
+    occurrences: list[tuple[int, int]] = []
+    numbered = [r for r in message.references if r.citation is not None]
+    assert [r.citation for r in numbered] == list(range(1, len(numbered) + 1))
+    for ref in numbered:
+        marker = f"[{ref.citation}]"
+        assert ref.offset_unit == unit
+        assert _slice(text, ref.start_index, ref.end_index, unit) == marker
+        starts = [o.start_index for o in ref.occurrences]
+        assert starts == sorted(starts) and starts[0] == ref.start_index
+        for occ in ref.occurrences:
+            assert _slice(text, occ.start_index, occ.end_index, unit) == marker
+            occurrences.append((occ.start_index, ref.citation))
+    # first-appearance numbering: reading the markers left to right, each new number is the next one
+    highest = 0
+    for _, n in sorted(occurrences):
+        assert n <= highest + 1
+        highest = max(highest, n)
+    # parts partition the text and locate themselves in the unit
+    assert "".join(p.text for p in message.parts) == text
+    pos = 0
+    for p in message.parts:
+        assert p.text
+        extra = p.model_extra
+        assert extra["start_index"] == pos
+        assert _slice(text, extra["start_index"], extra["end_index"], unit) == p.text
+        pos = extra["end_index"]
+    assert message.grounded == bool(numbered)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(raw=raw_texts, with_resolver=st.booleans())
+def test_slice_rule_partition_and_numbering_in_every_unit(raw, with_resolver):
+    resolver = RESOLVER if with_resolver else None
+    base = cite(raw, resolver=resolver)
+    assert base.offset_unit == "codepoint"
+    _check(base)
+    for unit in UNITS:
+        direct = cite(raw, resolver=resolver, offset_unit=unit)
+        converted = convert_offsets(base, unit)
+        assert direct.model_dump(exclude={"created_at"}) == converted.model_dump(exclude={"created_at"})
+        _check(direct)
+
+
+@settings(max_examples=200, deadline=None)
+@given(raw=raw_texts)
+def test_scanner_is_lossless_and_ordered(raw):
+    tokens = scan(raw)
+    assert "".join(t.text for t in tokens) == raw
+    pos = 0
+    for t in tokens:
+        assert t.start == pos and raw[t.start:t.end] == t.text
+        pos = t.end
+
+
+# Oracle: with filler text that holds no markdown syntax, the expected output is known exactly.
+SAFE = ["😀", "👩\u200d💻", "🇫🇷", "漢字", "e\u0301", "שלום", "𠀋", "a b", ". ", "1", "? ", "\n", " "]
+safe_text = st.lists(st.sampled_from(SAFE), max_size=5).map("".join)
+oracle_links = st.tuples(
+    st.sampled_from(["post", "chunk", "entity"]),
+    st.sampled_from(["a", "the [viral] clip", "漢 字", "😀"]),
+    st.sampled_from(SOURCES),
+    st.sampled_from(POST_IDS),
+    st.sampled_from(CHUNK_IDS),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(items=st.lists(safe_text | oracle_links, max_size=10))
+def test_numbering_matches_an_oracle(items):
+    known_chunks = {"c-1": ("chunk", "c-1"), "c-2": ("chunk", "c-2"), "chunk-x-1": ("post", "x", "1")}
+    raw, expected, keys = [], [], []
+    for item in items:
+        if isinstance(item, str):
+            raw.append(item)
+            expected.append(item)
+            continue
+        kind, label, source, pid, cid = item
+        if kind == "post":
+            raw.append(f"[{label}](post:{source}:{encode_id(pid)})")
+            key: tuple | None = ("post", source.lower(), pid)
+        elif kind == "chunk":
+            raw.append(f"[{label}](chunk:{cid})")
+            key = known_chunks.get(cid)
+        else:
+            raw.append(f"[{label}](pattern:p1)")
+            key = None
+        if key is None:
+            expected.append(label)
+            continue
+        if key not in keys:
+            keys.append(key)
+        expected.append(f"[{keys.index(key) + 1}]")
+    message = cite("".join(raw), resolver=RESOLVER)
+    assert message.text == "".join(expected)
+    got = [(r.type, r.source, r.id) if r.type == "post" else (r.type, r.chunk_id)
+           for r in message.references if r.citation is not None]
+    assert got == keys
+    _check(message)
+
+
+bracket_text = st.lists(st.sampled_from(["[", "]", "(", ")", "1", "23", "[4]", "a", " ", "漢", "😀", ".", "\n"]))
+bracketed = st.lists(bracket_text.map("".join) | links.filter(lambda s: "\\" not in s and "`" not in s),
+                     max_size=10).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(raw=bracketed)
+def test_every_bracketed_number_is_a_marker(raw):
+    """Rule 5 (no code, no backslashes in the input): every ``[N]`` left is a marker."""
+    message = cite(raw, resolver=RESOLVER)
+    found = {m.start() for m in re.finditer(r"\[\d+\]", message.text)}
+    markers = {o.start_index for r in message.references for o in (r.occurrences or [])}
+    assert found == markers
