@@ -14,7 +14,7 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, List, Optional
+from typing import Iterator, List, Optional
 
 import typer
 from rich.console import Console
@@ -164,10 +164,14 @@ def resources(
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    """Entry point of the ``citewell`` script: maps errors to messages and exit codes."""
+    """Entry point of the ``citewell`` script: maps errors to one-line messages and exit codes.
+
+    Usage errors (unknown option, bad value) are reported by typer with exit code 2;
+    ``INVALID_FILTER``/``INVALID_REQUEST`` also exit 2; other citewell errors exit 1;
+    an unexpected exception prints one line (``CITEWELL_DEBUG=1`` re-raises it).
+    """
     try:
-        rc = app(args=argv, standalone_mode=False)
-        sys.exit(rc if isinstance(rc, int) else 0)
+        app(args=argv, prog_name="citewell")
     except ExitError as exc:
         err.print(f"error: {exc}", markup=False)
         sys.exit(exc.exit_code)
@@ -177,17 +181,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     except CitewellError as exc:
         err.print(f"error: {exc.code}: {exc.message}", markup=False)
         sys.exit(1)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        err.print("aborted", markup=False)
+    except KeyboardInterrupt:
+        err.print("interrupted", markup=False)
         sys.exit(130)
-    except Exception as exc:  # click usage errors and anything unexpected: never a traceback
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show(file=sys.stderr)
-            sys.exit(exc.exit_code)
+    except Exception as exc:  # never a traceback to the user
         if os.environ.get("CITEWELL_DEBUG"):
             raise
         err.print(f"error: internal error ({type(exc).__name__}: {exc}); set CITEWELL_DEBUG=1 for details",

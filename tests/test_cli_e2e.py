@@ -1,0 +1,215 @@
+"""End to end through the real ``citewell`` command: sync, ask, cite, print.
+
+Every [N] in an answer must resolve to a reference whose passage contains the cited
+sentence, and ``text[start_index:end_index] == "[N]"`` for every reference.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import CORPUS, copy_corpus_files
+
+FILES = (
+    "pdf/PEPSICO_2023_8K_dated-2023-05-05.pdf",
+    "pdf/FOOTLOCKER_2022_8K_dated-2022-05-20.pdf",
+    "pdf/ocr_test.pdf",
+    "transcripts/twiml-409_deep-learning-ocr_cha-zhang.vtt",
+    "transcripts/twiml-409_deep-learning-ocr_cha-zhang.srt",
+    "transcripts/elephants-dream_captions.en.vtt",
+    "posts/reddit_wallstreetbets_2022-01.jsonl",
+    "posts/stocktwits_2022-06_07.jsonl",
+    "README.md",
+)
+_ESCAPES = re.compile(r"\\([\\\[\]`])")
+_MARKERS = re.compile(r"\s*\[(\d+)\]")
+PEPSI_Q = ("At the PepsiCo annual meeting of shareholders, what was the outcome of the vote on the shareholder "
+           "proposal for a congruency report on net-zero emissions policies?")
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_corpus_files(tmp_path_factory.mktemp("corpus"), *FILES)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("store") / "citewell.sqlite"
+
+
+def run(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "citewell", *args, "--store", str(store)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def ask_json(question: str, corpus: Path, store: Path, *extra: str) -> dict:
+    proc = run("ask", question, "--corpus", str(corpus), "--json", *extra, store=store)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)  # exactly one JSON document: json.loads rejects trailing data
+
+
+def _flat(text: str) -> str:
+    return re.sub(r"\s+", " ", _ESCAPES.sub(r"\1", text)).strip()
+
+
+def check_message(message: dict) -> None:
+    """Offsets, numbering and 'the passage contains the cited sentence' for every [N]."""
+    text = message["text"]
+    numbered = {r["citation"]: r for r in message["references"] if r.get("citation")}
+    assert sorted(numbered) == list(range(1, len(numbered) + 1))
+    for n, ref in numbered.items():
+        assert text[ref["start_index"]:ref["end_index"]] == f"[{n}]"
+        assert ref["offset_unit"] == "codepoint"
+        for occ in ref["occurrences"]:
+            assert text[occ["start_index"]:occ["end_index"]] == f"[{n}]"
+    assert set(int(m) for m in re.findall(r"(?<!\\)\[(\d+)\]", text)) == set(numbered)
+    assert "".join(p["text"] for p in message["parts"]) == text
+    for part in message["parts"]:
+        cited = [int(m) for m in _MARKERS.findall(part["text"])]
+        if not cited:
+            continue
+        sentence = _flat(_MARKERS.sub("", part["text"])).rstrip(".")
+        if sentence.endswith("…"):
+            sentence = sentence[:-1]
+        for n in cited:
+            assert sentence in _flat(numbered[n]["text"]), (sentence, numbered[n]["text"][:200])
+
+
+def test_ask_cites_pdf_pages(corpus: Path, store: Path) -> None:
+    message = ask_json(PEPSI_Q, corpus, store)
+    check_message(message)
+    pepsi = [r for r in message["references"] if r.get("resource_title") == "PEPSICO_2023_8K_dated-2023-05-05"]
+    assert pepsi, message["text"]
+    for ref in pepsi:
+        meta = ref["metadata"]
+        assert meta["source_type"] == "pdf" and 1 <= meta["page"] <= 5
+        assert meta["offset"] and all(0 <= b["top"] <= 1 and 0 <= b["left"] <= 1 for b in meta["offset"])
+        assert all(b["page"] == meta["page"] for b in meta["offset"])
+    assert message["citations"][0]["resource_id"] == message["resource_ids"][0]
+
+
+def test_ask_cites_transcript_moments(corpus: Path, store: Path) -> None:
+    message = ask_json("How has deep learning changed OCR and document understanding?", corpus, store,
+                       "--filter", "kind=transcript")
+    check_message(message)
+    assert message["references"]
+    for ref in message["references"]:
+        meta = ref["metadata"]
+        assert meta["source_type"] == "transcript"
+        assert 0 <= meta["start_time"] <= meta["end_time"] <= 3800
+        assert meta["blocks"] == sorted(meta["blocks"])
+
+
+def test_ask_cites_posts_by_source_and_id(corpus: Path, store: Path) -> None:
+    message = ask_json("Are people buying puts on Activision?", corpus, store, "--filter", "source=reddit")
+    check_message(message)
+    posts = [r for r in message["references"] if r["type"] == "post"]
+    assert posts
+    for ref in posts:
+        assert ref["source"] == "reddit" and ref["id"].startswith(("t3_", "t1_"))
+        assert ref["metadata"]["source_type"] == "post"
+    assert len({(r["source"], r["id"]) for r in posts}) == len(posts)
+    # every post counts as its own resource in citations[]
+    assert [(c["source"], c["id"]) for c in message["citations"]] == [(r["source"], r["id"]) for r in posts]
+
+
+def test_plain_output_and_second_ask_is_immediate(corpus: Path, store: Path) -> None:
+    proc = run("ask", PEPSI_Q, "--corpus", str(corpus), store=store)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "\x1b[" not in out  # plain when piped
+    answer, _, sources = out.partition("\n\nSources:\n")
+    assert re.search(r"\[1\]", answer)
+    first = sources.splitlines()[0]
+    assert re.fullmatch(r"\[1\] PEPSICO_2023_8K_dated-2023-05-05, p\. \d", first), first
+    excerpt = sources.splitlines()[1]
+    assert excerpt.startswith("    ") and len(excerpt.strip()) <= 302
+    assert "ingested" not in proc.stderr and "failed" not in proc.stderr  # nothing new to sync
+
+
+def test_transcript_time_format(corpus: Path, store: Path) -> None:
+    proc = run("ask", "OCR research at Microsoft after one hour", "--corpus", str(corpus), "--filter",
+               "document_name=twiml-409_deep-learning-ocr_cha-zhang.vtt", "-k", "3", store=store)
+    assert proc.returncode == 0, proc.stderr
+    heads = [line for line in proc.stdout.splitlines() if re.match(r"\[\d+\] ", line)]
+    assert heads
+    for head in heads:
+        assert re.search(r", (\d+:)?\d{1,2}:\d{2}–(\d+:)?\d{1,2}:\d{2}$", head), head
+
+
+def test_no_evidence_answer_cites_nothing(corpus: Path, store: Path) -> None:
+    message = ask_json("zyzzyva quokka xylophone", corpus, store)
+    assert message["references"] == [] and message["citations"] == []
+    assert message["text"] and message["grounded"] is False
+
+
+def test_offsets_flag_changes_the_unit(corpus: Path, store: Path) -> None:
+    message = ask_json("Are people buying puts on Activision?", corpus, store, "--offsets", "utf16",
+                       "--filter", "source=reddit")
+    data = message["text"].encode("utf-16-le")
+    for ref in message["references"]:
+        assert ref["offset_unit"] == "utf16"
+        assert data[2 * ref["start_index"]:2 * ref["end_index"]].decode("utf-16-le") == f"[{ref['citation']}]"
+
+
+def test_resources_lists_status_kind_and_warnings(corpus: Path, store: Path) -> None:
+    proc = run("resources", "--json", store=store)
+    assert proc.returncode == 0, proc.stderr
+    items = {r["file_name"]: r for r in json.loads(proc.stdout)}
+    assert items["ocr_test.pdf"]["status"] == "ready" and items["ocr_test.pdf"]["chunk_count"] == 0
+    assert [w["code"] for w in items["ocr_test.pdf"]["warnings"]] == ["NO_TEXT_LAYER"]
+    assert items["reddit_wallstreetbets_2022-01.jsonl"]["kind"] == "post"
+    plain = run("resources", store=store).stdout
+    assert "NO_TEXT_LAYER×1" in plain
+
+
+@pytest.mark.parametrize("args, code", [
+    (("ask", "q", "--filter", "colour=red"), "INVALID_FILTER"),
+    (("ask", "q", "--filter", "fiscal_quarter=Q7"), "INVALID_FILTER"),
+    (("ask", "q", "--offsets", "bytes"), "--offsets"),
+    (("ask", "q", "--corpus", "/nonexistent/folder"), "not a folder"),
+    (("ask", "q", "--bogus"), "No such option"),
+])
+def test_bad_usage_exits_2_with_a_message(store: Path, args: tuple[str, ...], code: str) -> None:
+    proc = run(*args, store=store)
+    assert proc.returncode == 2
+    assert code in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_ingest_exits_1_when_a_file_failed_but_ingests_the_rest(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "bad.pdf").write_bytes(b"garbage")
+    (folder / "ok.txt").write_text("A fine paragraph about turbines.\n", encoding="utf-8")
+    store = tmp_path / "s.sqlite"
+    proc = run("ingest", str(folder), store=store)
+    assert proc.returncode == 1
+    assert "PDF_CORRUPT" in proc.stderr
+    listed = json.loads(run("resources", "--json", store=store).stdout)
+    assert sorted((r["file_name"], r["status"]) for r in listed) == [("bad.pdf", "failed"), ("ok.txt", "ready")]
+
+
+def test_workspace_flag_and_env_scope_everything(tmp_path: Path, corpus: Path) -> None:
+    store = tmp_path / "ws.sqlite"
+    txt = tmp_path / "only"
+    txt.mkdir()
+    (txt / "note.txt").write_text("Turbine maintenance happens every 400 hours.\n", encoding="utf-8")
+    assert run("ingest", str(txt), "--workspace", "alpha", store=store).returncode == 0
+    alpha = json.loads(run("resources", "--json", "--workspace", "alpha", store=store).stdout)
+    beta = json.loads(run("resources", "--json", "--workspace", "beta", store=store).stdout)
+    assert [r["file_name"] for r in alpha] == ["note.txt"] and beta == []
+
+
+def test_shared_corpus_readme_question_runs(store: Path) -> None:
+    """The README's main job, on the real corpus folder the README names (read-only)."""
+    message = ask_json("What was 3M's capital expenditure in FY2022?", CORPUS / "pdf", store, "--filter",
+                       "document_name=3M_2022_10K")
+    check_message(message)
+    assert {r["resource_title"] for r in message["references"]} == {"3M_2022_10K"}
