@@ -279,3 +279,19 @@ def test_manifest_rows_match_by_sha_then_path(engine: Engine, tmp_path: Path) ->
     assert meta["document_category"] == "filing" and meta["document_subcategory"] == "8-K"
     assert meta["fiscal_year"] == 2022 and meta["external_url"] == foot["doc_link"]
     assert by_title["PEPSICO_2023_8K_dated-2023-05-05"].metadata["tickers"] == ["PEP"]
+
+
+def test_corpus_post_keys_and_texts(engine: Engine, tmp_path: Path) -> None:
+    copy_corpus_files(tmp_path, "posts/stocktwits_2022-06_07.jsonl", "posts/reddit_wallstreetbets_2022-01.jsonl")
+    engine.sync(tmp_path)
+    for name, source in (("stocktwits_2022-06_07.jsonl", "stocktwits"), ("reddit_wallstreetbets_2022-01.jsonl", "reddit")):
+        rows = [json.loads(line) for line in (CORPUS / "posts" / name).read_text(encoding="utf-8").splitlines()]
+        found = engine.store.mentions(engine.workspace_id, [(r["source"], str(r["id"])) for r in rows])
+        assert [(m.source, m.id, m.text) for m in found] == [(source, str(r["id"]), r["text"]) for r in rows]
+        for row, mention in zip(rows, found):
+            passage = engine.store.post_passage(engine.workspace_id, source, str(row["id"]))
+            assert passage.chunk.text == row["text"] and passage.chunk.id == mention.chunk_id
+            assert passage.chunk.text_type == "post" and passage.chunk.metadata["created_at"] == row["created_at"]
+    first = engine.store.mentions(engine.workspace_id, [("stocktwits", "468303772")])[0]
+    assert first.author == "user_0001" and first.model_extra["cashtags"] == ["$BTC.X", "$ETH.X"]
+    assert first.model_extra["likes"] == 0 and first.created_at == "2022-06-25T13:39:06Z"

@@ -1,0 +1,88 @@
+"""Settings precedence and manifest mapping (FinanceBench's document file as a manifest)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from citewell import IngestError, UsageError
+from citewell.ingest.manifest import Manifest, entry_from_row, parse_quarter
+from citewell.settings import Settings, default_store_path
+
+from .conftest import CORPUS
+
+
+def test_flag_beats_env_beats_config_beats_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "citewell.toml"
+    config.write_text('store = "/from/config.sqlite"\nworkspace = "cfg"\n', encoding="utf-8")
+    monkeypatch.delenv("CITEWELL_STORE", raising=False)
+    monkeypatch.delenv("CITEWELL_WORKSPACE", raising=False)
+    monkeypatch.setenv("CITEWELL_CONFIG", str(tmp_path / "absent-is-fine-only-when-implicit.toml"))
+    with pytest.raises(UsageError):
+        Settings.resolve()
+    monkeypatch.delenv("CITEWELL_CONFIG")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "empty-config-home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data-home"))
+    assert Settings.resolve() == Settings(store=default_store_path(), workspace="default")
+    assert str(default_store_path()).startswith(str(tmp_path / "data-home"))
+    assert Settings.resolve(config=config) == Settings(store=Path("/from/config.sqlite"), workspace="cfg")
+    monkeypatch.setenv("CITEWELL_STORE", "/from/env.sqlite")
+    monkeypatch.setenv("CITEWELL_WORKSPACE", "envws")
+    assert Settings.resolve(config=config) == Settings(store=Path("/from/env.sqlite"), workspace="envws")
+    assert Settings.resolve(store="/flag.sqlite", workspace="flagws", config=config) == \
+        Settings(store=Path("/flag.sqlite"), workspace="flagws")
+
+
+def test_broken_config_is_a_usage_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("store = [unclosed\n", encoding="utf-8")
+    with pytest.raises(UsageError):
+        Settings.resolve(config=bad)
+
+
+def _docs() -> dict[str, dict]:
+    rows = [json.loads(line) for line in (CORPUS / "eval" / "financebench_dev_docs.jsonl").read_text().splitlines()]
+    return {r["doc_name"]: r for r in rows}
+
+
+def test_financebench_rows_map_to_seed_metadata() -> None:
+    docs = _docs()
+    mmm = entry_from_row(docs["3M_2022_10K"])
+    assert mmm.title == "3M_2022_10K"
+    assert mmm.metadata == {"tickers": ["MMM"], "company_names": ["3M"], "sector": ["Industrials"],
+                            "fiscal_year": 2022, "document_category": "filing", "document_subcategory": "10-K",
+                            "external_url": docs["3M_2022_10K"]["doc_link"]}
+    assert mmm.custom_metadata["page_count"] == 252
+    earnings = entry_from_row(docs["AMCOR_2023Q4_EARNINGS"])
+    assert earnings.metadata["document_category"] == "corporate_data"
+    assert earnings.metadata["document_subcategory"] == "earning"
+    assert earnings.metadata["fiscal_quarter"] == 4
+    q10 = entry_from_row(docs["AMCOR_2023Q2_10Q"])
+    assert (q10.metadata["document_subcategory"], q10.metadata["fiscal_quarter"]) == ("10-Q", 2)
+    k8 = entry_from_row(docs["PEPSICO_2023_8K_dated-2023-05-05"])
+    assert k8.metadata["document_subcategory"] == "8-K" and "fiscal_quarter" not in k8.metadata
+
+
+def test_manifest_lookup_by_sha_then_path(tmp_path: Path) -> None:
+    manifest = Manifest()
+    manifest.load(CORPUS / "eval" / "financebench_dev_docs.jsonl", root=CORPUS)
+    sha = _docs()["ULTABEAUTY_2023Q4_EARNINGS"]["sha256"]
+    assert manifest.lookup(sha256=sha, path=tmp_path / "renamed.pdf").title == "ULTABEAUTY_2023Q4_EARNINGS"
+    by_path = manifest.lookup(sha256="0" * 64, path=CORPUS / "pdf" / "BOEING_2022_10K.pdf")
+    assert by_path is not None and by_path.metadata["tickers"] == ["BA"]
+    assert manifest.lookup(sha256="0" * 64, path=tmp_path / "other.pdf") is None
+
+
+def test_bad_manifest_rows_name_their_line(tmp_path: Path) -> None:
+    bad = tmp_path / "m.jsonl"
+    bad.write_text('{"path": "a.pdf", "title": "A"}\n{"path": "b.pdf", "fiscal_quarter": 7}\n', encoding="utf-8")
+    with pytest.raises(IngestError) as info:
+        Manifest().load(bad)
+    assert info.value.code == "JSONL_MALFORMED" and "line 2" in info.value.message
+
+
+@pytest.mark.parametrize("raw, quarter", [(4, 4), ("4", 4), ("Q4", 4), ("q1", 1), (None, None), ("", None)])
+def test_quarters(raw: object, quarter: int | None) -> None:
+    assert parse_quarter(raw) == quarter
