@@ -32,8 +32,6 @@ from citewell.ingest.pdf_layout import ChunkPlan, Frame, Seg, make_blocks, make_
 
 __all__ = ["extract_pdf"]
 
-#: Bump when chunk boundaries, texts or boxes change (chunk ids depend on it).
-
 _CHUNK_SEP = "\n\n"
 _SPACES = {0x20, 0x09, 0xA0, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006,
            0x2007, 0x2008, 0x2009, 0x200A, 0x202F, 0x205F, 0x3000, 0x0B, 0x0C}

@@ -28,7 +28,8 @@ from .manifest import AUTO_MANIFEST, Manifest, ManifestEntry
 from .posts import NOT_A_POSTS_FILE, extract_posts, is_posts_file
 from .text import extract_text
 
-#: Bumped when an extractor's output changes; part of every chunk id.
+#: Bump an entry when that extractor's chunk boundaries, texts or provenance change: it is
+#: part of every chunk id, and a failed row is retried only under a new version.
 EXTRACTOR_VERSIONS = {"pdf": "pdf-1", "vtt": "vtt-1", "srt": "srt-1", "text": "text-1", "md": "text-1",
                       "posts": "posts-1"}
 FORMATS = {".pdf": "pdf", ".vtt": "vtt", ".srt": "srt", ".txt": "text", ".md": "md", ".markdown": "md",
