@@ -1,4 +1,4 @@
-"""BM25 retrieval over the store's full-text index (SQLite FTS5 in the embedded store)."""
+"""BM25 retrieval over the store's full-text index, then a deterministic rerank."""
 
 from __future__ import annotations
 
@@ -6,24 +6,72 @@ from typing import Sequence
 
 from ..models import Passage
 from ..store.base import Condition, Store
-from .query import question_terms
+from .query import search_terms
+from .rerank import Reranker, resource_context, resource_priors
+from .terms import question_concepts
 
 
 class BM25Retriever:
-    """Ranks a workspace's chunks by BM25 over their text and their resource's title.
+    """Ranks a workspace's chunks: a BM25 candidate pool, reranked.
 
     ``store`` is any :class:`~citewell.store.base.Store`; ``workspace_id`` scopes every
-    search. Any question term may match (OR); BM25 weighs rare terms up.
+    search. Steps:
+
+    1. the pool: the best ``max(pool_min, pool_factor × k)`` chunks by BM25 over chunk
+       text and resource title, any term of :func:`~citewell.retrieve.query.search_terms`
+       matching (question words and the words of their expansions);
+    2. resources the question names (:func:`~citewell.retrieve.rerank.resource_priors`:
+       a ticker, a company name, a title word) add their own best ``pool_min`` chunks to
+       the pool, so that a question about one company is not drowned by other documents;
+    3. :class:`~citewell.retrieve.rerank.Reranker` rescores the pool with concept
+       coverage (IDF from :meth:`Store.term_counts`), phrase proximity, BM25, a table
+       bonus for questions asking for a figure and the resource prior, and keeps ``k``.
+
+    ``reranker=None`` uses a default :class:`Reranker`; ``rerank=False`` returns the
+    plain BM25 order (ranks 1..k, ``score`` = negated FTS5 bm25).
     """
 
-    def __init__(self, store: Store, workspace_id: str) -> None:
+    def __init__(self, store: Store, workspace_id: str, *, reranker: Reranker | None = None,
+                 rerank: bool = True, pool_min: int = 50, pool_factor: int = 10) -> None:
         self.store = store
         self.workspace_id = workspace_id
+        self.reranker = reranker or Reranker()
+        self.rerank = rerank
+        self.pool_min = pool_min
+        self.pool_factor = pool_factor
 
     def retrieve(self, question: str, *, k: int, conditions: Sequence[Condition] = (),
                  under: str | None = None) -> list[Passage]:
         """Top ``k`` passages for ``question`` (see :class:`~citewell.retrieve.base.Retriever`)."""
-        terms = question_terms(question)
+        terms = search_terms(question)
         if not terms or k <= 0:
             return []
-        return self.store.search_text(self.workspace_id, terms, limit=k, conditions=conditions, under=under)
+        if not self.rerank:
+            return self.store.search_text(self.workspace_id, terms, limit=k, conditions=conditions, under=under)
+        limit = max(self.pool_min, self.pool_factor * k)
+        pool = self.store.search_text(self.workspace_id, terms, limit=limit, conditions=conditions, under=under)
+        if not pool:
+            return []
+        resources = self.store.resources(self.workspace_id, statuses=["ready"], under=under)
+        priors = resource_priors(question, resources)
+        pooled = {p.chunk.resource_id for p in pool}
+        if priors and len(pooled) > 1 or any(rid not in pooled for rid in priors):
+            named = tuple(sorted(priors))
+            extra = self.store.search_text(
+                self.workspace_id, terms, limit=self.pool_min, under=under,
+                conditions=[*conditions, Condition(key="resource_id", op="eq", values=named)])
+            pool = _merge(pool, extra)
+        wanted = {p.chunk.resource_id for p in pool}
+        contexts = {r.id: resource_context(r) for r in resources if r.id in wanted}
+        groups = list(dict.fromkeys(words for c in question_concepts(question) for words in c.words))
+        n, counts = self.store.term_counts(self.workspace_id, groups)
+        return self.reranker.rerank(question, pool, k=k, counts=(n, dict(zip(groups, counts))),
+                                    contexts=contexts, priors=priors)
+
+
+def _merge(first: list[Passage], second: list[Passage]) -> list[Passage]:
+    """``first`` then the passages of ``second`` not in it, all in BM25 score order."""
+    seen = {p.chunk.id for p in first}
+    merged = first + [p for p in second if p.chunk.id not in seen]
+    order = {id(p): i for i, p in enumerate(merged)}
+    return sorted(merged, key=lambda p: (-p.score, order[id(p)]))

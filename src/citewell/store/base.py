@@ -131,6 +131,16 @@ class Store(Protocol):
         """
         ...
 
+    def term_counts(self, workspace_id: str, groups: Sequence[Sequence[str]]) -> tuple[int, list[int]]:
+        """Document frequencies for ranking: ``(n, counts)``.
+
+        ``n`` is the number of searchable chunks (of ready resources) in the workspace;
+        ``counts[i]`` is how many of them have every word of ``groups[i]`` in their text
+        (the title is not counted). Words are plain words, matched as the full-text
+        index matches them (stemmed the same way); an empty group counts 0.
+        """
+        ...
+
     def close(self) -> None:
         """Release connections."""
         ...

@@ -499,6 +499,31 @@ class SQLiteStore:
         rows = self._conn().execute(sql, params + args + [limit]).fetchall()
         return [self._passage_from_row(row, score=-float(row["rank_score"]), rank=i + 1) for i, row in enumerate(rows)]
 
+    def term_counts(self, workspace_id: str, groups: Sequence[Sequence[str]]) -> tuple[int, list[int]]:
+        """Chunk count and per-group document frequencies (see :class:`Store.term_counts`).
+
+        Each group is one FTS5 query on the text column, ``text : ("a" AND "b")``, every
+        word quoted as in :func:`fts_query`.
+        """
+        conn = self._conn()
+        scope = ("FROM chunks c JOIN resources r ON r.id = c.resource_id "
+                 "WHERE c.workspace_id = ? AND r.status = 'ready'")
+        total = int(conn.execute(f"SELECT count(*) {scope}", (workspace_id,)).fetchone()[0])
+        counts: list[int] = []
+        for group in groups:
+            quoted = ['"' + w.replace('"', '""') + '"' for w in group if w.strip()]
+            if not quoted:
+                counts.append(0)
+                continue
+            query = "text : (" + " AND ".join(quoted) + ")"
+            row = conn.execute(
+                "SELECT count(*) FROM chunk_fts JOIN chunks c ON c.rowid = chunk_fts.rowid "
+                "JOIN resources r ON r.id = c.resource_id "
+                "WHERE chunk_fts MATCH ? AND c.workspace_id = ? AND r.status = 'ready'",
+                (query, workspace_id)).fetchone()
+            counts.append(int(row[0]))
+        return total, counts
+
     @staticmethod
     def _filter_sql(conditions: Sequence[Condition]) -> tuple[str, list[Any]]:
         """Translate conditions to ``AND …`` SQL over ``r`` (resources) and ``c`` (chunks)."""
