@@ -127,7 +127,7 @@ def test_plain_output_and_second_ask_is_immediate(corpus: Path, store: Path) -> 
     answer, _, sources = out.partition("\n\nSources:\n")
     assert re.search(r"\[1\]", answer)
     first = sources.splitlines()[0]
-    assert re.fullmatch(r"\[1\] PEPSICO_2023_8K_dated-2023-05-05, p\. \d", first), first
+    assert re.fullmatch(r"\[1\] PEPSICO_2023_8K_dated-2023-05-05\.pdf, p\. \d", first), first
     excerpt = sources.splitlines()[1]
     assert excerpt.startswith("    ") and len(excerpt.strip()) <= 302
     assert "ingested" not in proc.stderr and "failed" not in proc.stderr  # nothing new to sync

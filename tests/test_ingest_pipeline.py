@@ -295,3 +295,43 @@ def test_corpus_post_keys_and_texts(engine: Engine, tmp_path: Path) -> None:
     first = engine.store.mentions(engine.workspace_id, [("stocktwits", "468303772")])[0]
     assert first.author == "user_0001" and first.model_extra["cashtags"] == ["$BTC.X", "$ETH.X"]
     assert first.model_extra["likes"] == 0 and first.created_at == "2022-06-25T13:39:06Z"
+
+
+def test_a_fixed_file_retires_its_failed_attempt(engine: Engine, tmp_path: Path) -> None:
+    note = tmp_path / "note.txt"
+    note.write_bytes("Caf\xe9".encode("latin-1"))
+    failed = engine.sync(tmp_path).outcomes[0]
+    assert (failed.action, failed.code) == ("failed", "TEXT_ENCODING")
+    note.write_text("Café menus list twelve dishes.\n", encoding="utf-8")
+    fixed = engine.sync(tmp_path).outcomes[0]
+    assert fixed.action == "ingested"
+    old = engine.store.resource(engine.workspace_id, failed.resource_id)
+    assert old.status == "superseded" and old.error is not None and old.error.code == "TEXT_ENCODING"
+    assert engine.resources(statuses=["failed"]) == []
+    # the broken bytes come back: the old row is failed again, never "ready" without chunks
+    note.write_bytes("Caf\xe9".encode("latin-1"))
+    again = engine.sync(tmp_path).outcomes[0]
+    assert (again.action, again.code, again.resource_id) == ("failed", "TEXT_ENCODING", failed.resource_id)
+    assert engine.store.resource(engine.workspace_id, failed.resource_id).status == "failed"
+    assert engine.store.resource(engine.workspace_id, fixed.resource_id).status == "ready"
+
+
+def test_manifest_paths_are_relative_to_the_ingested_folder(engine: Engine, tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("Alpha report on turbines.\n", encoding="utf-8")
+    manifest = tmp_path / "elsewhere" / "m.jsonl"
+    manifest.parent.mkdir()
+    manifest.write_text(json.dumps({"path": "a.txt", "title": "Alpha", "ticker": "ALP"}) + "\n"
+                        + json.dumps({"path": "nope.txt", "title": "Ghost"}) + "\n", encoding="utf-8")
+    report = engine.ingest([folder], manifests=[manifest])
+    assert [r.title for r in engine.resources()] == ["Alpha"]
+    assert report.manifest_unmatched == [f"{manifest}:2"]
+
+
+def test_missing_manifest_is_reported(engine: Engine, tmp_path: Path) -> None:
+    from citewell import IngestError
+
+    with pytest.raises(IngestError) as info:
+        engine.sync(tmp_path, manifests=[tmp_path / "absent.jsonl"])
+    assert info.value.code == "MANIFEST_NOT_FOUND"

@@ -255,6 +255,7 @@ def test_teams_style_short_timestamps_and_voices() -> None:
         "end_time": 1.13,
         "blocks": [0, 1],
         "speakers": ["Speaker 1", "Speaker 2"],
+        "cue_times": [[0.0, 0.57], [0.21, 1.13]],
     }
 
 

@@ -67,7 +67,7 @@ def test_financebench_rows_map_to_seed_metadata() -> None:
 
 def test_manifest_lookup_by_sha_then_path(tmp_path: Path) -> None:
     manifest = Manifest()
-    manifest.load(CORPUS / "eval" / "financebench_dev_docs.jsonl", root=CORPUS)
+    manifest.load(CORPUS / "eval" / "financebench_dev_docs.jsonl", roots=[CORPUS])
     sha = _docs()["ULTABEAUTY_2023Q4_EARNINGS"]["sha256"]
     assert manifest.lookup(sha256=sha, path=tmp_path / "renamed.pdf").title == "ULTABEAUTY_2023Q4_EARNINGS"
     by_path = manifest.lookup(sha256="0" * 64, path=CORPUS / "pdf" / "BOEING_2022_10K.pdf")
@@ -86,3 +86,19 @@ def test_bad_manifest_rows_name_their_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize("raw, quarter", [(4, 4), ("4", 4), ("Q4", 4), ("q1", 1), (None, None), ("", None)])
 def test_quarters(raw: object, quarter: int | None) -> None:
     assert parse_quarter(raw) == quarter
+
+
+def test_config_mistakes_are_usage_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CITEWELL_STORE", raising=False)
+    monkeypatch.delenv("CITEWELL_WORKSPACE", raising=False)
+    typo = tmp_path / "typo.toml"
+    typo.write_text('stor = "x.sqlite"\n', encoding="utf-8")
+    with pytest.raises(UsageError) as info:
+        Settings.resolve(config=typo)
+    assert "stor" in info.value.message
+    with pytest.raises(UsageError):
+        Settings.resolve(workspace="  ", config=None)
+    relative = tmp_path / "conf" / "citewell.toml"
+    relative.parent.mkdir()
+    relative.write_text('store = "data/c.sqlite"\n', encoding="utf-8")
+    assert Settings.resolve(config=relative).store == tmp_path / "conf" / "data" / "c.sqlite"

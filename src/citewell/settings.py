@@ -19,6 +19,7 @@ from .errors import UsageError
 
 APP = "citewell"
 DEFAULT_WORKSPACE = "default"
+CONFIG_KEYS = ("store", "workspace")
 
 
 def default_store_path() -> Path:
@@ -58,13 +59,32 @@ class Settings:
         """Resolve each setting from flag, then ``CITEWELL_STORE``/``CITEWELL_WORKSPACE``,
         then the config file (``CITEWELL_CONFIG`` or the default path), then the default.
 
-        Raises :class:`UsageError` for an unreadable config file or an empty workspace name.
+        A relative ``store`` in a config file is relative to that file's folder. Raises
+        :class:`UsageError` for an unreadable config file, unknown config keys or an empty
+        workspace name.
         """
         config_path = config or os.environ.get("CITEWELL_CONFIG") or None
-        file_values = _load_config(Path(config_path).expanduser() if config_path else None)
-        store_value = store or os.environ.get("CITEWELL_STORE") or file_values.get("store")
-        ws_value = workspace or os.environ.get("CITEWELL_WORKSPACE") or file_values.get("workspace")
-        ws = str(ws_value or DEFAULT_WORKSPACE).strip()
+        explicit = Path(config_path).expanduser() if config_path else None
+        file_values = _load_config(explicit)
+        unknown = sorted(set(file_values) - set(CONFIG_KEYS))
+        if unknown:
+            raise UsageError(f"config file {explicit or default_config_path()}: unknown key(s) {', '.join(unknown)}; "
+                             f"known: {', '.join(CONFIG_KEYS)}")
+        store_path: Path | None = None
+        if store is not None:
+            store_path = Path(store).expanduser()
+        elif os.environ.get("CITEWELL_STORE"):
+            store_path = Path(os.environ["CITEWELL_STORE"]).expanduser()
+        elif file_values.get("store"):
+            # a relative path in a config file is relative to that file's folder
+            store_path = ((explicit or default_config_path()).parent / str(file_values["store"])).expanduser()
+        if workspace is not None:
+            ws = workspace
+        elif os.environ.get("CITEWELL_WORKSPACE") is not None:
+            ws = os.environ["CITEWELL_WORKSPACE"]
+        else:
+            ws = str(file_values.get("workspace", DEFAULT_WORKSPACE))
+        ws = ws.strip()
         if not ws:
             raise UsageError("the workspace name is empty")
-        return cls(store=Path(store_value).expanduser() if store_value else default_store_path(), workspace=ws)
+        return cls(store=store_path or default_store_path(), workspace=ws)

@@ -253,6 +253,7 @@ def _reference(src: _Source) -> Reference:
             chunk_id=chunk.id,
             resource_id=chunk.resource_id,
             resource_title=src.passage.resource_title,
+            file_name=src.passage.file_name,
             chunk_index=chunk.chunk_index,
             text=chunk.text,
             text_type=chunk.text_type,

@@ -14,7 +14,7 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, get_args
 
 import typer
 from rich.console import Console
@@ -23,7 +23,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..engine import OFFSET_UNITS, Engine
 from ..errors import CitewellError, FilterError, UsageError
 from ..ingest.pipeline import IngestReport, ProgressCallback
+from ..models import ResourceStatus
 from ..settings import Settings
+
+RESOURCE_STATUSES: tuple[str, ...] = get_args(ResourceStatus)
 from .render import render_answer
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -64,6 +67,12 @@ def _progress(enabled: bool) -> Iterator[ProgressCallback | None]:
         yield callback
 
 
+def _check_manifests(manifests: Optional[List[Path]]) -> None:
+    missing = [str(m) for m in manifests or [] if not m.is_file()]
+    if missing:
+        raise ExitError(f"MANIFEST_NOT_FOUND: no such manifest file: {', '.join(missing)}", 2)
+
+
 def _report(report: IngestReport, *, verbose: bool) -> None:
     """Print failures, skips and warnings of an ingest run to stderr."""
     for o in report.outcomes:
@@ -80,13 +89,16 @@ def _report(report: IngestReport, *, verbose: bool) -> None:
         summary += f", {len(report.missing)} now missing"
     if summary and (verbose or counts["ingested"] or counts["failed"] or report.missing):
         err.print(summary, markup=False)
+    if report.manifest_unmatched:
+        shown = ", ".join(report.manifest_unmatched[:3]) + (" …" if len(report.manifest_unmatched) > 3 else "")
+        err.print(f"warning: {len(report.manifest_unmatched)} manifest row(s) matched no file: {shown}", markup=False)
 
 
 @app.command()
 def ask(
     question: str = typer.Argument(..., help="The question to answer."),
     corpus: Optional[Path] = typer.Option(None, "--corpus", help="Sync this folder first and search only its files."),
-    k: int = typer.Option(5, "-k", "--k", min=1, max=100, help="Passages to retrieve."),
+    k: int = typer.Option(5, "-k", min=1, max=100, help="Passages to retrieve."),
     filters: Optional[List[str]] = typer.Option(None, "--filter", help="KEY=VALUE (repeatable), e.g. ticker=MMM."),
     max_sentences: int = typer.Option(5, "--max-sentences", min=1, max=20, help="Sentences in the answer."),
     as_json: bool = typer.Option(False, "--json", help="Print the canonical Message as one JSON document."),
@@ -100,6 +112,9 @@ def ask(
         raise ExitError(f"--offsets must be one of {', '.join(OFFSET_UNITS)}", 2)
     if corpus is not None and not corpus.is_dir():
         raise ExitError(f"--corpus {corpus}: not a folder", 2)
+    if manifests and corpus is None:
+        raise ExitError("--manifest applies while syncing: give --corpus DIR too (or use citewell ingest)", 2)
+    _check_manifests(manifests)
     from ..generate import ExtractiveGenerator
 
     with _engine(store, workspace, config) as engine:
@@ -108,6 +123,9 @@ def ask(
             with _progress(True) as callback:
                 report = engine.sync(corpus, manifests=manifests or [], progress=callback)
             _report(report, verbose=False)
+        elif not engine.resources(statuses=["ready"]):
+            err.print(f"note: workspace {engine.workspace!r} has no ingested files yet; use --corpus DIR or "
+                      "citewell ingest PATH", markup=False)
         message = engine.ask(question, k=k, filters=filters or None, corpus=corpus, sync=False, offsets=offsets)
     if as_json:
         sys.stdout.write(json.dumps(message.model_dump(mode="json"), ensure_ascii=False) + "\n")
@@ -131,6 +149,7 @@ def ingest(
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         raise ExitError(f"no such file or folder: {', '.join(missing)}", 2)
+    _check_manifests(manifests)
     with _engine(store, workspace, config) as engine:
         with _progress(True) as callback:
             report = engine.ingest(paths, manifests=manifests or [], progress=callback)
@@ -148,11 +167,21 @@ def resources(
     store: Optional[Path] = StoreOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """List the workspace's resources with status, kind and warnings."""
+    statuses = [s.strip().lower() for s in status or []]
+    bad = [s for s in statuses if s not in RESOURCE_STATUSES]
+    if bad:
+        raise ExitError(f"--status {', '.join(bad)}: expected one of {', '.join(RESOURCE_STATUSES)}", 2)
     with _engine(store, workspace, config) as engine:
-        items = engine.resources(statuses=status or None)
+        items = engine.resources(statuses=statuses or None)
+        name = engine.workspace
     if as_json:
         sys.stdout.write(json.dumps([r.model_dump(mode="json") for r in items], ensure_ascii=False) + "\n")
         return
+    if not items:
+        err.print(f"no resources in workspace {name!r}" + (f" with status {', '.join(statuses)}" if statuses else ""),
+                  markup=False)
+        return
+    sys.stdout.write(f"{'id':<36}  {'status':<10} {'kind':<10} {'chunks':>6}  title (file)\n")
     for r in items:
         extra = f"  {r.error.code}: {r.error.message}" if r.error else ""
         if r.warnings:
@@ -160,7 +189,8 @@ def resources(
             for w in r.warnings:
                 codes[w.code] = codes.get(w.code, 0) + 1
             extra += "  warnings: " + ", ".join(f"{c}×{n}" for c, n in sorted(codes.items()))
-        sys.stdout.write(f"{r.id}  {r.status:<10} {(r.kind or '-'):<10} {r.chunk_count:>5}  {r.title}{extra}\n")
+        sys.stdout.write(f"{r.id}  {r.status:<10} {(r.kind or '-'):<10} {r.chunk_count:>6}  "
+                         f"{r.title} ({r.file_name}){extra}\n")
 
 
 def main(argv: Optional[List[str]] = None) -> None:

@@ -9,6 +9,7 @@ past an hour) for transcripts, ``source/id`` for posts, a character range for te
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from ..models import Message, Reference
 
@@ -31,9 +32,55 @@ def format_time(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-def where(ref: Reference) -> str:
-    """Human location of a reference: ``p. 48``, ``59:59–1:00:17``, ``reddit/t3_x``, ``chars 0–120``."""
+def _flat_with_map(text: str) -> tuple[str, list[int]]:
+    """``text`` with whitespace runs collapsed to one space, and for each flat character
+    the index of the original character it came from."""
+    flat: list[str] = []
+    origin: list[int] = []
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            if flat and flat[-1] != " ":
+                flat.append(" ")
+                origin.append(i)
+            continue
+        flat.append(ch)
+        origin.append(i)
+    return "".join(flat), origin
+
+
+def cue_range(ref: Reference, sentence: str) -> tuple[float, float] | None:
+    """Start and end (seconds) of the cues of a transcript passage that hold ``sentence``.
+
+    Uses ``metadata.cue_times`` (one ``[start, end]`` per line of the chunk text); None
+    when the passage has no cue times or the sentence is not found in it.
+    """
     meta = ref.metadata or {}
+    times = meta.get("cue_times")
+    text = ref.text or ""
+    if not times or not sentence:
+        return None
+    flat, origin = _flat_with_map(text)
+    probe = _SPACE.sub(" ", sentence).strip().rstrip(".!?…")
+    pos = flat.find(probe) if probe else -1
+    if pos < 0:
+        return None
+    first = text.count("\n", 0, origin[pos])
+    last = text.count("\n", 0, origin[pos + len(probe) - 1])
+    if last >= len(times):
+        return None
+    return times[first][0], max(t[1] for t in times[first:last + 1])
+
+
+def where(ref: Reference, sentence: str | None = None) -> str:
+    """Human location of a reference: ``p. 48``, ``59:59–1:00:17``, ``reddit/t3_x``, ``chars 0–120``.
+
+    For a transcript, ``sentence`` (the cited sentence) narrows the time range to the
+    cues that hold it.
+    """
+    meta = ref.metadata or {}
+    moment = cue_range(ref, sentence) if sentence and "start_time" in meta else None
+    if moment is not None:
+        return f"{format_time(moment[0])}–{format_time(moment[1])}"
     if ref.type == "post" or meta.get("source_type") == "post":
         return f"{ref.source or meta.get('source')}/{ref.id or meta.get('id')}"
     if "page" in meta:
@@ -85,8 +132,12 @@ def render_answer(message: Message, *, full: bool = False) -> str:
         lines.append("Sources:")
         for ref in numbered:
             title = ref.resource_title or (f"{ref.source} post" if ref.type == "post" else "")
+            file_name = (ref.model_extra or {}).get("file_name")
+            if file_name and ref.type != "post":  # the file name tells a .vtt from its .srt twin
+                title = file_name if title == Path(file_name).stem else f"{title} ({file_name})"
             head = f"[{ref.citation}] {title}"
-            loc = where(ref)
+            cited = _cited_sentences(message, ref)
+            loc = where(ref, cited[0] if cited else None)
             lines.append(head + (f", {loc}" if loc else ""))
             body = excerpt(message, ref, full=full)
             if body:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ..errors import IngestError
 
@@ -43,9 +43,11 @@ _DOC_TYPES = {
 
 @dataclass
 class ManifestEntry:
-    """Metadata for one file: ``title`` (or None), typed ``metadata``, ``custom_metadata``."""
+    """Metadata for one file: ``title`` (or None), typed ``metadata``, ``custom_metadata``;
+    ``origin`` is ``"<manifest path>:<line>"`` (empty for rows built in code)."""
 
     title: str | None = None
+    origin: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
     custom_metadata: dict[str, Any] = field(default_factory=dict)
 
@@ -126,20 +128,30 @@ class Manifest:
     def __init__(self) -> None:
         self._by_sha: dict[str, ManifestEntry] = {}
         self._by_path: dict[str, ManifestEntry] = {}
+        self._rows: list[ManifestEntry] = []
+        self._matched: set[int] = set()
 
     def __len__(self) -> int:
-        return len(self._by_sha) + len(self._by_path)
+        return len(self._rows)
 
-    def load(self, path: Path, *, root: Path | None = None) -> None:
-        """Read a manifest JSONL file; paths in it are relative to ``root`` or its folder.
+    def unmatched(self) -> list[str]:
+        """Origins (``"manifest:line"``) of rows that no looked-up file matched so far."""
+        return [e.origin for e in self._rows if id(e) not in self._matched]
 
-        Raises :class:`IngestError` ``JSONL_MALFORMED`` naming the first bad line.
+    def load(self, path: Path, *, roots: Sequence[Path] = ()) -> None:
+        """Read a manifest JSONL file; paths in it are relative to one of ``roots`` (the
+        corpus roots) or to the manifest's own folder.
+
+        Raises :class:`IngestError` ``MANIFEST_NOT_FOUND`` when the file cannot be read,
+        ``JSONL_MALFORMED`` naming the first bad line.
         """
         try:
             text = path.read_text(encoding="utf-8-sig")
+        except FileNotFoundError as exc:
+            raise IngestError(f"manifest {path} does not exist", code="MANIFEST_NOT_FOUND") from exc
         except (OSError, UnicodeDecodeError) as exc:
             raise IngestError(f"manifest {path}: cannot read ({exc})", code="JSONL_MALFORMED") from exc
-        bases = [b for b in (root, path.parent) if b is not None]
+        bases = [*roots, path.parent]
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
@@ -148,9 +160,11 @@ class Manifest:
                 if not isinstance(row, dict):
                     raise ValueError("a row must be a JSON object")
                 entry = entry_from_row(row)
+                entry.origin = f"{path}:{number}"
             except (ValueError, TypeError) as exc:
                 raise IngestError(f"manifest {path}: line {number}: {exc}", code="JSONL_MALFORMED",
                                   line=number) from exc
+            self._rows.append(entry)
             if isinstance(row.get("sha256"), str):
                 self._by_sha[row["sha256"].lower()] = entry
             for key in ("path", "file", "pdf_path"):
@@ -160,4 +174,7 @@ class Manifest:
 
     def lookup(self, *, sha256: str, path: Path) -> ManifestEntry | None:
         """The entry for a file: by ``sha256`` first, then by its resolved path."""
-        return self._by_sha.get(sha256.lower()) or self._by_path.get(str(path.resolve()))
+        entry = self._by_sha.get(sha256.lower()) or self._by_path.get(str(path.resolve()))
+        if entry is not None:
+            self._matched.add(id(entry))
+        return entry

@@ -63,6 +63,8 @@ class IngestReport:
 
     outcomes: list[FileOutcome] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    #: ``"manifest:line"`` of manifest rows that matched no file of this run.
+    manifest_unmatched: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> list[FileOutcome]:
@@ -134,16 +136,20 @@ class Ingestor:
         report = IngestReport()
         jobs: list[tuple[Path, Path, bool]] = []
         manifest = Manifest()
+        roots: list[Path] = []
         for raw in paths:
             path = Path(raw).expanduser().resolve()
             if path.is_dir():
+                roots.append(path)
                 self._auto_manifest(manifest, path)
                 jobs += [(p, path, False) for p in walk(path, exclude=self._exclude)]
             else:
+                roots.append(path.parent)
                 jobs.append((path, path.parent, True))
         for m in manifests:
-            manifest.load(Path(m).expanduser().resolve())
+            manifest.load(Path(m).expanduser().resolve(), roots=roots)
         self._run(jobs, manifest, report, progress)
+        report.manifest_unmatched = manifest.unmatched()
         return report
 
     def sync(self, directory: Path, *, manifests: Sequence[Path] = (),
@@ -156,10 +162,11 @@ class Ingestor:
         manifest = Manifest()
         self._auto_manifest(manifest, root)
         for m in manifests:
-            manifest.load(Path(m).expanduser().resolve(), root=root)
+            manifest.load(Path(m).expanduser().resolve(), roots=[root])
         report = IngestReport()
         files = walk(root, exclude=self._exclude)
         self._run([(p, root, False) for p in files], manifest, report, progress)
+        report.manifest_unmatched = manifest.unmatched()
         report.missing = self.store.mark_missing(self.workspace_id, str(root), [str(p) for p in files])
         return report
 
@@ -168,7 +175,7 @@ class Ingestor:
     def _auto_manifest(manifest: Manifest, root: Path) -> None:
         auto = root / AUTO_MANIFEST
         if auto.is_file():
-            manifest.load(auto, root=root)
+            manifest.load(auto, roots=[root])
 
     def _run(self, jobs: list[tuple[Path, Path, bool]], manifest: Manifest, report: IngestReport,
              progress: ProgressCallback | None) -> None:
@@ -204,12 +211,12 @@ class Ingestor:
         sha = hashlib.sha256(data).hexdigest()
         existing = self.store.resource_by_sha(self.workspace_id, sha)
         version = EXTRACTOR_VERSIONS[fmt]
-        if existing is not None and (existing.status != "failed" or existing.extractor_version == version):
+        if existing is not None and (existing.error is None or existing.extractor_version == version):
             self.store.link_path(self.workspace_id, str(path), existing, size_bytes=st.st_size,
                                  mtime_ns=st.st_mtime_ns)
             action = "unchanged" if record and record.last_sha256 == sha else "linked"
             outcome = self._unchanged(path, existing.id, manifest, sha)
-            outcome.action = "failed" if existing.status == "failed" else (
+            outcome.action = "failed" if existing.error is not None else (
                 outcome.action if outcome.action == "updated" else action)
             if existing.error:
                 outcome.code, outcome.message = existing.error.code, existing.error.message
@@ -239,7 +246,7 @@ class Ingestor:
 
     def _unchanged(self, path: Path, resource_id: str, manifest: Manifest, sha: str) -> FileOutcome:
         """Skip a known file, but apply a manifest row that changed since it was ingested."""
-        entry = manifest.lookup(sha256=sha, path=path) if len(manifest) else None
+        entry = manifest.lookup(sha256=sha, path=path)
         resource = self.store.resource(self.workspace_id, resource_id)
         if resource.status == "failed":
             return FileOutcome(str(path), "failed", resource.id, resource.error.code if resource.error else None,
@@ -258,7 +265,7 @@ class Ingestor:
 
     def _resource(self, path: Path, data: bytes, sha: str, fmt: str | None, manifest: Manifest,
                   extraction: Extraction | None) -> Resource:
-        entry: ManifestEntry | None = manifest.lookup(sha256=sha, path=path) if len(manifest) else None
+        entry: ManifestEntry | None = manifest.lookup(sha256=sha, path=path)
         metadata: dict[str, Any] = dict(extraction.metadata) if extraction else {}
         metadata.pop("pdf_title", None)
         if entry:

@@ -637,6 +637,7 @@ def _extraction(parsed: TranscriptParse, *, media_type: str, name: str) -> Extra
                     "end_time": _seconds(max(c.end_ms for c in group)),
                     "blocks": [c.index for c in group],
                     "speakers": speakers,
+                    "cue_times": [[c.start, _seconds(c.end_ms)] for c in group],
                 },
             )
         )
@@ -661,7 +662,9 @@ def extract_vtt(data: bytes, *, name: str) -> Extraction:
     ``data``: the file's bytes (UTF-8, BOM optional); ``name``: its file name, used in
     messages. Each chunk is a passage of consecutive cues (:func:`group_cues`) with
     ``metadata = {"source_type": "transcript", "start_time": s, "end_time": s,
-    "blocks": [cue positions], "speakers": [...]}`` (seconds, float, ms precision).
+    "blocks": [cue positions], "speakers": [...], "cue_times": [[start, end], …]}``
+    (seconds, float, ms precision; ``cue_times[i]`` belongs to line ``i`` of the chunk
+    text and to ``blocks[i]``, so a quoted sentence can be located to its cues).
     ``Extraction.metadata``: ``cue_count``, ``duration`` (seconds) and header fields
     such as ``language``. ``warnings``: ``CUE_DROPPED`` with ``line``.
 

@@ -250,7 +250,7 @@ class SQLiteStore:
     def _upsert_file(self, conn: sqlite3.Connection, workspace_id: str, path: str, resource: Resource,
                      size_bytes: int, mtime_ns: int) -> None:
         """Record ``path`` -> ``resource``; a ready resource replaces the path's version."""
-        old = conn.execute("SELECT resource_id FROM files WHERE workspace_id = ? AND path = ?",
+        old = conn.execute("SELECT resource_id, last_resource_id FROM files WHERE workspace_id = ? AND path = ?",
                            (workspace_id, path)).fetchone()
         usable = resource.status != "failed"
         current = resource.id if usable else (old["resource_id"] if old else None)
@@ -262,6 +262,13 @@ class SQLiteStore:
             (workspace_id, path, current, resource.id, resource.sha256, size_bytes, mtime_ns, _now()))
         if usable and old and old["resource_id"] and old["resource_id"] != resource.id:
             self._retire_if_orphaned(conn, old["resource_id"], "superseded")
+        if usable and old and old["last_resource_id"] not in (None, resource.id, old["resource_id"]):
+            # an earlier failed attempt at this path is history now that a version works
+            still = conn.execute("SELECT 1 FROM files WHERE last_resource_id = ? AND present = 1 LIMIT 1",
+                                 (old["last_resource_id"],)).fetchone()
+            if not still:
+                conn.execute("UPDATE resources SET status = 'superseded', updated_at = ? WHERE id = ? "
+                             "AND status = 'failed'", (_now(), old["last_resource_id"]))
 
     @staticmethod
     def _retire_if_orphaned(conn: sqlite3.Connection, resource_id: str, status: str) -> bool:
@@ -291,7 +298,7 @@ class SQLiteStore:
                                (workspace_id, resource.sha256)).fetchone()
             if row is not None:
                 existing = self._resource_from_row(row)
-                replace_failed = existing.status == "failed" and resource.status == "ready"
+                replace_failed = existing.error is not None and resource.status == "ready"
                 if not replace_failed:
                     if resource.status == "ready" and existing.status in ("superseded", "missing"):
                         conn.execute("UPDATE resources SET status = 'ready', updated_at = ? WHERE id = ?",
@@ -354,9 +361,10 @@ class SQLiteStore:
         """Point ``path`` at an existing resource; revive it if it was missing or superseded."""
         with self._write() as conn:
             if resource.status in ("missing", "superseded"):
-                conn.execute("UPDATE resources SET status = 'ready', updated_at = ? WHERE id = ?",
-                             (_now(), resource.id))
-                resource.status = "ready"
+                revived = "failed" if resource.error is not None else "ready"
+                conn.execute("UPDATE resources SET status = ?, updated_at = ? WHERE id = ?",
+                             (revived, _now(), resource.id))
+                resource.status = revived
             self._upsert_file(conn, workspace_id, path, resource, size_bytes, mtime_ns)
         return resource
 

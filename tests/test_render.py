@@ -1,0 +1,47 @@
+"""Terminal rendering: where a citation points, and the excerpt shown under it."""
+
+from __future__ import annotations
+
+from citewell import Reference
+from citewell.cite import cite
+from citewell.cli.render import cue_range, excerpt, format_time, render_answer, where
+from citewell.cite.resolver import InMemoryResolver
+from citewell.models import Chunk, Passage
+
+TRANSCRIPT = Chunk(
+    id="c-1", resource_id="r-1", chunk_index=4, text_type="transcript",
+    text="So let's start.\nDeep learning changed OCR\ncompletely in five years.\nThat was the big shift.",
+    metadata={"source_type": "transcript", "start_time": 3590.0, "end_time": 3640.5, "blocks": [10, 11, 12, 13],
+              "speakers": [], "cue_times": [[3590.0, 3599.0], [3599.0, 3617.0], [3617.0, 3630.0], [3630.0, 3640.5]]})
+
+
+def test_format_time() -> None:
+    assert [format_time(s) for s in (0, 75.9, 3599.999, 3617, 36000)] == ["0:00", "1:15", "59:59", "1:00:17",
+                                                                          "10:00:00"]
+
+
+def test_transcript_moment_is_narrowed_to_the_cues_of_the_sentence() -> None:
+    ref = Reference(type="chunk", citation=1, text=TRANSCRIPT.text, metadata=TRANSCRIPT.metadata)
+    assert cue_range(ref, "Deep learning changed OCR completely in five years.") == (3599.0, 3630.0)
+    assert where(ref, "Deep learning changed OCR completely in five years.") == "59:59–1:00:30"
+    assert where(ref, "That was the big shift.") == "1:00:30–1:00:40"
+    assert where(ref, "not in the passage") == where(ref) == "59:50–1:00:40"
+
+
+def test_where_for_pages_posts_and_text() -> None:
+    assert where(Reference(type="chunk", metadata={"source_type": "pdf", "page": 48})) == "p. 48"
+    assert where(Reference(type="chunk", metadata={"page": 5, "page_label": "iii"})) == "p. 5 (printed iii)"
+    assert where(Reference(type="post", source="reddit", id="t3_x", metadata={"source_type": "post"})) == "reddit/t3_x"
+    assert where(Reference(type="chunk", metadata={"char_start": 10, "char_end": 99})) == "chars 10–99"
+
+
+def test_rendered_answer_lists_sources_with_moment_and_excerpt() -> None:
+    passage = Passage(chunk=TRANSCRIPT, resource_title="talk", resource_kind="transcript", file_name="talk.vtt")
+    message = cite("Deep learning changed OCR completely in five years [1](chunk:c-1).", sources=[passage],
+                   resolver=InMemoryResolver([passage]))
+    out = render_answer(message)
+    assert out.splitlines()[0] == "Deep learning changed OCR completely in five years [1]."
+    assert "[1] talk.vtt, 59:59–1:00:30" in out.splitlines()
+    ref = message.references[0]
+    assert excerpt(message, ref, limit=40).startswith("…") and "Deep learning changed OCR" in excerpt(message, ref)
+    assert excerpt(message, ref, full=True) == TRANSCRIPT.text
