@@ -241,7 +241,7 @@ def test_alce_left_column_sentence_is_contiguous_and_columns_never_share_a_box()
     ex = extraction("pdf/ALCE.pdf")
     # a sentence running down the left column of page 1 (the abstract)
     c = chunk_with(ex, "Large language models (LLMs) have emerged\nas a widely-used tool for information seeking,\n"
-                       "but their generated outputs are prone to hal-\nlucination.")
+                       "but their generated outputs are prone to hallucination.")  # hyphenated word joined
     assert c.metadata["page"] == 1
     # left-column intro and right-column continuation: left read before right
     left = ex.text.index("Large language models (LLMs; Brown et al., 2020)")
@@ -320,3 +320,10 @@ def test_owner_password_only_pdf_opens() -> None:
 def test_title_metadata() -> None:
     ex = extraction("pdf/amt_handbook_sample.pdf")
     assert ex.metadata["pdf_title"] == "AMT General Handbook"
+
+
+def test_words_hyphenated_across_lines_are_joined() -> None:
+    text = extraction("pdf/ALCE.pdf").text
+    assert "prone to hallucination." in text and "hal-\nlucination" not in text
+    assert "\u00ad" not in text
+    assert "Instruct-\nGPT" in text  # the next line starts upper-case: a real hyphen, kept

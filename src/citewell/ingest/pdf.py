@@ -6,7 +6,8 @@
 - ``text``: every page's chunks in reading order; chunks are separated by ``"\\n\\n"``
   (also between pages). Each chunk's text is its lines joined by ``"\\n"``; a line is
   the page's own characters (runs of whitespace collapsed to one space, pdfium's
-  soft-hyphen marker written as ``-``).
+  line-end hyphen marker joins the broken word when the next line goes on in lower case,
+  e.g. ``impor-``/``tance`` → ``importance``; otherwise it is written ``-``).
 - each chunk: ``metadata = {"source_type": "pdf", "page": N (1-based physical page),
   "offset": [box, …]}`` (+ ``page_label`` when the PDF defines printed labels); a box is
   ``{"page", "top", "left", "width", "height"}`` in fractions (0..1, 4 decimals) of the
@@ -28,7 +29,7 @@ import pypdfium2.raw as pdfium_c
 
 from citewell.errors import IngestError
 from citewell.ingest.base import ChunkDraft, Extraction, TextBuilder
-from citewell.ingest.pdf_layout import ChunkPlan, Frame, Seg, make_blocks, make_chunks, order_lines
+from citewell.ingest.pdf_layout import SOFT_HYPHEN, ChunkPlan, Frame, Seg, make_blocks, make_chunks, order_lines
 
 __all__ = ["extract_pdf"]
 
@@ -180,8 +181,8 @@ def _read_chars(textpage: pdfium.PdfTextPage) -> list[_Char]:
         if u in _SPACES:
             append((" ", None, False))
             continue
-        if u == 2:  # pdfium's marker for a hyphen at a line end
-            ch = "-"
+        if u == 2:  # pdfium's marker for a hyphen at a line end (word broken across lines)
+            ch = SOFT_HYPHEN
         elif u < 32 or u == 0xFFFE or u == 0xFFFF or 0xD800 <= u <= 0xDFFF or u > 0x10FFFF:
             continue
         else:

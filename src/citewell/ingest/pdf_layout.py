@@ -114,6 +114,10 @@ class Seg:
         return (self.X0 + self.X1) / 2
 
 
+#: Stands for pdfium's line-end hyphen marker (U+0002) inside line texts.
+SOFT_HYPHEN = "\u00ad"
+
+
 @dataclass
 class Line:
     """One row of segments inside one column of one zone, in reading order.
@@ -184,8 +188,16 @@ class ChunkPlan:
 
     @property
     def text(self) -> str:
-        """The chunk text: its lines joined by ``\\n``."""
-        return "\n".join(ln.text for ln in self.lines)
+        """The chunk text: its lines joined by ``\\n``; a word hyphenated across two lines
+        (pdfium's line-end hyphen, :data:`SOFT_HYPHEN`, then a lower-case letter) is joined
+        back into one word, any other such hyphen is written ``-``."""
+        parts: list[str] = []
+        for ln in self.lines:
+            if parts and parts[-1].endswith(SOFT_HYPHEN) and ln.text[:1].islower():
+                parts[-1] = parts[-1][:-1] + ln.text
+            else:
+                parts.append(ln.text)
+        return "\n".join(parts).replace(SOFT_HYPHEN, "-")
 
     def column_runs(self) -> list[tuple[float, float, float, float]]:
         """One reading-frame box ``(X0, Y0, X1, Y1)`` per run of consecutive lines that
