@@ -37,13 +37,16 @@ Quoting (what support checks must undo, see :func:`unescape_quote`):
 Scoring (deterministic: no hashing order, no randomness, float sums in a fixed order,
 scores rounded to 9 places before comparison):
 
-- text is tokenised: lower-cased; ``1,749`` -> ``1749``; ``FY2022``/``FY22`` -> ``2022``;
+- text is read by :mod:`citewell.retrieve.terms`, the term analysis the retriever
+  uses too: lower-cased; ``1,749`` -> ``1749``; ``FY2022``/``FY22`` -> ``2022``;
   ``3M's`` -> ``3m``; ``PP&E``, ``SG&A`` stay one token; line breaks are spaces. Stop
-  words are dropped (and ``long``/``much``/``many``… after ``how``); other words are
-  stemmed by a light suffix stripper (``purchases``/``purchased`` -> ``purchas``);
-- each remaining question term is a *concept*; phrases of :data:`EXPANSIONS` are one
-  concept with alternatives (``capex`` also matches a unit containing ``capital
-  expenditures`` or ``property, plant and equipment``);
+  words are dropped (and ``long``/``much``/``many``… after ``how``); other words get
+  their Porter stem (``purchases``/``purchased`` -> ``purchas``, ``cyclicality``/
+  ``cyclical`` -> ``cyclic``);
+- each remaining question term is a *concept*; phrases of :data:`EXPANSIONS` (the
+  shared table of :mod:`citewell.retrieve.terms`) are one concept with alternatives
+  (``capex`` also matches a unit containing ``capital expenditures`` or ``purchases of
+  property, plant and equipment``);
 - *contextual* concepts are numbers (years included) and words that occur in a given
   passage's resource title or file name (``3M`` for ``3M_2022_10K``): they describe a
   document more than a sentence, so a unit that lacks them still gets half credit when
@@ -59,19 +62,28 @@ scores rounded to 9 places before comparison):
   content words (a little phrase matching on top of the bag of words);
 - ``coverage`` = credited weight / total weight; it is halved for a unit with no content
   term outside the question's (a heading such as ``Net Sales:``) and multiplied by
-  ``min(1, (50 / words) ** 0.25)`` (long units are mildly penalised);
+  ``min(1, 50 / words)`` (a long unit, often a run-on table or title block, must cover
+  proportionally more to beat a crisp sentence);
 - ``score = coverage + 0.05 / rank``, ``rank`` the passage's 1-based position in the
   given (retriever) order: a small prior for better-ranked passages;
 - a unit is eligible only if its own text matches a non-number concept (content-word
   overlap; a year alone does not count) and its score is at least ``min_relative``
-  (default 0.5) times the best unit's score.
+  (default 0.4) times the best unit's score.
 
-Selection walks the units by score (ties: passage rank, then position in the chunk)
-and takes a unit unless its passage already gave ``per_passage`` units or it nearly
-duplicates a chosen unit (token-set Jaccard >= 0.8, or one's tokens contain the other's
-and the smaller has at least 3 tokens, or one's normalised text contains the other's);
-it stops at ``max_sentences`` units or before the word budget ``max_words`` would be
-exceeded (the first unit is always taken, cut to ``max_words`` words if longer).
+Selection walks the eligible units by score (ties: passage rank, then position in the
+chunk) in up to three passes, so the strongest passages are all heard before any one
+of them speaks twice:
+
+1. the best unit of each passage;
+2. further units, up to ``per_passage`` per passage;
+3. only if passes 1–2 quote a single passage: the best unit of each other passage
+   scoring at least half the floor (``min_relative / 2`` times the best score).
+
+A unit is skipped when it nearly duplicates a chosen unit (token-set Jaccard >= 0.8, or
+one's tokens contain the other's and the smaller has at least 3 tokens, or one's
+normalised text contains the other's) or when it would exceed the word budget
+``max_words`` (a shorter unit later may still fit); selection ends at ``max_sentences``
+units. The first unit is always taken, cut to ``max_words`` words if longer.
 
 Output order: the chosen units are grouped by passage in rank order and, within a
 passage, in document order. Ranking decides *what* is quoted; document order decides
@@ -98,67 +110,25 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from citewell.models import Passage
+from citewell.retrieve.terms import EXPANSIONS, content_terms, near, question_concepts, tokens
 from citewell.sentences import sentence_spans
 
 NO_EVIDENCE_TEXT = "No passage in the sources answers this question."
 """The whole answer when nothing retrieved answers the question (one sentence, no link)."""
 
-EXPANSIONS: dict[str, tuple[str, ...]] = {
-    "capex": ("capital expenditures", "property plant and equipment", "PP&E"),
-    "capital expenditures": ("capex", "property plant and equipment", "PP&E"),
-    "PP&E": ("property plant and equipment",),
-    "property plant and equipment": ("PP&E",),
-    "SG&A": ("selling general and administrative",),
-    "selling general and administrative": ("SG&A",),
-    "R&D": ("research and development",),
-    "research and development": ("R&D",),
-    "EPS": ("earnings per share",),
-    "earnings per share": ("EPS",),
-    "COGS": ("cost of sales", "cost of goods sold"),
-    "cost of goods sold": ("COGS", "cost of sales"),
-    "D&A": ("depreciation and amortization",),
-    "depreciation and amortization": ("D&A",),
-    "FCF": ("free cash flow",),
-    "free cash flow": ("FCF",),
-    "revenue": ("sales",),
-    "sales": ("revenue",),
-}
-"""Question phrases (left) that also match a unit containing all words of any phrase on
-the right. Both sides go through the same tokenising, stop-word and stemming steps as
-the question, so plurals and case do not matter. Longest phrase in the question wins."""
-
-_STOP_WORDS = frozenset(
-    """
-    a about above after again against all also am an and any are as at be because been
-    before being below between both but by can could did do does doing done down during
-    each few for from further had has have having he her here hers herself him himself his
-    how i if in into is it its itself just me more most my myself no nor not now of off on
-    once only or other our ours ourselves out over own same she should so some such than
-    that the their theirs them themselves then there these they this those through to too
-    under until up very was we were what when where which while who whom why will with
-    would you your yours yourself yourselves shall may might must per via vs versus
-    please tell give show explain describe according whether there's what's it's
-    """.split()
-)
-
-_HOW_WORDS = frozenset({"long", "much", "many", "often", "far", "larg", "big", "high", "low"})
-
-_TOKEN_RE = re.compile(r"[A-Za-z0-9]+(?:(?:[&'\u2019.]|(?<=\d),(?=\d))[A-Za-z0-9]+)*")
-_NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
-_FISCAL_RE = re.compile(r"(?:fy|cy)(\d{2}|\d{4})")
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _BREAK_RUN_RE = re.compile(r"\s*[\n\r\u2028\u2029\x0b\x0c\x1c\x1d\x1e\x85]\s*")
 _UNESCAPE_RE = re.compile(r"\\([\\`\[\]])")
 _FINAL_PUNCT_RE = re.compile(r"[.!?]+$")
 
-_NUMBER_BOOST = 1.5
-_NAME_BOOST = 1.3
 _RANK_PRIOR = 0.05
 _CONTEXT_CREDIT = 0.5
 _PAIR_CREDIT = 1.0
 _NOTHING_NEW = 0.5
 _LENGTH_PIVOT = 50
+_LENGTH_EXPONENT = 1.0
 _JACCARD_DUP = 0.8
+_RELAXED_FLOOR = 0.5
 
 
 # --------------------------------------------------------------------------- escaping
@@ -215,142 +185,6 @@ def render_unit(quote: str, label: str, chunk_id: str) -> str:
     if final and final.start() > 0 and not body[final.start() - 1].isspace():
         return f"{body[: final.start()]} {link}{body[final.start():]}"
     return f"{body} {link}."
-
-
-# --------------------------------------------------------------------------- tokens
-
-
-def _stem(word: str) -> str:
-    """A light, deterministic suffix stripper for lower-case alphabetic words."""
-    if len(word) <= 3 or not word.isalpha():
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith(("sses", "xes", "ches", "shes")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if word.endswith("ing") and len(word) > 5:
-        word = word[:-3]
-    elif word.endswith("ed") and len(word) > 4:
-        word = word[:-2]
-    if word.endswith("e") and len(word) > 4:
-        word = word[:-1]
-    return word
-
-
-@dataclass(frozen=True)
-class _Token:
-    term: str  # normalised, stemmed
-    content: bool  # not a stop word
-    number: bool
-    name: bool  # proper noun / ticker by its original casing
-
-
-def _tokens(text: str) -> list[_Token]:
-    """Tokenise ``text`` (line breaks are ordinary whitespace here)."""
-    out: list[_Token] = []
-    for match in _TOKEN_RE.finditer(text):
-        raw = match.group().replace("\u2019", "'")
-        low = raw.lower()
-        if low.endswith("'s"):
-            raw, low = raw[:-2], low[:-2]
-        if low in _STOP_WORDS:
-            out.append(_Token(low, False, False, False))
-            continue
-        low = low.replace("'", "")
-        fiscal = _FISCAL_RE.fullmatch(low)
-        if fiscal:
-            year = fiscal.group(1)
-            low = year if len(year) == 4 else "20" + year
-        elif "," in low:
-            low = low.replace(",", "")
-        number = bool(_NUMBER_RE.fullmatch(low))
-        has_upper = any(c.isupper() for c in raw)
-        name = not number and has_upper and (
-            raw.isupper() or any(c.isdigit() for c in raw) or not raw[:1].isupper() or len(out) > 0
-        )
-        term = low if number else _stem(low)
-        if not term:
-            continue
-        out.append(_Token(term, True, number, name))
-    return out
-
-
-def _content_terms(text: str) -> frozenset[str]:
-    return frozenset(t.term for t in _tokens(text) if t.content)
-
-
-@dataclass(frozen=True)
-class _Concept:
-    """One question term (or abbreviation) a unit may match: any alternative ⊆ unit terms.
-
-    ``head`` is the concept's own single term (``None`` for a multi-word phrase): it is
-    what the adjacent-pair bonus looks for.
-    """
-
-    alternatives: tuple[frozenset[str], ...]
-    boost: float
-    number: bool
-    head: str | None
-
-    def matches(self, terms: frozenset[str]) -> bool:
-        return any(alt <= terms for alt in self.alternatives)
-
-
-def _phrase_key(phrase: str) -> tuple[str, ...]:
-    return tuple(t.term for t in _tokens(phrase) if t.content)
-
-
-_EXPANSION_TABLE: dict[tuple[str, ...], tuple[frozenset[str], ...]] = {}
-for _phrase, _alts in EXPANSIONS.items():
-    _key = _phrase_key(_phrase)
-    _EXPANSION_TABLE[_key] = (frozenset(_key),) + tuple(
-        frozenset(_phrase_key(a)) for a in _alts if _phrase_key(a)
-    )
-_MAX_PHRASE = max(len(k) for k in _EXPANSION_TABLE)
-
-
-def _question_concepts(question: str) -> list[_Concept]:
-    """The question's concepts in question order, without repeats.
-
-    Stop words are dropped, and so is the word after ``how`` in ``how long/much/many…``.
-    A phrase of :data:`EXPANSIONS` (longest first) becomes one concept.
-    """
-    all_toks = _tokens(question)
-    toks = [
-        t
-        for i, t in enumerate(all_toks)
-        if t.content and not (i > 0 and all_toks[i - 1].term == "how" and t.term in _HOW_WORDS)
-    ]
-    concepts: list[_Concept] = []
-    seen: set[tuple[tuple[str, ...], ...]] = set()  # by alternatives, in any order
-    i = 0
-    while i < len(toks):
-        step, alts = 1, (frozenset([toks[i].term]),)
-        for n in range(min(_MAX_PHRASE, len(toks) - i), 0, -1):
-            key = tuple(t.term for t in toks[i : i + n])
-            if key in _EXPANSION_TABLE:
-                step, alts = n, _EXPANSION_TABLE[key]
-                break
-        span = toks[i : i + step]
-        number = all(t.number for t in span)
-        boost = _NUMBER_BOOST if number else _NAME_BOOST if any(t.name for t in span) else 1.0
-        ident = tuple(sorted(tuple(sorted(a)) for a in alts))
-        if ident not in seen:
-            seen.add(ident)
-            head = span[0].term if step == 1 else None
-            concepts.append(_Concept(alts, boost, number, head))
-        i += step
-    return concepts
-
-
-def _near(seq: tuple[str, ...], first: str, second: str) -> bool:
-    """``second`` follows ``first`` within two content-token positions in ``seq``."""
-    for i, term in enumerate(seq):
-        if term == first and second in seq[i + 1 : i + 3]:
-            return True
-    return False
 
 
 # --------------------------------------------------------------------------- units
@@ -461,7 +295,7 @@ class ExtractiveGenerator:
         max_sentences: int = 5,
         max_words: int = 120,
         per_passage: int = 2,
-        min_relative: float = 0.5,
+        min_relative: float = 0.4,
     ) -> None:
         if max_sentences < 1 or max_words < 1 or per_passage < 1:
             raise ValueError("max_sentences, max_words and per_passage must be >= 1")
@@ -495,7 +329,7 @@ class ExtractiveGenerator:
 
         ``passages`` are best first; a repeated chunk id counts once (first place).
         """
-        concepts = _question_concepts(question)
+        concepts = question_concepts(question)
         candidates = self._candidates(passages)
         if not concepts or not candidates:
             return []
@@ -529,40 +363,18 @@ class ExtractiveGenerator:
                     credits.append(weight * _CONTEXT_CREDIT)
             if not anchored:
                 continue
-            credits.extend(w for first, second, w in pairs if _near(cand.seq, first, second))
+            credits.extend(w for first, second, w in pairs if near(cand.seq, first, second))
             coverage = math.fsum(credits) / total
             if cand.terms <= question_terms:  # a heading or restatement: adds nothing
                 coverage *= _NOTHING_NEW
             if cand.words > _LENGTH_PIVOT:
-                coverage *= (_LENGTH_PIVOT / cand.words) ** 0.25
+                coverage *= (_LENGTH_PIVOT / cand.words) ** _LENGTH_EXPONENT
             score = round(coverage + _RANK_PRIOR / (cand.passage_index + 1), 9)
             scored.append((score, cand))
         if not scored:
             return []
         scored.sort(key=lambda sc: (-sc[0], sc[1].passage_index, sc[1].start))
-        floor = scored[0][0] * self.min_relative
-
-        chosen: list[tuple[float, _Candidate, str, bool]] = []
-        per: dict[int, int] = {}
-        used_words = 0
-        for score, cand in scored:
-            if len(chosen) >= self.max_sentences or score < floor:
-                break
-            if per.get(cand.passage_index, 0) >= self.per_passage:
-                continue
-            if any(_near_duplicate(cand, other) for _, other, _, _ in chosen):
-                continue
-            quote = collapse_breaks(cand.text)
-            truncated = False
-            if not chosen:
-                quote, truncated = _cut(quote, self.max_words)
-            words = len(quote.split())
-            if chosen and used_words + words > self.max_words:
-                break
-            chosen.append((score, cand, quote, truncated))
-            per[cand.passage_index] = per.get(cand.passage_index, 0) + 1
-            used_words += words
-
+        chosen = self._choose(scored)
         chosen.sort(key=lambda item: (item[1].passage_index, item[1].start))
         return [
             QuotedUnit(
@@ -581,6 +393,44 @@ class ExtractiveGenerator:
 
     # ------------------------------------------------------------------ helpers
 
+    def _choose(self, scored: list[tuple[float, _Candidate]]) -> list[tuple[float, _Candidate, str, bool]]:
+        """Pick units from ``scored`` (sorted best first); see the module docstring.
+
+        Pass 1 takes the best eligible unit of each passage, pass 2 second units
+        (``per_passage``); if both leave a single passage cited, pass 3 lets the best unit
+        of other passages in down to half the relative floor.
+        """
+        floor = scored[0][0] * self.min_relative
+        chosen: list[tuple[float, _Candidate, str, bool]] = []
+        per: dict[int, int] = {}
+        used = [0]
+
+        def take(score: float, cand: _Candidate, cap: int) -> None:
+            if len(chosen) >= self.max_sentences or per.get(cand.passage_index, 0) >= cap:
+                return
+            if any(other is cand or _near_duplicate(cand, other) for _, other, _, _ in chosen):
+                return
+            quote, truncated = _cut(collapse_breaks(cand.text), self.max_words)
+            words = len(quote.split())
+            if chosen and used[0] + words > self.max_words:
+                return
+            chosen.append((score, cand, quote, truncated))
+            per[cand.passage_index] = per.get(cand.passage_index, 0) + 1
+            used[0] += words
+
+        passes = [(floor, 1), (floor, self.per_passage)]
+        for threshold, cap in passes:
+            for score, cand in scored:
+                if score < threshold:
+                    break
+                take(score, cand, cap)
+        if len(per) == 1:
+            for score, cand in scored:
+                if score < floor * _RELAXED_FLOOR:
+                    break
+                take(score, cand, 1)
+        return chosen
+
     def _candidates(self, passages: Sequence[Passage]) -> list[_Candidate]:
         out: list[_Candidate] = []
         seen: set[str] = set()
@@ -590,13 +440,13 @@ class ExtractiveGenerator:
                 continue
             seen.add(chunk.id)
             label = str(passage.rank if passage.rank > 0 else index + 1)
-            title_terms = _content_terms(
+            title_terms = content_terms(
                 " ".join(x for x in (passage.resource_title, passage.file_name or "") if x)
             )
-            context = _content_terms(chunk.text) | title_terms
+            context = content_terms(chunk.text) | title_terms
             for start, end in _unit_spans(chunk.text, chunk.text_type):
                 text = chunk.text[start:end]
-                toks = _tokens(text)
+                toks = tokens(text)
                 seq = tuple(t.term for t in toks if t.content)
                 terms = frozenset(seq)
                 if not terms:

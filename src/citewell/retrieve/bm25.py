@@ -55,7 +55,7 @@ class BM25Retriever:
         resources = self.store.resources(self.workspace_id, statuses=["ready"], under=under)
         priors = resource_priors(question, resources)
         pooled = {p.chunk.resource_id for p in pool}
-        if priors and len(pooled) > 1 or any(rid not in pooled for rid in priors):
+        if priors and (len(pooled) > 1 or any(rid not in pooled for rid in priors)):
             named = tuple(sorted(priors))
             extra = self.store.search_text(
                 self.workspace_id, terms, limit=self.pool_min, under=under,
