@@ -518,7 +518,29 @@ def test_never_raises_and_always_quotes_exact_spans(texts: list[str], types: lis
     answer = gen.generate(question, ps)
     assert answer == "".join(gen.stream(question, ps))
     if not units:
-        assert answer == NO_EVIDENCE_TEXT
+        assert answer == NO_EVIDENCE_TEXT or answer.startswith("No passage in the sources mentions ")
     else:
         assert [t for _, t in links(answer)] == [u.chunk_id for u in units]
         assert sum(len(u.quote.split()) for u in units) <= 15
+
+
+def test_abstains_when_no_name_of_the_question_is_in_the_passages() -> None:
+    from citewell.generate.extractive import NO_MENTION_TEXT, missing_names
+
+    capex = passage("capex", "Capital spending on projects was $1,749 million in 2022.", title="3M_2022_10K")
+    gen = ExtractiveGenerator()
+    assert gen.generate("What is the capital of Mongolia?", [capex]) == NO_MENTION_TEXT.format(names="Mongolia")
+    assert gen.generate("What is Tesla's capital spending?", [capex]) == NO_MENTION_TEXT.format(names="Tesla")
+    # a name found in the title (even run together, BESTBUY) or text counts as mentioned
+    bby = passage("bby", "Capital spending was $200 million.", title="BESTBUY_2024Q2_10Q")
+    assert missing_names("What was Best Buy's capital spending?", [bby]) == []
+    assert "(chunk:" in gen.generate("What was Best Buy's capital spending?", [bby])
+    # only some names missing (question wording capitalises freely): answer anyway
+    assert missing_names("What Was 3M's Real capital spending in FY 2022?", [capex]) == ["real", "fy"]
+    assert "(chunk:" in gen.generate("What Was 3M's Real capital spending in FY 2022?", [capex])
+
+
+def test_cashtags_match_their_ticker() -> None:
+    post = passage("eth", "$ETH.X $BTC.X They are refusing to make it go above a certain price.", kind="post",
+                   text_type="post", title="stocktwits")
+    assert "(chunk:" in ExtractiveGenerator().generate("What do people say about ETH price?", [post])

@@ -114,6 +114,53 @@ from citewell.retrieve.terms import EXPANSIONS, content_terms, near, question_co
 from citewell.sentences import sentence_spans
 
 NO_EVIDENCE_TEXT = "No passage in the sources answers this question."
+#: Said instead when the question names something no retrieved passage mentions.
+NO_MENTION_TEXT = "No passage in the sources mentions {names}."
+_ALNUM_RE = re.compile(r"[^0-9a-z]+")
+
+
+def _names(question: str) -> dict[str, str]:
+    """Proper nouns and tickers of ``question`` (by casing, ≥ 2 characters): surface → term."""
+    names: dict[str, str] = {}
+    for tok in tokens(question):
+        if tok.name and len(tok.surface) >= 2:
+            names.setdefault(tok.surface, tok.term)
+    return names
+
+
+def _abstain_names(question: str, passages: Sequence[Passage]) -> list[str]:
+    """The question's names when *none* of them is mentioned in ``passages`` (then the
+    generator abstains), else ``[]``."""
+    missing = missing_names(question, passages) if passages else []
+    return missing if missing and len(missing) == len(_names(question)) else []
+
+
+def missing_names(question: str, passages: Sequence[Passage]) -> list[str]:
+    """Names in ``question`` (proper nouns and tickers by their casing, at least two
+    characters, e.g. ``Mongolia``, ``Tesla``, ``MGM``, ``3M``) that none of ``passages``
+    mentions, in question order.
+
+    A name counts as mentioned when its stemmed term occurs in a passage's text, or its
+    letters and digits occur in a passage's resource title or file name (titles such as
+    ``BESTBUY_2024Q2_10Q`` name ``Best Buy``). An answer quoting passages that never
+    mention what the question is about would be confidently off-topic, so the extractive
+    generator abstains when *none* of the question's names is mentioned (question
+    wording capitalises freely — "Real change", "FY", "AGM" — so one unmatched name
+    alone is no reason to abstain).
+    """
+    names = _names(question)
+    if not names:
+        return []
+    terms: set[str] = set()
+    titles: list[str] = []
+    for passage in passages:
+        terms |= content_terms(passage.chunk.text)
+        titles.append(_ALNUM_RE.sub("", f"{passage.resource_title} {passage.file_name or ''}".lower()))
+    title_text = " ".join(titles)
+    joined = _ALNUM_RE.sub("", "".join(names))  # "Best Buy" -> "bestbuy" for titles
+    missing = [surface for surface, term in names.items()
+               if term not in terms and _ALNUM_RE.sub("", surface) not in title_text and joined not in title_text]
+    return missing
 """The whole answer when nothing retrieved answers the question (one sentence, no link)."""
 
 _LETTER_RE = re.compile(r"[^\W\d_]")
@@ -313,6 +360,14 @@ class ExtractiveGenerator:
         :data:`NO_EVIDENCE_TEXT`); each further piece is ``" " + unit + link``, so the
         whitespace between sentences starts the next piece (as parts do, rule 6).
         """
+        missing = _abstain_names(question, passages)
+        if missing:
+            shown = []
+            for name in missing:  # as the question wrote it
+                found = re.search(re.escape(name).replace("'", "['\u2019]?"), question, re.I)
+                shown.append(escape_quote(found.group() if found else name))
+            yield NO_MENTION_TEXT.format(names=", ".join(shown))
+            return
         units = self.select(question, passages)
         if not units:
             yield NO_EVIDENCE_TEXT
@@ -331,7 +386,7 @@ class ExtractiveGenerator:
         """
         concepts = question_concepts(question)
         candidates = self._candidates(passages)
-        if not concepts or not candidates:
+        if not concepts or not candidates or _abstain_names(question, passages):
             return []
 
         # Numbers and words of a resource title describe documents: they match a unit

@@ -106,7 +106,7 @@ the right (generic finance vocabulary: abbreviations, synonyms of line items, th
 items a ratio is computed from). Both sides go through :func:`tokens` (stop words out,
 Porter stems), so plurals and case do not matter. Longest phrase in the question wins."""
 
-_TOKEN_RE = re.compile(r"[^\W_]+(?:(?:[&'\u2019.]|(?<=\d),(?=\d))[^\W_]+)*")
+_TOKEN_RE = re.compile(r"[^\W_]+(?:(?:[&'\u2019]|(?<=\d)[.,](?=\d))[^\W_]+)*")
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
 _FISCAL_RE = re.compile(r"(?:fy|cy)(\d{2}|\d{4})")
 _YEAR_RE = re.compile(r"(?:19|20)\d{2}")
