@@ -327,3 +327,21 @@ def test_words_hyphenated_across_lines_are_joined() -> None:
     assert "prone to hallucination." in text and "hal-\nlucination" not in text
     assert "\u00ad" not in text
     assert "Instruct-\nGPT" in text  # the next line starts upper-case: a real hyphen, kept
+
+
+def test_boxes_use_a_mediabox_inherited_from_the_page_tree() -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")  # fpdf2 writes /MediaBox on /Pages, not on each page
+    pdf.set_font("helvetica", size=12)
+    pdf.add_page()
+    pdf.set_xy(10, 10)
+    pdf.cell(150, 6, "Revenue grew in 2022 according to the annual report.")
+    pdf.add_page()
+    pdf.set_xy(10, 250)
+    pdf.cell(150, 6, "Operating margin fell near the bottom of page two.")
+    ex = extract_pdf(bytes(pdf.output()), name="a4.pdf")
+    (first,), (second,) = [c.metadata["offset"] for c in ex.chunks]
+    assert first["page"] == 1 and abs(first["top"] - 10.5 / 297) < 0.01 and 0.01 < first["height"] < 0.03
+    assert second["page"] == 2 and abs(second["top"] - 250.5 / 297) < 0.01
+    assert abs(first["left"] - 10 / 210) < 0.01

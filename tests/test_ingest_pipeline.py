@@ -335,3 +335,85 @@ def test_missing_manifest_is_reported(engine: Engine, tmp_path: Path) -> None:
     with pytest.raises(IngestError) as info:
         engine.sync(tmp_path, manifests=[tmp_path / "absent.jsonl"])
     assert info.value.code == "MANIFEST_NOT_FOUND"
+
+
+def test_hostile_inputs_never_stop_the_folder(engine: Engine, tmp_path: Path) -> None:
+    folder = tmp_path / "hostile"
+    folder.mkdir()
+    (folder / "surrogate.jsonl").write_text('{"source": "x", "id": "2", "text": "bad \\ud800 revenue"}\n',
+                                            encoding="utf-8")
+    (folder / "deep.jsonl").write_text("[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    (folder / "deep-later.jsonl").write_text(json.dumps(POSTS[0]) + "\n" + "[" * 100_000 + "]" * 100_000 + "\n",
+                                             encoding="utf-8")
+    bad_name = os.fsdecode(b"bad\xffname.txt")
+    (folder / bad_name).write_text("Turbines spin at night.\n", encoding="utf-8")
+    (folder / "good.txt").write_text("Turbines spin by day.\n", encoding="utf-8")
+    report = engine.sync(folder)
+    by_name = {Path(o.path).name: o for o in report.outcomes}
+    assert (by_name["deep.jsonl"].action, by_name["deep.jsonl"].code) == ("failed", "JSONL_MALFORMED")
+    assert by_name["deep-later.jsonl"].action == "ingested"
+    assert by_name["surrogate.jsonl"].action == "ingested"
+    assert by_name["good.txt"].action == "ingested"
+    assert by_name["bad\\xffname.txt"].action == "ingested"
+    titles = sorted(r.title for r in engine.resources(statuses=["ready"]))
+    assert titles == ["bad\\xffname", "deep-later", "good", "surrogate"]
+    post = engine.store.post_passage(engine.workspace_id, "x", "2")
+    assert post.chunk.text == "bad \ufffd revenue"
+    later = next(r for r in engine.resources() if r.title == "deep-later")
+    assert [(w.code, w.model_extra["line"]) for w in later.warnings] == [("LINE_SKIPPED", 2)]
+    again = engine.sync(folder)  # the odd name is found again; the failed file stays failed
+    assert (again.count("unchanged"), [Path(o.path).name for o in again.failed]) == (4, ["deep.jsonl"])
+
+
+def test_post_sources_differing_in_case_are_one_post(engine: Engine, tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    _write_posts(path, [{"source": "Reddit", "id": "9", "text": "first"}, {"source": "reddit", "id": "9", "text": "second"}])
+    engine.sync(tmp_path)
+    (resource,) = engine.resources()
+    assert resource.chunk_count == 1
+    assert [(w.code, w.model_extra["line"]) for w in resource.warnings] == [("LINE_SKIPPED", 1)]
+    chunks = engine.store.resource_chunks(engine.workspace_id, resource.id)
+    assert [(c.chunk_index, c.text) for c in chunks] == [(0, "second")]
+
+
+def test_a_post_in_two_files_survives_the_deletion_of_either(engine: Engine, tmp_path: Path) -> None:
+    shared = {"source": "reddit", "id": "t3_s", "text": "shared revenue post"}
+    _write_posts(tmp_path / "a.jsonl", [shared, {"source": "reddit", "id": "t3_a", "text": "only in a"}])
+    _write_posts(tmp_path / "b.jsonl", [shared])
+    engine.sync(tmp_path)
+    a = next(r for r in engine.resources() if r.title == "a")
+    assert [c.text for c in engine.store.resource_chunks(engine.workspace_id, a.id)] == ["shared revenue post", "only in a"]
+    (tmp_path / "b.jsonl").unlink()
+    engine.sync(tmp_path)
+    hits = engine.retrieve("shared revenue", k=5, corpus=tmp_path)
+    assert [(p.chunk.text, p.chunk.resource_id) for p in hits] == [("shared revenue post", a.id)]
+    assert engine.store.mentions(engine.workspace_id, [("reddit", "t3_s")])[0].dataset_id == a.id
+
+
+def test_a_foreign_sqlite_database_is_refused_and_left_alone(tmp_path: Path) -> None:
+    from citewell import StoreError
+
+    foreign = tmp_path / "app.sqlite"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE users (name TEXT)")
+    before = foreign.read_bytes()
+    with pytest.raises(StoreError) as info:
+        Engine(foreign)
+    assert "not a citewell store" in info.value.message
+    assert foreign.read_bytes() == before
+
+
+def test_schema_v1_store_migrates_to_v2(store_path: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "p"
+    folder.mkdir()
+    _write_posts(folder / "a.jsonl", POSTS)
+    with Engine(store_path) as eng:
+        eng.sync(folder)
+    with sqlite3.connect(store_path) as conn:  # make it look like a v1 store
+        conn.execute("DROP TABLE dataset_posts")
+        conn.execute("DROP INDEX files_by_last_resource")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    with Engine(store_path) as eng:
+        assert _rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("2",)]
+        (resource,) = eng.resources()
+        assert len(eng.store.resource_chunks(eng.workspace_id, resource.id)) == 2

@@ -75,12 +75,19 @@ def test_manifest_lookup_by_sha_then_path(tmp_path: Path) -> None:
     assert manifest.lookup(sha256="0" * 64, path=tmp_path / "other.pdf") is None
 
 
-def test_bad_manifest_rows_name_their_line(tmp_path: Path) -> None:
+def test_bad_manifest_rows_are_skipped_and_named(tmp_path: Path) -> None:
     bad = tmp_path / "m.jsonl"
-    bad.write_text('{"path": "a.pdf", "title": "A"}\n{"path": "b.pdf", "fiscal_quarter": 7}\n', encoding="utf-8")
-    with pytest.raises(IngestError) as info:
-        Manifest().load(bad)
-    assert info.value.code == "JSONL_MALFORMED" and "line 2" in info.value.message
+    deep = "[" * 100_000 + "]" * 100_000
+    bad.write_text('{"path": "a.pdf", "title": "A", "fiscal_year": "FY2021"}\n'
+                   '{"path": "b.pdf", "fiscal_quarter": 7}\n'
+                   '{"path": "c.pdf", "calendar_date": "yesterday"}\n'
+                   f'{deep}\n[1, 2]\n', encoding="utf-8")
+    manifest = Manifest()
+    manifest.load(bad)
+    assert [e.split(": ")[0] for e in manifest.errors] == [f"{bad}:2", f"{bad}:3", f"{bad}:4", f"{bad}:5"]
+    assert "fiscal_quarter" in manifest.errors[0] and "calendar_date" in manifest.errors[1]
+    entry = manifest.lookup(sha256="0" * 64, path=tmp_path / "a.pdf")
+    assert entry is not None and entry.title == "A" and entry.metadata["fiscal_year"] == 2021
 
 
 @pytest.mark.parametrize("raw, quarter", [(4, 4), ("4", 4), ("Q4", 4), ("q1", 1), (None, None), ("", None)])

@@ -89,6 +89,8 @@ def _report(report: IngestReport, *, verbose: bool) -> None:
         summary += f", {len(report.missing)} now missing"
     if summary and (verbose or counts["ingested"] or counts["failed"] or report.missing):
         err.print(summary, markup=False)
+    for error in report.manifest_errors:
+        err.print(f"warning: manifest row skipped: {error}", markup=False)
     if report.manifest_unmatched:
         shown = ", ".join(report.manifest_unmatched[:3]) + (" …" if len(report.manifest_unmatched) > 3 else "")
         err.print(f"warning: {len(report.manifest_unmatched)} manifest row(s) matched no file: {shown}", markup=False)

@@ -21,6 +21,8 @@ Row keys understood (anything else lands in ``custom_metadata``):
 from __future__ import annotations
 
 import json
+import re
+from datetime import datetime
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -61,6 +63,16 @@ def parse_quarter(value: Any) -> int | None:
     if not 1 <= quarter <= 4:
         raise ValueError(f"fiscal_quarter must be 1-4, got {value!r}")
     return quarter
+
+
+def _iso_date(value: Any) -> str:
+    """Validate an ISO-8601 date or date-time (``2023-08-15`` or ``2023-08-15T00:00:00Z``)."""
+    text = str(value).strip()
+    try:
+        datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(f"calendar_date must be an ISO-8601 date such as 2023-08-15, got {value!r}") from exc
+    return text
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -110,7 +122,12 @@ def entry_from_row(row: dict[str, Any]) -> ManifestEntry:
         if key in LIST_FIELDS:
             meta[key] = [str(v) for v in _as_list(value) if v is not None]
         elif key == "fiscal_year":
-            meta[key] = int(value)
+            text = str(value).strip()
+            if not re.fullmatch(r"(?i)(FY)?\s*\d{4}", text):
+                raise ValueError(f"fiscal_year must be a year such as 2022 or FY2022, got {value!r}")
+            meta[key] = int(text[-4:])
+        elif key == "calendar_date":
+            meta[key] = _iso_date(value)
         elif key == "fiscal_quarter":
             quarter = parse_quarter(value)
             if quarter is not None:
@@ -130,6 +147,8 @@ class Manifest:
         self._by_path: dict[str, ManifestEntry] = {}
         self._rows: list[ManifestEntry] = []
         self._matched: set[int] = set()
+        #: ``"manifest:line: reason"`` of rows that were skipped because they are invalid.
+        self.errors: list[str] = []
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -142,8 +161,9 @@ class Manifest:
         """Read a manifest JSONL file; paths in it are relative to one of ``roots`` (the
         corpus roots) or to the manifest's own folder.
 
-        Raises :class:`IngestError` ``MANIFEST_NOT_FOUND`` when the file cannot be read,
-        ``JSONL_MALFORMED`` naming the first bad line.
+        Raises :class:`IngestError` ``MANIFEST_NOT_FOUND`` when the file does not exist,
+        ``JSONL_MALFORMED`` when it cannot be read; an invalid row is skipped and listed in
+        :attr:`errors` (``"manifest:line: reason"``).
         """
         try:
             text = path.read_text(encoding="utf-8-sig")
@@ -161,9 +181,10 @@ class Manifest:
                     raise ValueError("a row must be a JSON object")
                 entry = entry_from_row(row)
                 entry.origin = f"{path}:{number}"
-            except (ValueError, TypeError) as exc:
-                raise IngestError(f"manifest {path}: line {number}: {exc}", code="JSONL_MALFORMED",
-                                  line=number) from exc
+            except (ValueError, TypeError, RecursionError) as exc:
+                # one bad row must not block the folder: it is skipped and reported
+                self.errors.append(f"{path}:{number}: {exc if not isinstance(exc, RecursionError) else 'nested too deeply'}")
+                continue
             self._rows.append(entry)
             if isinstance(row.get("sha256"), str):
                 self._by_sha[row["sha256"].lower()] = entry

@@ -121,19 +121,20 @@ def _open(data: bytes, name: str) -> pdfium.PdfDocument:
 
 
 def _page_box(page: pdfium.PdfPage) -> tuple[float, float, float, float]:
-    """The visible page area in user space: CropBox ∩ MediaBox, normalised."""
-    ml, mb, mr, mt = page.get_mediabox()
-    ml, mr = min(ml, mr), max(ml, mr)
-    mb, mt = min(mb, mt), max(mb, mt)
+    """The visible page area in user space: CropBox ∩ MediaBox, normalised.
+
+    pdfium's page bounding box resolves boxes inherited from the page tree (``/Pages``),
+    which ``get_mediabox``/``get_cropbox`` do not (they fall back to US Letter).
+    """
     try:
-        cl, cb, cr, ct = page.get_cropbox()
-    except pdfium.PdfiumError:  # pragma: no cover
-        cl, cb, cr, ct = ml, mb, mr, mt
-    cl, cr = min(cl, cr), max(cl, cr)
-    cb, ct = min(cb, ct), max(cb, ct)
-    l, b, r, t = max(ml, cl), max(mb, cb), min(mr, cr), min(mt, ct)
+        l, b, r, t = page.get_bbox()
+    except pdfium.PdfiumError:  # pragma: no cover - pdfium always has a box
+        l, b, r, t = page.get_mediabox()
+    l, r = min(l, r), max(l, r)
+    b, t = min(b, t), max(b, t)
     if r - l <= 0 or t - b <= 0:
-        return ml, mb, mr, mt
+        w, h = page.get_size()
+        return 0.0, 0.0, max(w, 1.0), max(h, 1.0)
     return l, b, r, t
 
 

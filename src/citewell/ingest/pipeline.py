@@ -65,6 +65,8 @@ class IngestReport:
     missing: list[str] = field(default_factory=list)
     #: ``"manifest:line"`` of manifest rows that matched no file of this run.
     manifest_unmatched: list[str] = field(default_factory=list)
+    #: ``"manifest:line: reason"`` of invalid manifest rows (skipped).
+    manifest_errors: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> list[FileOutcome]:
@@ -99,6 +101,15 @@ def extract(data: bytes, *, name: str, fmt: str) -> Extraction:
     if fmt in ("text", "md"):
         return extract_text(data, name=name, markdown=fmt == "md")
     raise IngestError(f"{name}: unsupported file type", code="UNSUPPORTED_FILE")
+
+
+def _text(path: Path | str) -> str:
+    """A path as valid UTF-8 text: bytes of a non-UTF-8 file name appear as ``\\xff``.
+
+    POSIX file names are bytes; Python keeps undecodable ones as lone surrogates, which
+    no database or terminal accepts.
+    """
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def walk(directory: Path, *, exclude: Sequence[Path] = ()) -> list[Path]:
@@ -150,6 +161,7 @@ class Ingestor:
             manifest.load(Path(m).expanduser().resolve(), roots=roots)
         self._run(jobs, manifest, report, progress)
         report.manifest_unmatched = manifest.unmatched()
+        report.manifest_errors = list(manifest.errors)
         return report
 
     def sync(self, directory: Path, *, manifests: Sequence[Path] = (),
@@ -167,7 +179,8 @@ class Ingestor:
         files = walk(root, exclude=self._exclude)
         self._run([(p, root, False) for p in files], manifest, report, progress)
         report.manifest_unmatched = manifest.unmatched()
-        report.missing = self.store.mark_missing(self.workspace_id, str(root), [str(p) for p in files])
+        report.manifest_errors = list(manifest.errors)
+        report.missing = self.store.mark_missing(self.workspace_id, _text(root), [_text(p) for p in files])
         return report
 
     # -- internals ---------------------------------------------------------------------
@@ -186,9 +199,14 @@ class Ingestor:
             try:
                 outcome = self._one(path, manifest, explicit)
             except CitewellError as exc:
-                outcome = FileOutcome(str(path), "failed", code=exc.code, message=exc.message)
+                outcome = FileOutcome(_text(path), "failed", code=exc.code, message=exc.message)
             except OSError as exc:
-                outcome = FileOutcome(str(path), "failed", code="READ_ERROR", message=f"{path}: {exc.strerror}")
+                outcome = FileOutcome(_text(path), "failed", code="READ_ERROR",
+                                      message=f"{_text(path)}: cannot be read ({exc.strerror or exc})")
+            except Exception as exc:  # noqa: BLE001 - one file must never stop the rest
+                code = _FAILURE_CODES.get(file_format(path) or "", "UNSUPPORTED_FILE")
+                outcome = FileOutcome(_text(path), "failed", code=code,
+                                      message=f"{_text(path.name)}: could not be ingested ({type(exc).__name__}: {exc})")
             report.outcomes.append(outcome)
             if progress:
                 progress("done", path, done + 1, total)
@@ -196,14 +214,14 @@ class Ingestor:
     def _one(self, path: Path, manifest: Manifest, explicit: bool) -> FileOutcome:
         fmt = file_format(path)
         if fmt is None:
-            msg = f"{path.name}: unsupported file type (supported: {', '.join(sorted(FORMATS))})"
+            msg = f"{_text(path.name)}: unsupported file type (supported: {', '.join(sorted(FORMATS))})"
             if explicit:
                 data = path.read_bytes()
                 return self._fail(path, data, IngestError(msg, code="UNSUPPORTED_FILE"), fmt=None,
                                   manifest=manifest)
-            return FileOutcome(str(path), "skipped", code="UNSUPPORTED_FILE", message=msg)
+            return FileOutcome(_text(path), "skipped", code="UNSUPPORTED_FILE", message=msg)
         st = path.stat()
-        record = self.store.file_record(self.workspace_id, str(path))
+        record = self.store.file_record(self.workspace_id, _text(path))
         if (record and record.present and record.size_bytes == st.st_size and record.mtime_ns == st.st_mtime_ns
                 and record.last_resource_id):
             return self._unchanged(path, record.last_resource_id, manifest, record.last_sha256)
@@ -212,7 +230,7 @@ class Ingestor:
         existing = self.store.resource_by_sha(self.workspace_id, sha)
         version = EXTRACTOR_VERSIONS[fmt]
         if existing is not None and (existing.error is None or existing.extractor_version == version):
-            self.store.link_path(self.workspace_id, str(path), existing, size_bytes=st.st_size,
+            self.store.link_path(self.workspace_id, _text(path), existing, size_bytes=st.st_size,
                                  mtime_ns=st.st_mtime_ns)
             action = "unchanged" if record and record.last_sha256 == sha else "linked"
             outcome = self._unchanged(path, existing.id, manifest, sha)
@@ -223,25 +241,30 @@ class Ingestor:
             return outcome
         if fmt == "posts":
             try:
-                if not is_posts_file(data, name=path.name):
-                    return FileOutcome(str(path), "skipped", code=NOT_A_POSTS_FILE,
-                                       message=f"{path.name}: JSONL but not a posts file (first line lacks "
+                if not is_posts_file(data, name=_text(path.name)):
+                    return FileOutcome(_text(path), "skipped", code=NOT_A_POSTS_FILE,
+                                       message=f"{_text(path.name)}: JSONL but not a posts file (first line lacks "
                                                "string source, id and string text)")
             except IngestError as exc:
                 return self._fail(path, data, exc, fmt=fmt, manifest=manifest, sha=sha)
         try:
-            extraction = extract(data, name=path.name, fmt=fmt)
+            extraction = extract(data, name=_text(path.name), fmt=fmt)
         except IngestError as exc:
             return self._fail(path, data, exc, fmt=fmt, manifest=manifest, sha=sha)
         except Exception as exc:  # an extractor bug must not abort the folder
-            err = IngestError(f"{path.name}: could not be read ({type(exc).__name__}: {exc})",
+            err = IngestError(f"{_text(path.name)}: could not be read ({type(exc).__name__}: {exc})",
                               code=_FAILURE_CODES.get(fmt, "UNSUPPORTED_FILE"))
             return self._fail(path, data, err, fmt=fmt, manifest=manifest, sha=sha)
         resource = self._resource(path, data, sha, fmt, manifest, extraction)
-        resource.blob_key = self._write_blob(data, sha, path.suffix.lower())
-        stored = self.store.commit_resource(self.workspace_id, resource, extraction, path=str(path),
-                                            size_bytes=st.st_size, mtime_ns=st.st_mtime_ns)
-        return FileOutcome(str(path), "ingested" if stored.id == resource.id else "linked", stored.id,
+        resource.blob_key, created = self._write_blob(data, sha, path.suffix.lower())
+        try:
+            stored = self.store.commit_resource(self.workspace_id, resource, extraction, path=_text(path),
+                                                size_bytes=st.st_size, mtime_ns=st.st_mtime_ns)
+        except BaseException:
+            if created and not self.store.blob_referenced(resource.blob_key):
+                (self.store.blob_dir / resource.blob_key).unlink(missing_ok=True)
+            raise
+        return FileOutcome(_text(path), "ingested" if stored.id == resource.id else "linked", stored.id,
                            warnings=[w.model_dump() for w in stored.warnings])
 
     def _unchanged(self, path: Path, resource_id: str, manifest: Manifest, sha: str) -> FileOutcome:
@@ -249,7 +272,7 @@ class Ingestor:
         entry = manifest.lookup(sha256=sha, path=path)
         resource = self.store.resource(self.workspace_id, resource_id)
         if resource.status == "failed":
-            return FileOutcome(str(path), "failed", resource.id, resource.error.code if resource.error else None,
+            return FileOutcome(_text(path), "failed", resource.id, resource.error.code if resource.error else None,
                                resource.error.message if resource.error else None)
         if entry is not None:
             title = entry.title or resource.title
@@ -260,8 +283,8 @@ class Ingestor:
             if title != resource.title or metadata != resource.metadata or custom != resource.custom_metadata:
                 self.store.update_resource_metadata(self.workspace_id, resource.id, title=entry.title,
                                                     metadata=metadata, custom_metadata=custom)
-                return FileOutcome(str(path), "updated", resource.id)
-        return FileOutcome(str(path), "unchanged", resource.id)
+                return FileOutcome(_text(path), "updated", resource.id)
+        return FileOutcome(_text(path), "unchanged", resource.id)
 
     def _resource(self, path: Path, data: bytes, sha: str, fmt: str | None, manifest: Manifest,
                   extraction: Extraction | None) -> Resource:
@@ -273,7 +296,7 @@ class Ingestor:
         now = utcnow()
         return Resource(
             id=resource_id_for(self.workspace_id, sha), workspace_id=self.workspace_id,
-            title=(entry.title if entry and entry.title else path.stem), file_name=path.name,
+            title=(entry.title if entry and entry.title else _text(path.stem)), file_name=_text(path.name),
             kind=extraction.kind if extraction else None,
             media_type=extraction.media_type if extraction else None, sha256=sha, size_bytes=len(data),
             status="ready" if extraction else "failed",
@@ -287,24 +310,25 @@ class Ingestor:
         resource = self._resource(path, data, sha, fmt, manifest, None)
         resource.error = ErrorInfo(code=exc.code, message=exc.message)
         st = path.stat()
-        stored = self.store.commit_resource(self.workspace_id, resource, None, path=str(path),
+        stored = self.store.commit_resource(self.workspace_id, resource, None, path=_text(path),
                                             size_bytes=st.st_size, mtime_ns=st.st_mtime_ns)
         if stored.status != "failed":  # the same bytes were ingested fine meanwhile
-            return FileOutcome(str(path), "linked", stored.id)
-        return FileOutcome(str(path), "failed", stored.id, exc.code, exc.message)
+            return FileOutcome(_text(path), "linked", stored.id)
+        return FileOutcome(_text(path), "failed", stored.id, exc.code, exc.message)
 
-    def _write_blob(self, data: bytes, sha: str, suffix: str) -> str:
-        """Store the original bytes content-addressed; return the blob key (relative path)."""
-        key = f"{sha[:2]}/{sha}{suffix}"
+    def _write_blob(self, data: bytes, sha: str, suffix: str) -> tuple[str, bool]:
+        """Store the original bytes content-addressed; return (blob key, newly written)."""
+        key = f"{sha[:2]}/{sha}{_text(suffix)}"
         target = self.store.blob_dir / key
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                os.replace(tmp, target)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-        return key
+        if target.exists():
+            return key, False
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return key, True

@@ -11,6 +11,7 @@ the caller (:func:`is_posts_file`). Bad later lines are skipped with a
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..errors import IngestError
@@ -18,6 +19,26 @@ from .base import ChunkDraft, Extraction, MentionDraft, TextBuilder
 from .text import decode_text
 
 NOT_A_POSTS_FILE = "not_a_posts_file"
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _loads(line: str) -> Any:
+    """``json.loads`` that never raises anything but ``ValueError`` and returns valid text:
+    escaped lone surrogates (``"\\ud800"``) become U+FFFD, too-deep nesting is an error."""
+    try:
+        return _clean(json.loads(line))
+    except RecursionError as exc:
+        raise ValueError("nested too deeply") from exc
+
+
+def _clean(obj: Any) -> Any:
+    if isinstance(obj, str):
+        return _LONE_SURROGATE.sub("\ufffd", obj)
+    if isinstance(obj, dict):
+        return {_clean(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_clean(v) for v in obj]
+    return obj
 
 
 def _post_key(obj: Any) -> tuple[str, str] | None:
@@ -42,9 +63,9 @@ def is_posts_file(data: bytes, *, name: str) -> bool:
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise IngestError(f"{name}: line {number} is not JSON ({exc.msg})",
+                obj = _loads(line)
+            except ValueError as exc:
+                raise IngestError(f"{name}: line {number} is not JSON ({getattr(exc, 'msg', exc)})",
                                   code="JSONL_MALFORMED", line=number) from exc
             return _post_key(obj) is not None
     return False
@@ -63,19 +84,20 @@ def extract_posts(data: bytes, *, name: str) -> Extraction:
     """
     text = decode_text(data, name=name)
     warnings: list[dict[str, Any]] = []
-    posts: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
+    posts: dict[tuple[str, str], tuple[int, dict[str, Any], str]] = {}
     first_seen = False
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
+            obj = _loads(line)
+        except ValueError as exc:
+            reason = getattr(exc, "msg", str(exc))
             if not first_seen:
-                raise IngestError(f"{name}: line {number} is not JSON ({exc.msg})",
+                raise IngestError(f"{name}: line {number} is not JSON ({reason})",
                                   code="JSONL_MALFORMED", line=number) from exc
             warnings.append({"code": "LINE_SKIPPED", "line": number,
-                             "message": f"line {number} is not JSON ({exc.msg}); skipped"})
+                             "message": f"line {number} is not JSON ({reason}); skipped"})
             continue
         key = _post_key(obj)
         if key is None:
@@ -86,19 +108,20 @@ def extract_posts(data: bytes, *, name: str) -> Extraction:
                              "message": f"line {number} is not a post (needs source, id, text); skipped"})
             continue
         first_seen = True
-        if key in posts:
-            earlier = posts.pop(key)[0]
+        unique = (key[0].lower(), key[1])  # (source, id) is unique with the source lower-cased
+        if unique in posts:
+            earlier = posts.pop(unique)[0]
             warnings.append({"code": "LINE_SKIPPED", "line": earlier,
                              "message": f"line {earlier}: post {key[0]}/{key[1]} appears again on "
                                         f"line {number}; the later line is kept"})
-        posts[key] = (number, obj)
+        posts[unique] = (number, obj, key[0])
     if not posts:
         raise IngestError(f"{name}: no valid post in the file", code="JSONL_MALFORMED")
 
     builder = TextBuilder()
     chunks: list[ChunkDraft] = []
     mentions: list[MentionDraft] = []
-    for (source, pid), (_, obj) in sorted(posts.items(), key=lambda kv: kv[1][0]):
+    for (_, pid), (_, obj, source) in sorted(posts.items(), key=lambda kv: kv[1][0]):
         if chunks:
             builder.sep("\n\n")
         body = obj["text"]

@@ -141,6 +141,10 @@ class Store(Protocol):
         """
         ...
 
+    def blob_referenced(self, blob_key: str) -> bool:
+        """True when a resource of any workspace refers to this blob (blobs are shared)."""
+        ...
+
     def close(self) -> None:
         """Release connections."""
         ...

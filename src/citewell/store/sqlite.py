@@ -26,7 +26,7 @@ from ..models import Chunk, Mention, Passage, Resource, utcnow
 from .base import Condition, FileRecord
 from .ids import chunk_id_for, post_chunk_id
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 30.0
 #: BM25 column weights of the search index: (title and entity names, chunk text).
 BM25_WEIGHTS = (0.5, 1.0)
@@ -70,6 +70,20 @@ CREATE TABLE IF NOT EXISTS files (
     PRIMARY KEY (workspace_id, path));
 CREATE INDEX IF NOT EXISTS files_by_resource ON files (resource_id);
 """
+
+
+#: v2: index files by last attempt (no-op re-syncs stay linear); dataset_posts records
+#: every posts file a post appears in, so a post stays findable while any of them is.
+_SCHEMA_V2 = """
+CREATE INDEX IF NOT EXISTS files_by_last_resource ON files (last_resource_id);
+CREATE TABLE IF NOT EXISTS dataset_posts (
+    resource_id TEXT NOT NULL, chunk_id TEXT NOT NULL, chunk_index INTEGER NOT NULL,
+    PRIMARY KEY (resource_id, chunk_id));
+CREATE INDEX IF NOT EXISTS dataset_posts_by_chunk ON dataset_posts (chunk_id);
+INSERT OR IGNORE INTO dataset_posts SELECT c.resource_id, c.id, c.chunk_index FROM chunks c
+    WHERE c.post_source IS NOT NULL;
+"""
+_MIGRATIONS = ((1, _SCHEMA_V1), (2, _SCHEMA_V2))
 
 
 def _now() -> str:
@@ -128,7 +142,10 @@ class SQLiteStore:
         except OSError as exc:
             raise StoreError(f"cannot create the store folder {self.path.parent}: {exc}") from exc
         self._local = threading.local()
+        self._verified = False
         self._migrate()
+        self._verified = True
+        self._conn().execute("PRAGMA journal_mode = WAL")
 
     # -- connections -------------------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:
@@ -138,7 +155,8 @@ class SQLiteStore:
                 conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
                 conn.row_factory = sqlite3.Row
                 conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-                conn.execute("PRAGMA journal_mode = WAL")
+                if self._verified:  # never touch a file before knowing it is a citewell store
+                    conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute("PRAGMA foreign_keys = ON")
             except sqlite3.Error as exc:
@@ -168,16 +186,21 @@ class SQLiteStore:
     def _migrate(self) -> None:
         try:
             with self._write() as conn:
+                tables = {r["name"] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if tables and "meta" not in tables:
+                    raise StoreError(f"{self.path} is an SQLite database but not a citewell store; "
+                                     "choose another --store file")
                 conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
                 row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
                 version = int(row["value"]) if row else 0
                 if version > SCHEMA_VERSION:
                     raise StoreError(f"the store {self.path} has schema version {version}; this citewell "
                                      f"reads up to {SCHEMA_VERSION}: upgrade citewell")
-                if version < 1:
-                    for statement in _SCHEMA_V1.split(";\n"):
-                        if statement.strip():
-                            conn.execute(statement)
+                for target, script in _MIGRATIONS:
+                    if version < target:
+                        for statement in script.split(";\n"):
+                            if statement.strip():
+                                conn.execute(statement)
                 conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path} is not a citewell store ({exc})") from exc
@@ -223,8 +246,9 @@ class SQLiteStore:
             batch = list(resource_ids[i:i + 500])
             marks = ",".join("?" * len(batch))
             for row in conn.execute(f"SELECT resource_id, last_resource_id, path FROM files WHERE present = 1 "
-                                    f"AND (resource_id IN ({marks}) OR last_resource_id IN ({marks})) "
-                                    "ORDER BY path", batch + batch):
+                                    f"AND resource_id IN ({marks}) UNION SELECT resource_id, last_resource_id, path "
+                                    f"FROM files WHERE present = 1 AND last_resource_id IN ({marks}) ORDER BY path",
+                                    batch + batch):
                 for rid in {row["resource_id"], row["last_resource_id"]}:
                     if rid in batch:
                         out.setdefault(rid, []).append(row["path"])
@@ -239,6 +263,11 @@ class SQLiteStore:
         return FileRecord(path=row["path"], resource_id=row["resource_id"], last_resource_id=row["last_resource_id"],
                           last_sha256=row["last_sha256"], size_bytes=row["size_bytes"], mtime_ns=row["mtime_ns"],
                           present=bool(row["present"]))
+
+    def blob_referenced(self, blob_key: str) -> bool:
+        """True when any resource (any workspace) has this ``blob_key``."""
+        return self._conn().execute("SELECT 1 FROM resources WHERE blob_key = ? LIMIT 1",
+                                    (blob_key,)).fetchone() is not None
 
     def resource_by_sha(self, workspace_id: str, sha256: str) -> Resource | None:
         """The resource with this content in the workspace (any status), or None."""
@@ -278,7 +307,28 @@ class SQLiteStore:
             return False
         cur = conn.execute("UPDATE resources SET status = ?, updated_at = ? WHERE id = ? AND status = 'ready'",
                            (status, _now(), resource_id))
+        if cur.rowcount > 0:
+            SQLiteStore._rehome_posts(conn, resource_id)
         return cur.rowcount > 0
+
+    @staticmethod
+    def _rehome_posts(conn: sqlite3.Connection, retired: str) -> None:
+        """Posts whose chunk belongs to a retired posts file but that another ready posts
+        file also contains move to that file (newest first), so they stay retrievable."""
+        rows = conn.execute(
+            "SELECT c.rowid AS crow, c.id AS cid, dp.resource_id AS rid, dp.chunk_index AS idx FROM chunks c "
+            "JOIN dataset_posts dp ON dp.chunk_id = c.id JOIN resources r ON r.id = dp.resource_id "
+            "WHERE c.resource_id = ? AND c.post_source IS NOT NULL AND r.status = 'ready' AND dp.resource_id != ? "
+            "ORDER BY r.created_at DESC", (retired, retired)).fetchall()
+        moved: set[str] = set()
+        for row in rows:
+            if row["cid"] in moved:
+                continue
+            moved.add(row["cid"])
+            conn.execute("UPDATE chunks SET resource_id = ?, chunk_index = ?, "
+                         "metadata = json_set(metadata, '$.dataset_id', ?) WHERE rowid = ?",
+                         (row["rid"], row["idx"], row["rid"], row["crow"]))
+            conn.execute("UPDATE mentions SET dataset_id = ? WHERE chunk_id = ?", (row["rid"], row["cid"]))
 
     def _insert_resource_row(self, conn: sqlite3.Connection, r: Resource, text: str | None) -> None:
         conn.execute(
@@ -347,6 +397,8 @@ class SQLiteStore:
                                      "VALUES (?,?,?,?,?,?,?,?,?,?,?)", values).lastrowid
             conn.execute("INSERT INTO chunk_fts (rowid, title, text) VALUES (?, ?, ?)", (rowid, title, draft.text))
             if mention is not None:
+                conn.execute("INSERT INTO dataset_posts VALUES (?, ?, ?) ON CONFLICT (resource_id, chunk_id) "
+                             "DO UPDATE SET chunk_index = excluded.chunk_index", (resource.id, cid, index))
                 f = mention.fields
                 conn.execute(
                     "INSERT INTO mentions VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (workspace_id, source_key, id) "
@@ -459,9 +511,17 @@ class SQLiteStore:
 
     def resource_chunks(self, workspace_id: str, resource_id: str) -> list[Chunk]:
         """All chunks of a resource, by ``chunk_index``."""
-        rows = self._conn().execute("SELECT * FROM chunks WHERE workspace_id = ? AND resource_id = ? "
-                                    "ORDER BY chunk_index", (workspace_id, resource_id)).fetchall()
-        return [self._chunk_from_row(row) for row in rows]
+        conn = self._conn()
+        rows = conn.execute("SELECT * FROM chunks WHERE workspace_id = ? AND resource_id = ? AND post_source IS NULL "
+                            "ORDER BY chunk_index", (workspace_id, resource_id)).fetchall()
+        chunks = [self._chunk_from_row(row) for row in rows]
+        posts = conn.execute("SELECT c.*, dp.chunk_index AS member_index FROM dataset_posts dp "
+                             "JOIN chunks c ON c.id = dp.chunk_id WHERE dp.resource_id = ? AND c.workspace_id = ? "
+                             "ORDER BY dp.chunk_index", (resource_id, workspace_id)).fetchall()
+        for row in posts:  # a post as this posts file has it (it may be shared with other files)
+            chunk = self._chunk_from_row(row)
+            chunks.append(chunk.model_copy(update={"resource_id": resource_id, "chunk_index": row["member_index"]}))
+        return chunks
 
     def post_passage(self, workspace_id: str, source: str, post_id: str) -> Passage | None:
         """The chunk of post (source, id) as a passage (source compared lower-cased)."""
