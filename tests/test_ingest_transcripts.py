@@ -716,3 +716,11 @@ def test_generated_transcripts_keep_invariants(
         cues_in = [parsed.cues[i] for i in chunk.metadata["blocks"]]
         assert chunk.metadata["start_time"] == cues_in[0].start
         assert chunk.metadata["end_time"] == max(c.end for c in cues_in)
+
+
+def test_cues_out_of_time_order_are_never_one_passage() -> None:
+    content = ("WEBVTT\n\n99:59:59.000 --> 100:00:01.000\nLate remark.\n\n"
+               "00:00.000 --> 00:02.000\nOpening words.\n")
+    chunks = extract_vtt(content.encode(), name="odd.vtt").chunks
+    assert [(c.text, c.metadata["start_time"], c.metadata["end_time"]) for c in chunks] == [
+        ("Late remark.", 359999.0, 360001.0), ("Opening words.", 0.0, 2.0)]

@@ -45,3 +45,14 @@ def test_rendered_answer_lists_sources_with_moment_and_excerpt() -> None:
     ref = message.references[0]
     assert excerpt(message, ref, limit=40).startswith("…") and "Deep learning changed OCR" in excerpt(message, ref)
     assert excerpt(message, ref, full=True) == TRANSCRIPT.text
+
+
+def test_control_characters_from_sources_never_reach_the_terminal() -> None:
+    evil = Chunk(id="c-2", resource_id="r-2", chunk_index=0, text_type="post",
+                 text="Revenue \x1b]0;PWNED\x07 rose \x1b[31mfast\x1b[0m today.",
+                 metadata={"source_type": "post", "source": "reddit", "id": "t3_e"})
+    passage = Passage(chunk=evil, resource_title="evil\nname\x1b[2J", resource_kind="post", file_name="e.jsonl")
+    message = cite("Revenue rose fast today [1](chunk:c-2).", sources=[passage], resolver=InMemoryResolver([passage]))
+    out = render_answer(message)
+    assert "\x1b" not in out and "\x07" not in out
+    assert "\\x1b]0;PWNED\\x07" in out

@@ -94,11 +94,15 @@ def test_filters_by_key(loaded: Engine) -> None:
     assert _titles(loaded, "calendar_date>=2023-01-01") == {"amcr"}
     assert _titles(loaded, "calendar_date<=2023-01-01") == set()
     assert _titles(loaded, "calendar_date=2023-08-15") == {"amcr"}
+    assert _titles(loaded, "calendar_date<=2023-08-15") == {"amcr"}  # a date bound includes its whole day
+    assert _titles(loaded, "calendar_date<=2023-08") == {"amcr"}
+    assert _titles(loaded, "calendar_date<=2023-08-14") == set()
     assert _titles(loaded, "document_name=pep") == _titles(loaded, "document_name=PEP.txt") == {"pep"}
     assert _titles(loaded, "kind=post") == {"t3_x1", "9"}
     assert _titles(loaded, "source=Reddit") == {"t3_x1"}
     assert _titles(loaded, "created_at>=2022-06-01") == {"9"}
     assert _titles(loaded, "created_at<=2022-06-01") == {"t3_x1"}
+    assert _titles(loaded, "created_at<=2022-07-01") == {"t3_x1", "9"}
 
 
 def test_filter_by_resource_id(loaded: Engine) -> None:
@@ -107,7 +111,8 @@ def test_filter_by_resource_id(loaded: Engine) -> None:
 
 
 @pytest.mark.parametrize("bad", ["colour=red", "ticker", "fiscal_quarter=5", "fiscal_quarter=Q0", "kind=video",
-                                 "fiscal_year=twenty", "calendar_date>=yesterday", "ticker>=A", "=x",
+                                 "fiscal_year=twenty", "calendar_date>=yesterday", "calendar_date>=2022-13-45",
+                                 "created_at<=2022-02-30", "ticker>=A", "=x",
                                  "calendar_date>=2020-01-01 ", "ticker="])
 def test_bad_filters_raise_invalid_filter(bad: str) -> None:
     if bad == "calendar_date>=2020-01-01 ":

@@ -26,3 +26,29 @@ def test_spans_partition_the_non_space_text(text: str) -> None:
         assert text[pos:start].strip() == ""
         pos = end
     assert text[pos:].strip() == ""
+
+
+def test_word_count_measures_text_without_spaces() -> None:
+    from citewell.sentences import cut_at_words, word_count
+
+    assert word_count("Net sales rose 4%.") == 4
+    assert word_count("東" * 120) == 20 and word_count("x" * 20) == 1
+    assert cut_at_words("a b c d e", 3) == len("a b c")
+    assert cut_at_words("東" * 120, 5) == 30
+    assert cut_at_words("short", 5) == len("short")
+
+
+def test_text_without_spaces_is_chunked_and_quotes_are_bounded() -> None:
+    from citewell.generate import ExtractiveGenerator
+    from citewell.ingest.text import MAX_WORDS, extract_text
+    from citewell.models import Chunk, Passage
+    from citewell.sentences import word_count
+
+    text = "東京の寿司は美味しい" * 20_000
+    ex = extract_text(text.encode(), name="jp.txt")
+    assert len(ex.chunks) > 100
+    assert all(word_count(c.text) <= MAX_WORDS and ex.text[c.char_start:c.char_end] == c.text for c in ex.chunks)
+    chunk = Chunk(id="c", resource_id="r", chunk_index=0, text="revenue " + "x" * 1_000_000)
+    answer = ExtractiveGenerator(max_words=50).generate("revenue", [Passage(chunk=chunk, resource_title="t",
+                                                                                  resource_kind="text")])
+    assert len(answer) < 600

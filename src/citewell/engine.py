@@ -31,6 +31,11 @@ from .store import Store, open_store
 OFFSET_UNITS = ("codepoint", "utf16", "utf8")
 
 
+def _valid_text(text: str) -> str:
+    """``text`` with lone surrogates (undecodable command-line bytes) replaced by U+FFFD."""
+    return text.encode("utf-8", "replace").decode("utf-8") if any("\ud800" <= c <= "\udfff" for c in text) else text
+
+
 class StoreResolver:
     """Resolves link targets against one workspace of a store (the cite stage's resolver)."""
 
@@ -128,6 +133,7 @@ class Engine:
             raise UsageError(f"offsets must be one of {', '.join(OFFSET_UNITS)}")
         if not question or not question.strip():
             raise UsageError("the question is empty")
+        question = _valid_text(question)
         if k < 1:
             raise UsageError("k must be at least 1")
         conditions = parse_filters(filters)

@@ -6,7 +6,11 @@ parts end) and support checks. Offsets index the string given, in code points.
 
 from __future__ import annotations
 
+import re
+
 import syntok.segmenter as _segmenter
+
+_RUN = re.compile(r"\S+")
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -51,3 +55,33 @@ def _fallback_spans(text: str) -> list[tuple[int, int]]:
             spans.append((start, start + len(stripped)))
         pos += len(line)
     return spans
+
+
+#: A whitespace-free run longer than this counts as several words (CJK, URLs, minified text).
+LONG_RUN = 20
+#: Characters per word assumed for such runs.
+CHARS_PER_WORD = 6
+
+
+def word_count(text: str) -> int:
+    """Words of ``text`` for size limits: whitespace-separated words, where a run longer
+    than :data:`LONG_RUN` characters counts ``len(run) // CHARS_PER_WORD`` words, so text
+    without spaces (Chinese, Japanese, minified data) is measured too."""
+    return sum(len(w) // CHARS_PER_WORD if len(w) > LONG_RUN else 1 for w in text.split())
+
+
+def cut_at_words(text: str, max_words: int) -> int:
+    """Index at which ``text`` holds at most ``max_words`` words (by :func:`word_count`),
+    preferring a whitespace boundary; ``len(text)`` when it fits."""
+    count = 0
+    end = 0
+    for match in _RUN.finditer(text):
+        run = match.group()
+        size = len(run) // CHARS_PER_WORD if len(run) > LONG_RUN else 1
+        if count + size > max_words:
+            if count == 0 or size > 1:  # cut inside the run
+                return match.start() + (max_words - count) * CHARS_PER_WORD if size > 1 else match.end()
+            return end
+        count += size
+        end = match.end()
+    return len(text)

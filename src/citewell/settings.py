@@ -42,7 +42,7 @@ def _load_config(path: Path | None) -> dict[str, Any]:
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # TOMLDecodeError and UnicodeDecodeError are ValueErrors
         raise UsageError(f"config file {path}: {exc}") from exc
 
 
@@ -87,4 +87,8 @@ class Settings:
         ws = ws.strip()
         if not ws:
             raise UsageError("the workspace name is empty")
+        try:
+            ws.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise UsageError("the workspace name is not valid UTF-8") from exc
         return cls(store=store_path or default_store_path(), workspace=ws)

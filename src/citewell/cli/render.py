@@ -19,6 +19,18 @@ _SPACE = re.compile(r"\s+")
 _ESCAPED = re.compile(r"\\([\[\]`\\])")
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def safe(text: str, *, one_line: bool = False) -> str:
+    """Make ingested text harmless on a terminal: control characters (ESC sequences,
+    OSC titles, bells, carriage returns …) are shown as ``\\x1b``-style escapes; with
+    ``one_line`` newlines and tabs too."""
+    pattern = _CONTROL_LINE if one_line else _CONTROL
+    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def unescape_text(text: str) -> str:
     """Undo the markdown escapes of rule 5 (``\\[`` ``\\]`` ``\\` ``) for display."""
     return _ESCAPED.sub(r"\1", text)
@@ -126,7 +138,7 @@ def excerpt(message: Message, ref: Reference, *, full: bool = False, limit: int 
 
 def render_answer(message: Message, *, full: bool = False) -> str:
     """The answer text, a blank line, then one block per numbered source."""
-    lines = [message.text.strip(), ""]
+    lines = [safe(message.text.strip()), ""]
     numbered = [r for r in message.references if r.citation is not None]
     if numbered:
         lines.append("Sources:")
@@ -135,13 +147,13 @@ def render_answer(message: Message, *, full: bool = False) -> str:
             file_name = (ref.model_extra or {}).get("file_name")
             if file_name and ref.type != "post":  # the file name tells a .vtt from its .srt twin
                 title = file_name if title == Path(file_name).stem else f"{title} ({file_name})"
-            head = f"[{ref.citation}] {title}"
+            head = f"[{ref.citation}] {safe(title, one_line=True)}"
             cited = _cited_sentences(message, ref)
             loc = where(ref, cited[0] if cited else None)
-            lines.append(head + (f", {loc}" if loc else ""))
+            lines.append(head + (f", {safe(loc, one_line=True)}" if loc else ""))
             body = excerpt(message, ref, full=full)
             if body:
-                lines.extend("    " + line for line in body.splitlines())
+                lines.extend("    " + safe(line) for line in body.splitlines())
     for warning in message.warnings:
-        lines.append(f"warning: {warning.code}: {warning.message}")
+        lines.append(safe(f"warning: {warning.code}: {warning.message}", one_line=True))
     return "\n".join(lines).rstrip() + "\n"

@@ -111,7 +111,7 @@ from dataclasses import dataclass
 
 from citewell.models import Passage
 from citewell.retrieve.terms import EXPANSIONS, content_terms, near, question_concepts, tokens
-from citewell.sentences import sentence_spans
+from citewell.sentences import cut_at_words, sentence_spans, word_count
 
 NO_EVIDENCE_TEXT = "No passage in the sources answers this question."
 #: Said instead when the question names something no retrieved passage mentions.
@@ -316,10 +316,10 @@ def _unit_spans(text: str, text_type: str) -> list[tuple[int, int]]:
 
 def _cut(quote: str, max_words: int) -> tuple[str, bool]:
     """Cut ``quote`` after ``max_words`` words (keeping its exact characters)."""
-    matches = list(re.finditer(r"\S+", quote))
-    if len(matches) <= max_words:
+    end = cut_at_words(quote, max_words)
+    if end >= len(quote):
         return quote, False
-    cut = quote[: matches[max_words - 1].end()].rstrip(",;:-\u2013\u2014")
+    cut = quote[:end].rstrip().rstrip(",;:-\u2013\u2014")
     return cut + "\u2026", True
 
 
@@ -466,7 +466,7 @@ class ExtractiveGenerator:
             if any(other is cand or _near_duplicate(cand, other) for _, other, _, _ in chosen):
                 return
             quote, truncated = _cut(collapse_breaks(cand.text), self.max_words)
-            words = len(quote.split())
+            words = word_count(quote)
             if chosen and used[0] + words > self.max_words:
                 return
             chosen.append((score, cand, quote, truncated))
@@ -521,7 +521,7 @@ class ExtractiveGenerator:
                         table=chunk.text_type == "table",
                         all_terms=frozenset(t.term for t in toks),
                         norm=" ".join(text.lower().split()),
-                        words=len(text.split()),
+                        words=word_count(text),
                     )
                 )
         return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..errors import IngestError
-from ..sentences import sentence_spans
+from ..sentences import cut_at_words, sentence_spans, word_count
 from .base import ChunkDraft, Extraction
 
 MIN_WORDS = 50
@@ -44,7 +44,25 @@ def decode_text(data: bytes, *, name: str) -> str:
 
 
 def _words(text: str) -> int:
-    return len(text.split())
+    return word_count(text)
+
+
+def _bounded(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sentence spans, with any single sentence over MAX_WORDS cut into MAX_WORDS pieces."""
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        while _words(text[s:e]) > MAX_WORDS:
+            cut = s + max(1, cut_at_words(text[s:e], MAX_WORDS))
+            piece_end = cut
+            while piece_end > s and text[piece_end - 1].isspace():
+                piece_end -= 1
+            out.append((s, piece_end))
+            s = cut
+            while s < e and text[s].isspace():
+                s += 1
+        if e > s:
+            out.append((s, e))
+    return out
 
 
 def _split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -53,8 +71,7 @@ def _split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
     cur_start: int | None = None
     cur_end = start
     count = 0
-    for s, e in sentence_spans(text[start:end]):
-        s, e = s + start, e + start
+    for s, e in _bounded(text, [(a + start, b + start) for a, b in sentence_spans(text[start:end])]):
         n = _words(text[s:e])
         if cur_start is not None and count + n > MAX_WORDS:
             pieces.append((cur_start, cur_end))

@@ -46,6 +46,7 @@ from datetime import timedelta
 from typing import Any, Literal
 
 from citewell.errors import IngestError
+from citewell.sentences import word_count
 from citewell.ingest.base import ChunkDraft, Extraction, TextBuilder
 
 __all__ = [
@@ -540,7 +541,7 @@ class GroupingConfig:
 
 
 def _words(cue: Cue) -> int:
-    return len(cue.text.split())
+    return word_count(cue.text)
 
 
 def _ends_sentence(cue: Cue) -> bool:
@@ -571,7 +572,8 @@ def group_cues(cues: list[Cue], config: GroupingConfig | None = None) -> list[li
             current = [cue]
             continue
         latest_end = max(c.end_ms for c in current)
-        if cue.start_ms - latest_end >= silence_ms:
+        if cue.start_ms - latest_end >= silence_ms or cue.start_ms < current[0].start_ms:
+            # a pause, or time running backwards (cues out of order): a passage is one stretch of time
             groups.append(current)
             current = [cue]
             continue

@@ -16,6 +16,7 @@ is 1–4 and accepts ``Q4``. An unknown key or an unusable value raises
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from collections import OrderedDict
 from typing import Any, Iterable, Mapping
 
@@ -33,10 +34,24 @@ _EXPR = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=|=)\s*(.*?)\s*$", re.S
 _DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?)?)?$")
 
 
+def _valid_date(text: str) -> bool:
+    """True for a real calendar date or date-time (``2022``, ``2022-06``, ``2022-06-30T12:00Z``)."""
+    padded = text + "-01" * (2 - text.count("-")) if "T" not in text and " " not in text else text
+    try:
+        datetime.fromisoformat(padded.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
 def _normalise(key: str, op: str, value: Any) -> str:
     text = str(value).strip()
     if text == "":
         raise FilterError(f"filter {key}: empty value")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise FilterError(f"filter {key}: the value is not valid UTF-8") from exc
     if key == "fiscal_quarter":
         try:
             quarter = parse_quarter(text)
@@ -48,7 +63,7 @@ def _normalise(key: str, op: str, value: Any) -> str:
             raise FilterError(f"filter fiscal_year: expected a year such as 2022, got {text!r}")
         return text[-4:]
     if key in ("calendar_date", "created_at"):
-        if not _DATE.match(text):
+        if not _DATE.match(text) or not _valid_date(text):
             raise FilterError(f"filter {key}: expected an ISO-8601 date such as 2022-01-31, got {text!r}")
         return text.replace(" ", "T")
     if key == "kind":

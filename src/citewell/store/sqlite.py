@@ -611,10 +611,12 @@ class SQLiteStore:
                 clauses.append(f"r.id IN ({marks})")
                 args += values
             elif cond.key == "created_at":
-                op = {"ge": ">=", "le": "<="}.get(cond.op)
-                if op:
-                    clauses.append(f"c.created_at {op} ?")
+                if cond.op == "ge":
+                    clauses.append("c.created_at >= ?")
                     args.append(values[0])
+                elif cond.op == "le":  # a date bound includes that whole day: 2022-06-30T12:00Z <= 2022-06-30
+                    clauses.append("(c.created_at <= ? OR substr(c.created_at, 1, ?) = ?)")
+                    args += [values[0], len(values[0]), values[0]]
                 else:
                     clauses.append("(" + " OR ".join("c.created_at LIKE ?" for _ in values) + ")")
                     args += [v + "%" for v in values]
@@ -622,10 +624,12 @@ class SQLiteStore:
                 clauses.append(f"(lower(c.post_source) IN ({marks}) OR "
                                + facet.format(test=f"f.value IN ({marks})") + ")")
                 args += values + ["source"] + values
-            elif cond.op in ("ge", "le"):
-                op = ">=" if cond.op == "ge" else "<="
-                clauses.append(facet.format(test=f"f.value {op} ?"))
+            elif cond.op == "ge":
+                clauses.append(facet.format(test="f.value >= ?"))
                 args += [cond.key, values[0]]
+            elif cond.op == "le":
+                clauses.append(facet.format(test="(f.value <= ? OR substr(f.value, 1, ?) = ?)"))
+                args += [cond.key, values[0], len(values[0]), values[0]]
             elif cond.key == "calendar_date":
                 clauses.append(facet.format(test="(" + " OR ".join("f.value LIKE ?" for _ in values) + ")"))
                 args += [cond.key] + [v + "%" for v in values]
