@@ -195,6 +195,8 @@ class Manifest:
 
     def lookup(self, *, sha256: str, path: Path) -> ManifestEntry | None:
         """The entry for a file: by ``sha256`` first, then by its resolved path."""
+        if not self._rows:
+            return None
         entry = self._by_sha.get(sha256.lower()) or self._by_path.get(str(path.resolve()))
         if entry is not None:
             self._matched.add(id(entry))

@@ -469,9 +469,10 @@ class SQLiteStore:
             args += list(statuses)
         if under is not None:
             prefix = under.rstrip("/") + "/"
-            sql += (" AND EXISTS (SELECT 1 FROM files f WHERE f.present = 1 AND f.workspace_id = r.workspace_id "
-                    "AND (f.resource_id = r.id OR f.last_resource_id = r.id) AND substr(f.path, 1, ?) = ?)")
-            args += [len(prefix), prefix]
+            sql += (" AND (EXISTS (SELECT 1 FROM files f WHERE f.resource_id = r.id AND f.present = 1 "
+                    "AND substr(f.path, 1, ?) = ?) OR EXISTS (SELECT 1 FROM files f WHERE "
+                    "f.last_resource_id = r.id AND f.present = 1 AND substr(f.path, 1, ?) = ?))")
+            args += [len(prefix), prefix, len(prefix), prefix]
         conn = self._conn()
         rows = conn.execute(sql + " ORDER BY r.created_at, r.id", args).fetchall()
         paths = self._paths(conn, [row["id"] for row in rows])
