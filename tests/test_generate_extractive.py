@@ -544,3 +544,22 @@ def test_cashtags_match_their_ticker() -> None:
     post = passage("eth", "$ETH.X $BTC.X They are refusing to make it go above a certain price.", kind="post",
                    text_type="post", title="stocktwits")
     assert "(chunk:" in ExtractiveGenerator().generate("What do people say about ETH price?", [post])
+
+
+def test_prose_lines_inside_a_table_chunk_are_quoted_as_sentences() -> None:
+    from citewell.generate.extractive import _unit_spans
+
+    text = ("(Millions) 2022 2021\n"
+            "Purchases of property, plant and equipment (PP&E) $ (1,749) $ (1,603)\n"
+            "Total $ 9,178 $ 9,429\n"
+            "United States net PP&E was $5,662 million at December 31, 2022. China/Hong Kong net property,\n"
+            "plant and equipment (PP&E) was $518 million and $578 million at December 31, 2022 and 2021.")
+    units = [text[a:b] for a, b in _unit_spans(text, "table")]
+    assert units == [
+        "(Millions) 2022 2021",
+        "Purchases of property, plant and equipment (PP&E) $ (1,749) $ (1,603)",
+        "Total $ 9,178 $ 9,429",
+        "United States net PP&E was $5,662 million at December 31, 2022.",
+        "China/Hong Kong net property,\nplant and equipment (PP&E) was $518 million and $578 million at "
+        "December 31, 2022 and 2021.",
+    ]

@@ -56,3 +56,16 @@ def test_control_characters_from_sources_never_reach_the_terminal() -> None:
     out = render_answer(message)
     assert "\x1b" not in out and "\x07" not in out
     assert "\\x1b]0;PWNED\\x07" in out
+
+
+def test_a_table_row_excerpt_shows_the_column_header() -> None:
+    rows = ["Year ended December 31, (Millions) 2022 2021"] + [f"Line item {i} $ {i},000 $ {i},500" for i in range(40)]
+    rows.append("Purchases of property, plant and equipment (PP&E) $ (1,749) $ (1,603)")
+    table = Chunk(id="t-1", resource_id="r-3", chunk_index=0, text_type="table", text="\n".join(rows),
+                  metadata={"source_type": "pdf", "page": 39})
+    passage = Passage(chunk=table, resource_title="3M_2022_10K", resource_kind="pdf", file_name="3M_2022_10K.pdf")
+    message = cite("Purchases of property, plant and equipment (PP&E) $ (1,749) $ (1,603) [1](chunk:t-1).",
+                   sources=[passage], resolver=InMemoryResolver([passage]))
+    shown = excerpt(message, message.references[0])
+    assert shown.startswith("Year ended December 31, (Millions) 2022 2021 …")
+    assert shown.endswith("Purchases of property, plant and equipment (PP&E) $ (1,749) $ (1,603)")

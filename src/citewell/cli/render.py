@@ -132,8 +132,25 @@ def excerpt(message: Message, ref: Reference, *, full: bool = False, limit: int 
             start = max(0, min(pos - (limit - span) // 2, len(flat) - limit))
             end = min(len(flat), start + limit)
             break
-    body = flat[start:end]
-    return ("…" if start > 0 else "") + body + ("…" if end < len(flat) else "")
+    body = ("…" if start > 0 else "") + flat[start:end] + ("…" if end < len(flat) else "")
+    if ref.text_type == "table" and start > 0:
+        header = column_header(text, flat[start:end])
+        if header:  # the years or units a row's numbers belong to
+            body = f"{header} {body}"
+    return body
+
+
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+
+
+def column_header(table_text: str, window: str) -> str | None:
+    """The first line of a table chunk that names two or more years (its column header),
+    unless ``window`` already shows it; whitespace collapsed. None if there is none."""
+    for line in table_text.splitlines():
+        flat = _SPACE.sub(" ", line).strip()
+        if len(_YEAR.findall(flat)) >= 2:
+            return None if flat in window else flat
+    return None
 
 
 def render_answer(message: Message, *, full: bool = False) -> str:

@@ -302,9 +302,47 @@ def _row_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+_NUMERIC_CELL_RE = re.compile(r"^[($\u2014\u2013-]*\d[\d,.]*%?\)?$")
+
+
+def _is_prose_row(row: str) -> bool:
+    """A line of running text inside a table chunk (a note under a table, a caption):
+    at least 6 words, fewer than a third of them numeric cells, and not ending in a
+    value cell (a table row ends in its last column's value)."""
+    cells = row.split()
+    last = cells[-1] if cells else ""
+    ends_in_value = (_NUMERIC_CELL_RE.match(last) and not last.endswith((".", ","))) or last in ("$", "\u2014", "-", "%")
+    if len(cells) < 6 or ends_in_value:
+        return False
+    numeric = sum(1 for c in cells if _NUMERIC_CELL_RE.match(c))
+    return numeric * 3 < len(cells)
+
+
+def _table_spans(text: str) -> list[tuple[int, int]]:
+    """Units of a table chunk: each table row, but consecutive prose lines are joined and
+    split into sentences, so a note that wraps over lines is quoted whole."""
+    out: list[tuple[int, int]] = []
+    prose: list[tuple[int, int]] = []
+
+    def flush() -> None:
+        if prose:
+            lo, hi = prose[0][0], prose[-1][1]
+            out.extend((lo + a, lo + b) for a, b in sentence_spans(text[lo:hi]))
+            prose.clear()
+
+    for start, end in _row_spans(text):
+        if _is_prose_row(text[start:end]):
+            prose.append((start, end))
+        else:
+            flush()
+            out.append((start, end))
+    flush()
+    return out
+
+
 def _unit_spans(text: str, text_type: str) -> list[tuple[int, int]]:
     """Unit spans of a chunk, trimmed of surrounding whitespace, empty ones dropped."""
-    spans = _row_spans(text) if text_type == "table" else sentence_spans(text)
+    spans = _table_spans(text) if text_type == "table" else sentence_spans(text)
     out: list[tuple[int, int]] = []
     for start, end in spans:
         piece = text[start:end]
