@@ -48,11 +48,12 @@ DOC_WORDS = frozenset({"10k", "10q", "8k", "10", "k", "q", "earn", "date", "repo
 
 
 def asks_for_figure(question: str) -> bool:
-    """True when ``question`` asks for a number: ``how much``/``how many``, or a stem of
-    :data:`FIGURE_CUES` (``amount``, ``ratio``, ``margin``, ``USD``, ``balance sheet`` …)."""
+    """True when ``question`` asks for a money figure: ``how much``, or a stem of
+    :data:`FIGURE_CUES` (``amount``, ``ratio``, ``margin``, ``USD``, ``balance sheet`` …).
+    ``how many`` is not one: counts (employees, stores, shares) are as often stated in prose."""
     toks = tokens(question)
     for i, tok in enumerate(toks):
-        if tok.term in ("much", "mani") and i > 0 and toks[i - 1].term == "how":
+        if tok.term == "much" and i > 0 and toks[i - 1].term == "how":
             return True
         if tok.content and tok.term in FIGURE_CUES:
             return True

@@ -364,7 +364,8 @@ def question_concepts(question: str) -> list[Concept]:
     toks = [
         t
         for i, t in enumerate(all_toks)
-        if t.content and not (i > 0 and all_toks[i - 1].term == "how" and t.term in HOW_WORDS)
+        if t.content
+        and not (i > 0 and all_toks[i - 1].term == "how" and (t.surface in HOW_WORDS or t.term in HOW_WORDS))
     ]
     concepts: list[Concept] = []
     seen: set[tuple[tuple[str, ...], ...]] = set()  # by alternatives, in any order
