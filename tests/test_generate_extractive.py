@@ -563,3 +563,10 @@ def test_prose_lines_inside_a_table_chunk_are_quoted_as_sentences() -> None:
         "China/Hong Kong net property,\nplant and equipment (PP&E) was $518 million and $578 million at "
         "December 31, 2022 and 2021.",
     ]
+
+
+def test_quantity_questions_prefer_units_with_numbers() -> None:
+    prose = passage("hc", "Verizon respects the rights of its employees to join unions. Verizon had approximately "
+                          "117,100 employees at year end.")
+    units = ExtractiveGenerator(max_sentences=1).select("How many employees did Verizon have?", [prose])
+    assert [u.quote for u in units] == ["Verizon had approximately 117,100 employees at year end."]

@@ -172,6 +172,16 @@ _RANK_PRIOR = 0.05
 _CONTEXT_CREDIT = 0.5
 _PAIR_CREDIT = 1.0
 _NOTHING_NEW = 0.5
+_NO_QUANTITY = 0.6
+_DIGIT_RE = re.compile(r"\d")
+_QUANTITY_RE = re.compile(r"\bhow\s+(?:many|much|long|often|large|big|high|low|far)\b|\bwhat\s+(?:percentage|"
+                          r"percent|share|amount|number|ratio|rate)\b", re.I)
+
+
+def _asks_quantity(question: str) -> bool:
+    """True for questions whose answer is a quantity (``how many``, ``what percentage`` …):
+    units without any digit then score ×0.6."""
+    return bool(_QUANTITY_RE.search(question))
 _LENGTH_PIVOT = 50
 _LENGTH_EXPONENT = 1.0
 _JACCARD_DUP = 0.8
@@ -423,6 +433,7 @@ class ExtractiveGenerator:
         ``passages`` are best first; a repeated chunk id counts once (first place).
         """
         concepts = question_concepts(question)
+        quantity = _asks_quantity(question)
         candidates = self._candidates(passages)
         if not concepts or not candidates or _abstain_names(question, passages):
             return []
@@ -460,6 +471,8 @@ class ExtractiveGenerator:
             coverage = math.fsum(credits) / total
             if cand.terms <= question_terms:  # a heading or restatement: adds nothing
                 coverage *= _NOTHING_NEW
+            if quantity and not _DIGIT_RE.search(cand.text):  # "how many …?" wants a number
+                coverage *= _NO_QUANTITY
             if cand.words > _LENGTH_PIVOT:
                 coverage *= (_LENGTH_PIVOT / cand.words) ** _LENGTH_EXPONENT
             score = round(coverage + _RANK_PRIOR / (cand.passage_index + 1), 9)
