@@ -570,3 +570,12 @@ def test_quantity_questions_prefer_units_with_numbers() -> None:
                           "117,100 employees at year end.")
     units = ExtractiveGenerator(max_sentences=1).select("How many employees did Verizon have?", [prose])
     assert [u.quote for u in units] == ["Verizon had approximately 117,100 employees at year end."]
+
+
+def test_a_question_in_the_source_is_not_quoted_as_the_answer() -> None:
+    talk = passage("talk", "How has deep learning changed OCR over the past few years?\n"
+                           "Deep learning changed OCR by making recognition of handwriting and layouts far more "
+                           "accurate.", text_type="transcript", kind="transcript")
+    units = ExtractiveGenerator(max_sentences=1).select("How has deep learning changed OCR?", [talk])
+    assert [u.quote for u in units] == ["Deep learning changed OCR by making recognition of handwriting and layouts "
+                                        "far more accurate."]

@@ -173,6 +173,7 @@ _CONTEXT_CREDIT = 0.5
 _PAIR_CREDIT = 1.0
 _NOTHING_NEW = 0.5
 _NO_QUANTITY = 0.6
+_QUESTION_UNIT = 0.5
 _DIGIT_RE = re.compile(r"\d")
 _QUANTITY_RE = re.compile(r"\bhow\s+(?:many|much|long|often|large|big|high|low|far)\b|\bwhat\s+(?:percentage|"
                           r"percent|share|amount|number|ratio|rate)\b", re.I)
@@ -473,6 +474,8 @@ class ExtractiveGenerator:
                 coverage *= _NOTHING_NEW
             if quantity and not _DIGIT_RE.search(cand.text):  # "how many …?" wants a number
                 coverage *= _NO_QUANTITY
+            if cand.text.rstrip().endswith("?"):  # a question (an interviewer's, a heading) answers nothing
+                coverage *= _QUESTION_UNIT
             if cand.words > _LENGTH_PIVOT:
                 coverage *= (_LENGTH_PIVOT / cand.words) ** _LENGTH_EXPONENT
             score = round(coverage + _RANK_PRIOR / (cand.passage_index + 1), 9)
