@@ -368,10 +368,12 @@ def test_inner_link_wins_over_outer_brackets():
 
 
 def test_label_spanning_a_blank_line_is_not_a_link():
+    # the label cannot cross the blank line ("[a" stays literal), but the target after
+    # "b]" is an orphan tail: it becomes the marker instead of reaching the text
     raw = "[a\n\nb](post:x:1)"
     m = cite(raw)
-    assert m.references == []
-    assert m.text == raw
+    assert m.text == "[a\n\nb[1]"
+    assert [(r.source, r.id, r.start_index, r.end_index) for r in m.references] == [("x", "1", 5, 8)]
 
 
 def test_malformed_post_target_is_a_warning():
@@ -604,3 +606,231 @@ def test_pathological_nesting_is_handled_without_recursion():
     assert m.text == "[a " * 3000 + "[1]" + "]" * 3000
     assert [r.id for r in m.references] == ["1"]
     assert cite("[" * 20000).text == "[" * 20000
+
+
+# --------------------------------------------------------------------------- hardening
+# Fault kinds: a link target reaching the text; a marker turned into a link by what follows
+# it; a fence in a container swallowing the rest; post sources with colons; markers
+# glued to words. Every check compares real values.
+
+_TARGET_IN_TEXT = __import__("re").compile(
+    r"(?i)\]\s*\(\s*<?\s*(?:post|chunk|pattern|dataset|research_preview|resource|chat):")
+
+
+def assert_no_target(message: Message) -> None:
+    """No citation-link target outside code survives in the text (rule 9's spirit)."""
+    prose = "".join(t.text for t in scan(message.text) if t.kind != "code")
+    assert not _TARGET_IN_TEXT.search(prose), message.text
+    assert not [t for t in scan(message.text) if t.kind in ("link", "tail")]
+
+
+def _spans(m: Message) -> list[tuple]:
+    return [(r.source, r.id, r.citation, [(o.start_index, o.end_index) for o in r.occurrences])
+            for r in m.references if r.citation is not None]
+
+
+@pytest.mark.parametrize("raw, text, spans", [
+    # the inner link is numbered; the outer pair is a citation link whose label (holding
+    # the inner marker) is kept, followed by the outer marker
+    ("See [a [b](post:x:1) c](post:x:2).", "See a [1] c[2].",
+     [("x", "1", 1, [(6, 9)]), ("x", "2", 2, [(11, 14)])]),
+    ("[a [b](post:x:1)](post:x:1)", "a [1][1]", [("x", "1", 1, [(2, 5), (5, 8)])]),
+    ("[[[a](post:x:1)](post:x:2)](post:x:3)!", "[1][2][3]!",
+     [("x", "1", 1, [(0, 3)]), ("x", "2", 2, [(3, 6)]), ("x", "3", 3, [(6, 9)])]),
+    ("[a [b](https://e.com/(p)) c](post:x:2)", "a [b](https://e.com/(p)) c[1]", [("x", "2", 1, [(26, 29)])]),
+    ("[a `]` [b](post:x:1)](post:x:2)", "a `]` [1][2]", [("x", "1", 1, [(6, 9)]), ("x", "2", 2, [(9, 12)])]),
+    # an outer ordinary link stays literal as CommonMark reads it ("[" escaped)
+    ("[a [b](post:x:1) c](https://e.com)", r"\[a [1] c](https://e.com)", [("x", "1", 1, [(4, 7)])]),
+    # orphan tails: a "]" closing no "[" (or escaped) still cannot show its target
+    ("Revenue grew 5%](post:x:1).", "Revenue grew 5%[1].", [("x", "1", 1, [(15, 18)])]),
+    ("[a](post:x:1)](post:x:2)", "[1][2]", [("x", "1", 1, [(0, 3)]), ("x", "2", 2, [(3, 6)])]),
+    (r"\[a](post:x:1) b", r"\[a[1] b", [("x", "1", 1, [(3, 6)])]),
+    (r"[a\](post:x:1) b", "[a[1] b", [("x", "1", 1, [(2, 5)])]),
+    (r"a\\](post:x:1)", r"a\\[1]", [("x", "1", 1, [(3, 6)])]),
+    # unclosed destinations end at whitespace / the line end
+    ("Up [a](post:x:1", "Up [1]", [("x", "1", 1, [(3, 6)])]),
+    ("Up [a](post:x:1 and more\nnext", "Up [1] and more\nnext", [("x", "1", 1, [(3, 6)])]),
+    # whitespace (one line break) and <> around the destination
+    ("Up [a](\npost:x:1) [b]( <post:x:2> )", "Up [1] [2]", [("x", "1", 1, [(3, 6)]), ("x", "2", 2, [(7, 10)])]),
+])
+def test_link_targets_never_reach_the_text(raw, text, spans):
+    m = cite(raw)
+    assert m.text == text
+    assert _spans(m) == spans
+    assert m.warnings == []
+    assert_no_target(m)
+    assert_slice_rule(m)
+    assert_partition(m)
+
+
+def test_nested_link_with_unresolved_or_entity_outer_target():
+    m = cite("[a [b](post:x:1) c](post:y:9) end", sources=[post_passage("x", "1")])
+    assert m.text == "a [1] c end"
+    assert [(w.code, w.model_extra["label"], w.model_extra["id"]) for w in m.warnings] == [
+        ("unknown_target", "a [b](post:x:1) c", "9")]
+    resolver = InMemoryResolver([], entities=[("pattern", "p1")])
+    m = cite("[the [b](post:x:1) pattern](pattern:p1) and [c](post:x:1)", resolver=resolver)
+    assert m.text == "the [1] pattern and [1]"
+    assert [(r.type, r.id, r.citation) for r in m.references] == [("post", "1", 1), ("pattern", "p1", None)]
+    assert m.warnings == []
+    m = cite("Up [a](post:x:", sources=[])
+    assert m.text == "Up a"
+    assert [w.model_extra["target"] for w in m.warnings] == ["post:x:"]
+    assert_no_target(m)
+
+
+def test_deeply_nested_citation_links_without_recursion():
+    raw = "[" * 3000 + "[b](post:x:1)" + "](post:x:2)" * 3000
+    m = cite(raw)
+    assert m.text == "[1]" + "[2]" * 3000
+    assert [(r.id, len(r.occurrences)) for r in m.references] == [("1", 1), ("2", 3000)]
+    assert_no_target(m)
+
+
+@pytest.mark.parametrize("raw, text", [
+    ("See [a](post:x:1)(more) now.", r"See [1]\(more) now."),
+    ("See [a](post:x:1)[ref] now.", r"See [1]\[ref] now."),
+    ("See [a](post:x:1)[] now.", r"See [1]\[] now."),
+    ("See [a](post:x:1)[12] now.", r"See [1]\[12\] now."),
+    ("See [a](post:x:1)[(b)](pattern:zz).", r"See [1]\(b)."),  # an entity label shown after it
+    ("See [a](post:x:1)[b](post:x:2)(c).", r"See [1][2]\(c)."),  # markers may touch each other
+    ("[a](post:x:1): a definition?", r"[1]\: a definition?"),
+    ("> - [a](post:x:1):x", r"> - [1]\:x"),
+    ("  [a](post:x:1) [b](post:x:2): y", r"  [1] [2]: y"),  # not first on the line: no definition
+    ("Mid [a](post:x:1): y", "Mid [1]: y"),
+    ("[ 1 ]: https://evil.example\n\nSee [a](post:x:1).", "\\[ 1 ]: https://evil.example\n\nSee [1]."),
+])
+def test_markers_are_never_turned_into_links(raw, text):
+    m = cite(raw)
+    assert m.text == text
+    assert_slice_rule(m)
+    assert_partition(m)
+    for unit in ("utf16", "utf8"):
+        assert_slice_rule(convert_offsets(m, unit))
+
+
+def test_escape_after_marker_keeps_offsets_in_every_unit():
+    m = cite("😀[a](post:x:1)(x) 漢[b](post:x:2)[y]")
+    assert m.text == "😀[1]\\(x) 漢[2]\\[y]"
+    assert _spans(m) == [("x", "1", 1, [(1, 4)]), ("x", "2", 2, [(10, 13)])]
+    u16 = cite("😀[a](post:x:1)(x) 漢[b](post:x:2)[y]", offset_unit="utf16")
+    assert _spans(u16) == [("x", "1", 1, [(2, 5)]), ("x", "2", 2, [(11, 14)])]
+    u8 = cite("😀[a](post:x:1)(x) 漢[b](post:x:2)[y]", offset_unit="utf8")
+    assert _spans(u8) == [("x", "1", 1, [(4, 7)]), ("x", "2", 2, [(15, 18)])]
+    for msg in (m, u16, u8):
+        assert_slice_rule(msg)
+        assert_partition(msg)
+
+
+@pytest.mark.parametrize("raw, text, cited", [
+    # the repro: an unclosed fence ends with its block quote / list item
+    ("> ```\n> code\n\nRevenue grew [a](post:x:1).", "> ```\n> code\n\nRevenue grew [1].", ["1"]),
+    ("- ```\n  x\n\nRevenue grew [a](post:x:1).", "- ```\n  x\n\nRevenue grew [1].", ["1"]),
+    ("> ```\n> code\nlazy [a](post:x:1)", "> ```\n> code\nlazy [1]", ["1"]),
+    ("> ```\n>\n> [a](post:x:1)", "> ```\n>\n> [a](post:x:1)", []),  # ">" alone continues
+    ("- ```\n  [a](post:x:1)\n- [b](post:x:2)", "- ```\n  [a](post:x:1)\n- [1]", ["2"]),
+    ("- ```\n  x\n\n  [a](post:x:1)\n  ```\nDone [b](post:x:2).",
+     "- ```\n  x\n\n  [a](post:x:1)\n  ```\nDone [1].", ["2"]),  # blank lines stay in the item
+    ("1. Step:\n   ```\n   [a](post:x:1)\nDone [b](post:x:2).",
+     "1. Step:\n   ```\n   [a](post:x:1)\nDone [1].", ["2"]),  # indented fence under an item
+    ("> - ```\n>   [a](post:x:1)\n> [b](post:x:2)", "> - ```\n>   [a](post:x:1)\n> [1]", ["2"]),
+    ("> ```\n> [a](post:x:1)\n> ```\n> [b](post:x:2)", "> ```\n> [a](post:x:1)\n> ```\n> [1]", ["2"]),
+    ("> ```\n> x\n```\n[a](post:x:1)", "> ```\n> x\n```\n[a](post:x:1)", []),  # a new top-level fence
+    ("```\nx\n> ```\n[a](post:x:1)", "```\nx\n> ```\n[a](post:x:1)", []),  # top level: "> ```" is code
+])
+def test_fence_in_a_container_ends_with_it(raw, text, cited):
+    m = cite(raw)
+    assert m.text == text
+    assert [r.id for r in m.references] == cited
+    assert m.warnings == []
+    assert_no_target(m) if cited else None
+    assert_slice_rule(m)
+    assert_partition(m)
+
+
+def test_fence_ended_by_its_container_ends_a_part():
+    m = cite("> ```\n> code\n\nRevenue grew [a](post:x:1).", sources=[post_passage("x", "1")])
+    assert [p.text for p in m.parts] == ["> ```\n> code\n", "\nRevenue grew [1]."]
+    assert [p.source.chunk_id if p.source else None for p in m.parts] == [None, "chunk-x-1"]
+
+
+def test_post_source_with_a_colon():
+    assert encode_id("my:src", source=True) == "my%3Asrc"
+    assert encode_id("my:src") == "my:src"  # ids keep their colons
+    assert decode_id("my%3Asrc", source=True) == "my:src"
+    assert decode_id("a%3Ab") == "a%3Ab"  # an id's %3A is compared as written
+    for source in ["my:src", "a:b:c", "50% (x):y"]:
+        assert decode_id(encode_id(source, source=True), source=True) == source
+    link = format_link("clip", post=("Forum:EU", "t:1"))
+    assert link == "[clip](post:Forum%3AEU:t:1)"
+    t = parse_target("post:Forum%3aEU:t:1")
+    assert (t.source, t.id) == ("forum:eu", "t:1")
+    passage = post_passage("forum:eu", "t:1")
+    m = cite(f"Seen {link} and [again](post:FORUM%3AEU:t:1).", sources=[passage])
+    assert m.text == "Seen [1] and [1]."
+    assert [(r.source, r.id, r.chunk_id, r.start_index) for r in m.references] == [
+        ("forum:eu", "t:1", "chunk-forum:eu-t:1", 5)]
+    assert m.warnings == []
+    # unencoded, the source ends at the first colon: a different post
+    m = cite("Seen [a](post:forum:eu:t:1).", sources=[passage])
+    assert m.text == "Seen a." and [w.model_extra["source"] for w in m.warnings] == ["forum"]
+
+
+@pytest.mark.parametrize("raw, text, cps, u16, u8", [
+    ("word[a](post:x:1)", "word[1]", (4, 7), (4, 7), (4, 7)),
+    ("[a](post:x:1)word", "[1]word", (0, 3), (0, 3), (0, 3)),
+    ("漢字[a](post:x:1)漢字", "漢字[1]漢字", (2, 5), (2, 5), (6, 9)),
+    ("😀[a](post:x:1)😀", "😀[1]😀", (1, 4), (2, 5), (4, 7)),
+    ("e\u0301[a](post:x:1)", "e\u0301[1]", (2, 5), (2, 5), (3, 6)),
+])
+def test_markers_glued_to_words(raw, text, cps, u16, u8):
+    for unit, span in (("codepoint", cps), ("utf16", u16), ("utf8", u8)):
+        m = cite(raw, offset_unit=unit)
+        assert m.text == text
+        assert (m.references[0].start_index, m.references[0].end_index) == span
+        assert_slice_rule(m)
+        assert_partition(m)
+
+
+def test_markers_glued_to_words_parts(docs):
+    m = cite("Sales rose[a](chunk:c-a). Costs fell[b](chunk:c-b)[c](chunk:c-c).", sources=docs)
+    assert m.text == "Sales rose[1]. Costs fell[2][3]."
+    assert _parts(m) == [("Sales rose[1].", "c-a", []), (" Costs fell[2][3].", "c-c", ["c-b"])]
+    assert [(p.model_extra["start_index"], p.model_extra["end_index"]) for p in m.parts] == [(0, 14), (14, 32)]
+    assert_partition(m)
+
+
+@pytest.mark.parametrize("raw, text", [
+    # no fence in the input (the info string holds a backtick), but the backtick is in the
+    # rewritten link: the run is escaped so the output does not open a code block
+    ("```[`]`](post:x:1) and [b](post:x:2)", "\\```[1] and [2]"),
+    ("> ```a[`x](post:x:1)\nmore [b](post:x:2)", "> \\```a[1]\nmore [2]"),
+    ("```a` [b](post:x:1)", "```a` [1]"),  # a backtick stays on the line: left as written
+])
+def test_rewriting_never_opens_a_fence(raw, text):
+    m = cite(raw)
+    assert m.text == text
+    assert [r.id for r in m.references] == ["1", "2"][:len(m.references)]
+    assert not [t for t in scan(m.text) if t.kind == "code"]
+    assert_slice_rule(m)
+    assert_partition(m)
+
+
+@pytest.mark.parametrize("raw, text, cited", [
+    # removed markup would leave "> " before a code span's backticks (a fence in a quote):
+    # the fallback keeps the removed brackets as literals and escapes prose backticks
+    ("[](chunk:zz)> ```\n[a](post:x:1)```", "\\[\\]> ```\n[a](post:x:1)```", []),
+    ("[](chunk:zz)  ```\n> [a](post:x:1)\n", "\\[\\]  \\`\\`\\`\n> [1]\n", ["1"]),
+    ("[](chunk:zz)~~~\nx [a](post:x:1)", "\\[\\]\\~~~\nx [1]", ["1"]),
+    # the dropped "[" of a nested link would join two code spans: kept as "\[" instead
+    ("``x``[`]` [a](post:x:1)](post:x:2)`", "``x``\\[`]` [1][2]\\`", ["1", "2"]),
+])
+def test_rewriting_that_would_change_code_falls_back_to_literal_markup(raw, text, cited):
+    m = cite(raw, sources=[post_passage("x", "1"), post_passage("x", "2")])
+    assert m.text == text
+    assert [r.id for r in m.references] == cited
+    assert_no_target(m)
+    assert_slice_rule(m)
+    assert_partition(m)
+    code = [(t.start, t.end) for t in scan(m.text) if t.kind == "code"]
+    assert not [r for r in m.references for o in r.occurrences if any(a <= o.start_index < b for a, b in code)]

@@ -17,7 +17,7 @@ WEIRD = [
     "\u200f", "𠀋", "𝔘", "[", "]", "`", "``", "```", "~~~", "\\", "(", ")", "[12]", "[3]", "1", ".", "!",
     " ", "  ", "\n", "\n\n", "\t", "a", "Z", "?", ":", "post:x:1", "\"",
 ]
-SOURCES = ["reddit", "TikTok", "x"]
+SOURCES = ["reddit", "TikTok", "x", "my:src"]
 POST_IDS = ["1", "a:b", "x)y", "t3 z", "12345", "ü%"]
 CHUNK_IDS = ["c-1", "c-2", "chunk-x-1", "nope"]
 LABELS = ["a", "the [viral] clip", "😀", "x\\]y", "", "12", "`]`", "漢 字"]
@@ -30,7 +30,10 @@ def _passages() -> list[Passage]:
     post = Passage(chunk=Chunk(id="chunk-x-1", resource_id="ds", chunk_index=0, text="post", text_type="post",
                                metadata={"source_type": "post", "source": "x", "id": "1"}),
                    resource_title="posts", resource_kind="post")
-    return [*docs, post]
+    colon = Passage(chunk=Chunk(id="chunk-my-1", resource_id="ds", chunk_index=1, text="post", text_type="post",
+                                metadata={"source_type": "post", "source": "my:src", "id": "1"}),
+                    resource_title="posts", resource_kind="post")
+    return [*docs, post, colon]
 
 
 RESOLVER = InMemoryResolver(_passages(), entities=[("pattern", "p1")])
@@ -38,7 +41,7 @@ RESOLVER = InMemoryResolver(_passages(), entities=[("pattern", "p1")])
 
 def _link(kind: str, label: str, a: str, b: str) -> str:
     if kind == "post":
-        return f"[{label}](post:{a}:{encode_id(b)})"
+        return f"[{label}](post:{encode_id(a, source=True)}:{encode_id(b)})"
     if kind == "chunk":
         return f"[{label}](chunk:{a})"
     if kind == "entity":
@@ -54,7 +57,37 @@ links = st.builds(
     st.sampled_from(POST_IDS + ["p1", "p2"]),
 )
 weird_text = st.lists(st.sampled_from(WEIRD) | st.text(max_size=3), max_size=6).map("".join)
-raw_texts = st.lists(weird_text | links, max_size=12).map("".join)
+
+# Shapes of the hardening faults: nested links, links followed by "(" / "[" / ": ",
+# orphan and unclosed targets, fences inside block quotes and list items.
+FOLLOWERS = ["(more)", "[ref]", "[]", ": x", "(", "[", "[12]", "](post:x:1)", "\\](post:x:1)", ""]
+followed = st.builds(lambda link, after: link + after, links, st.sampled_from(FOLLOWERS))
+nested = st.builds(lambda pre, inner, post, outer: f"[{pre}{inner}{post}]({outer})",
+                   st.sampled_from(["", "a ", "[", "`]` "]), links | followed,
+                   st.sampled_from(["", " c", "]", " [d]"]),
+                   st.sampled_from(["post:x:1", "post:x:2", "post:my%3Asrc:1", "chunk:c-1", "pattern:p1",
+                                    "https://e.com/(x)", "post:x:1", "post:x:1 more"]))
+CONTAINERS = ["> ", "- ", "1. ", "> - ", "  ", ">", "* > "]
+CONTINUATIONS = ["> ", "  ", "   ", "", ">  ", "\n", "- "]
+fenced = st.builds(
+    lambda box, fence, body: f"{box}{fence}\n" + "".join(f"{cont}{line}\n" for cont, line in body),
+    st.sampled_from(CONTAINERS), st.sampled_from(["```", "~~~", "````"]),
+    st.lists(st.tuples(st.sampled_from(CONTINUATIONS),
+                       st.sampled_from(["code", "[a](post:x:1)", "```", "~~~", "x [b](chunk:c-1)", ""])),
+             max_size=4))
+shapes = weird_text | links | followed | nested | fenced
+raw_texts = st.lists(shapes, max_size=12).map("".join)
+
+#: ``](target)`` of a citation link: must never survive outside code (rule 9's spirit)
+TARGET_IN_TEXT = re.compile(r"(?i)\]\s*\(\s*<?\s*(?:post|chunk|pattern|dataset|research_preview|resource|chat):")
+
+
+def _no_target(text: str) -> None:
+    """Outside code and ordinary-link destinations, no citation target is left."""
+    tokens = scan(text)
+    assert not [t for t in tokens if t.kind in ("link", "tail")], text
+    prose = "".join(t.text if t.kind != "mdlink" else f"[{t.label}]" for t in tokens if t.kind != "code")
+    assert not TARGET_IN_TEXT.search(prose), text
 
 
 def _slice(text: str, start: int, end: int, unit: str) -> str:
@@ -63,6 +96,11 @@ def _slice(text: str, start: int, end: int, unit: str) -> str:
     if unit == "utf16":
         return text.encode("utf-16-le")[2 * start:2 * end].decode("utf-16-le")
     return text.encode("utf-8")[start:end].decode("utf-8")
+
+
+def _len(text: str, unit: str) -> int:
+    return len(text) if unit == "codepoint" else len(text.encode("utf-16-le")) // 2 if unit == "utf16" \
+        else len(text.encode("utf-8"))
 
 
 def _check(message: Message) -> None:
@@ -94,9 +132,23 @@ def _check(message: Message) -> None:
         assert _slice(text, extra["start_index"], extra["end_index"], unit) == p.text
         pos = extra["end_index"]
     assert message.grounded == bool(numbered)
+    _no_target(text)
+    # a marker is never followed by "(" or by a "[" other than another marker's or an
+    # ordinary inline link's (which stays a link: documented limitation in links.py)
+    tokens = scan(text)
+    mdlinks = {t.start for t in tokens if t.kind == "mdlink"}
+    code = [(t.start, t.end) for t in tokens if t.kind == "code"]
+    for ref in numbered:
+        for occ in ref.occurrences:
+            rest = _slice(text, occ.end_index, _len(text, unit), unit)
+            assert not rest.startswith("(")
+            at = len(text) - len(_slice(text, occ.start_index, _len(text, unit), unit))  # code points
+            assert not any(lo <= at < hi for lo, hi in code), text  # re-read, a marker is no code
+            after = len(text) - len(rest)
+            assert not rest.startswith("[") or re.match(r"\[\d+\]", rest) or after in mdlinks
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(raw=raw_texts, with_resolver=st.booleans())
 def test_slice_rule_partition_and_numbering_in_every_unit(raw, with_resolver):
     resolver = RESOLVER if with_resolver else None
@@ -145,7 +197,7 @@ def test_numbering_matches_an_oracle(items):
             continue
         kind, label, source, pid, cid = item
         if kind == "post":
-            raw.append(f"[{label}](post:{source}:{encode_id(pid)})")
+            raw.append(f"[{label}](post:{encode_id(source, source=True)}:{encode_id(pid)})")
             key: tuple | None = ("post", source.lower(), pid)
         elif kind == "chunk":
             raw.append(f"[{label}](chunk:{cid})")

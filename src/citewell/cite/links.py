@@ -23,33 +23,74 @@ source or an entity::
     an ordinary inline markdown link ``[label](url "title")`` that stays a link; its
     destination is copied verbatim (URLs may contain parentheses or strings such as
     ``post:reddit:…``); only its label is processed like prose.
+``open`` / ``tail``
+    the dropped ``[`` and the ``](target)`` of a citation link whose label holds links,
+    or an orphan ``](target)`` (rule 5 below); ``tail`` carries the parsed target;
+``bracket``
+    the literal ``[`` of a pair holding a link, written ``\\[`` (rule 4);
+``ticks``
+    a line-start backtick run written with its first backtick escaped (rule 5).
 
 Grammar, CommonMark-ish (https://spec.commonmark.org/), in order of precedence:
 
-1. **Fenced code blocks** are line based. An opening line is optional indentation,
-   blockquote markers ``>`` and at most one list marker, then a fence of 3 or more
-   backticks or tildes (a backtick fence's info string holds no backtick). The block
-   ends at a line holding only a fence of the same character at least as long
-   (indentation and ``>`` allowed before it), or at the end of the text.
+1. **Fenced code blocks** are line based. An opening line is optional indentation and
+   container markers (block quote ``>``, list item ``-``/``*``/``+``/``1.``/``1)``, in any
+   order), then a fence of 3 or more backticks or tildes (a backtick fence's info string
+   holds no backtick). The block ends at a line holding only a fence of the same character
+   at least as long, inside the same containers, or - CommonMark - when its containers
+   end: at the first line that does not continue them (a block-quote line without ``>``,
+   a blank line in a quote, a non-blank line indented less than a list item's content).
+   An indented fence with no marker on its line belongs to the innermost list item seen
+   earlier whose content indentation it reaches. A top-level unclosed fence runs to the
+   end of the text.
 2. **Backslash escapes**: ``\\`` before an ASCII punctuation character makes it literal
-   (so ``\\[a](post:x:1)`` is not a link). Not inside code.
+   (so ``\\[a](https://x)`` is not a link; in ``\\[a](post:x:1)`` the target is still
+   consumed, rule 5: ``\\[a[1]``). Not inside code.
 3. **Code spans**: a run of N backticks up to the next run of exactly N backticks in the
    same paragraph; an unmatched run is literal text.
 4. **Links**: ``[`` label ``]`` immediately followed by ``(``. The label may contain
    balanced brackets, escaped brackets and code spans; it may span lines but not a blank
-   line. If the label contains a complete link, the inner link wins and the outer
-   ``[`` is literal (CommonMark: links do not nest).
+   line. If the label contains a complete link and the destination is an ordinary one,
+   the inner link wins and the outer pair is literal (CommonMark: links do not nest); its
+   ``[`` is then written ``\\[`` when ``(`` or ``[`` follows the ``]``, so the pair cannot
+   become a link around the rewritten inner link.
 
-   A destination starting (after optional spaces and ``<``) with ``post:``, ``chunk:``
-   or ``TYPE:`` (case-insensitive) is a citation link. It runs to the parenthesis that
-   closes the link (balanced parentheses, on one line; if they never balance, the first
-   ``)``). Percent escapes of ``(``, ``)``, ``%`` and ASCII whitespace are decoded in the
-   source and the id (``%29`` is ``)``); every other character is taken literally, so
-   ids may contain colons. Any other destination is parsed as a CommonMark inline link
-   destination plus optional title; if that fails, the brackets are literal text.
+   A destination starting (after optional whitespace, at most one line break, and ``<``)
+   with ``post:``, ``chunk:`` or ``TYPE:`` (case-insensitive) is a citation link. It runs
+   to the parenthesis that closes the link (balanced parentheses, on one line; if they
+   never balance, the first ``)``); with no ``)`` on the line it is *unclosed* and ends at
+   the first whitespace or the line end. Percent escapes of ``(``, ``)``, ``%`` and ASCII
+   whitespace are decoded in the source and the id (``%29`` is ``)``), and ``%3A`` (``:``)
+   in the source, which otherwise ends at the first colon; every other character is
+   taken literally, so ids may contain colons. Any other destination is parsed as a
+   CommonMark inline link destination plus optional title; if that fails, the brackets
+   are literal text.
+
+5. **A citation target never stays in the text** (rule 9's spirit, for the stored text
+   too). Wherever ``](`` + a citation destination appears outside code it is consumed:
+
+   - *nested*: a bracket pair whose label holds links, followed by a citation
+     destination, is a citation link too. Its ``[`` is dropped (``open`` token), its
+     label is scanned in place (inner links numbered first, ordinary links kept) and its
+     ``](target)`` becomes a ``tail`` token: ``[a [b](post:x:1) c](post:x:2)`` →
+     ``a [1] c[2]``; unresolved, the label stays and a warning is added;
+   - *orphan*: a ``]`` closing no ``[`` (or an escaped ``\\]``) directly followed by a
+     citation destination is a ``tail`` with no label: ``5%](post:x:1)`` → ``5%[1]``.
+
+   Rewriting can create markdown the input did not hold; the cite stage prevents the
+   cases that matter: a marker followed by ``(``, ``[`` (other than another marker's) or,
+   first on its line, ``:`` gets that character backslash-escaped (``[1]\\(more)``), so
+   it is never an inline link, a reference link or a link reference definition; the same
+   for ``(``/``[`` after a removed link whose shown label ends with ``]``; a definition of
+   a number label with padding (``[ 1 ]: url``) is escaped; a line-start backtick run
+   that is not a fence only because of a backtick inside rewritten link markup is written
+   with its first backtick escaped (``ticks`` token). Known limit: a marker directly
+   followed by an ordinary inline link, ``[1][a](url)``, is left alone (escaping would
+   break that link); it renders as a reference link only if the text defines ``[a]:``.
 
 Reference-style links (``[a][b]``, ``[a]: url``), autolinks, raw HTML and indented code
-blocks are not recognised: they are prose.
+blocks are not recognised: they are prose (so a definition ``[a]: post:x:1`` is not
+treated as a citation either).
 """
 
 from __future__ import annotations
@@ -69,35 +110,41 @@ _SCHEME_RE = re.compile(r"(?i)(" + "|".join(SCHEMES) + r"):")
 
 #: Characters that :func:`encode_id` percent-encodes and :func:`decode_id` decodes.
 _ENCODED = frozenset("%() \t\n\r\f\v")
+#: A post SOURCE also encodes ``:`` (``%3A``): it ends at the first raw colon.
+_ENCODED_SOURCE = _ENCODED | {":"}
 _PCT_RE = re.compile(r"%([0-9A-Fa-f]{2})")
 
-_FENCE_OPEN = re.compile(
-    r"[ \t]*(?:>[ \t]*)*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(?P<fence>`{3,}|~{3,})(?P<info>[^\r\n]*)"
-)
-_FENCE_CLOSE = re.compile(r"[ \t]*(?:>[ \t]*)*(?P<fence>`{3,}|~{3,})[ \t]*")
+_FENCE_OPEN = re.compile(r"[ \t]*(?P<fence>`{3,}|~{3,})(?P<info>[^\r\n]*)")
+_FENCE_CLOSE = re.compile(r"[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*")
+_LIST_MARKER = re.compile(r"(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$)")
 _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)?")
 _BLANK_LINE = re.compile(r"\n[ \t]*(?:\r?\n|\r)|\r[ \t]*\r")
 
 
-def encode_id(value: str) -> str:
+def encode_id(value: str, *, source: bool = False) -> str:
     """Percent-encode ``value`` for use as SOURCE or ID in a link destination.
 
     Encodes ``%``, ``(``, ``)`` and ASCII whitespace, nothing else, so that
-    ``decode_id(encode_id(x)) == x`` for every string. Generators should use
-    :func:`format_link` rather than building destinations by hand.
+    ``decode_id(encode_id(x)) == x`` for every string. With ``source=True`` (the SOURCE
+    of ``post:SOURCE:ID``, which ends at the first raw colon) ``:`` is encoded too, as
+    ``%3A``, and ``decode_id(encode_id(x, source=True), source=True) == x``. Generators
+    should use :func:`format_link` rather than building destinations by hand.
     """
-    return "".join(f"%{ord(c):02X}" if c in _ENCODED else c for c in value)
+    table = _ENCODED_SOURCE if source else _ENCODED
+    return "".join(f"%{ord(c):02X}" if c in table else c for c in value)
 
 
-def decode_id(value: str) -> str:
-    """Decode the percent escapes of ``(``, ``)``, ``%`` and ASCII whitespace in ``value``.
+def decode_id(value: str, *, source: bool = False) -> str:
+    """Decode the percent escapes of ``(``, ``)``, ``%`` and ASCII whitespace in ``value``
+    (and of ``:`` when ``source=True``).
 
     Other ``%XX`` sequences are left as written (ids are compared exactly).
     """
+    table = _ENCODED_SOURCE if source else _ENCODED
 
     def repl(m: re.Match[str]) -> str:
         ch = chr(int(m.group(1), 16))
-        return ch if ch in _ENCODED else m.group(0)
+        return ch if ch in table else m.group(0)
 
     return _PCT_RE.sub(repl, value)
 
@@ -114,9 +161,7 @@ def format_link(label: str, *, post: tuple[str, str] | None = None, chunk_id: st
     safe_label = re.sub(r"([\\\[\]`])", r"\\\1", label)
     if post is not None:
         source, pid = post
-        if ":" in source:
-            raise ValueError(f"post source {source!r} must not contain ':'")
-        dest = f"post:{encode_id(source)}:{encode_id(pid)}"
+        dest = f"post:{encode_id(source, source=True)}:{encode_id(pid)}"
     elif chunk_id is not None:
         dest = f"chunk:{encode_id(chunk_id)}"
     else:
@@ -148,8 +193,10 @@ def parse_target(dest: str) -> Target | None:
     """Parse a destination such as ``post:Reddit:t3_x`` or ``chunk:…``; ``None`` if it is
     not one of the citation schemes (an ordinary URL)."""
     d = dest.strip()
-    if d.startswith("<") and d.endswith(">"):
-        d = d[1:-1].strip()
+    if d.startswith("<"):  # an unclosed destination may keep only one of the pair
+        d = d[1:].strip()
+    if d.endswith(">"):
+        d = d[:-1].strip()
     m = _SCHEME_RE.match(d)
     if not m:
         return None
@@ -157,7 +204,8 @@ def parse_target(dest: str) -> Target | None:
     rest = d[m.end():]
     if scheme == "post":
         source, sep, pid = rest.partition(":")
-        return Target("post", decode_id(pid) if sep else "", dest, source=decode_id(source).lower())
+        return Target("post", decode_id(pid) if sep else "", dest,
+                      source=decode_id(source, source=True).lower())
     if scheme == "chunk":
         return Target("chunk", decode_id(rest), dest)
     return Target("entity", decode_id(rest), dest, type=scheme)
@@ -174,7 +222,7 @@ class Token:
     (as opposed to an inline code span).
     """
 
-    kind: Literal["text", "code", "link", "mdlink"]
+    kind: Literal["text", "code", "link", "mdlink", "open", "tail", "bracket", "ticks"]
     start: int
     end: int
     text: str
@@ -196,22 +244,137 @@ def _lines(text: str, lo: int, hi: int):
         pos = end
 
 
+def _skip_indent(line: str, pos: int, col: int) -> tuple[int, int]:
+    """Skip spaces and tabs from ``pos`` (at column ``col``; a tab advances to the next
+    multiple of 4): ``(new pos, new column)``."""
+    while pos < len(line) and line[pos] in " \t":
+        col = col + 4 - col % 4 if line[pos] == "\t" else col + 1
+        pos += 1
+    return pos, col
+
+
+def _container_prefix(line: str) -> tuple[list[int], int, int]:
+    """The container markers at the start of ``line``: block quotes (``>``) and list items,
+    in order, as a list of widths (0 for a quote; for a list item, the columns from the
+    end of the enclosing container's marker to the item's content), plus the position and
+    column after them."""
+    ctx: list[int] = []
+    pos = col = 0
+    while True:
+        start_col = col
+        j, c = _skip_indent(line, pos, col)
+        if j < len(line) and line[j] == ">":
+            pos, col = j + 1, c + 1
+            if pos < len(line) and line[pos] == " ":
+                pos, col = pos + 1, col + 1
+            ctx.append(0)
+            continue
+        m = _LIST_MARKER.match(line, j)
+        if m is None:
+            return ctx, pos, col
+        k, ck = _skip_indent(line, m.end(), c + len(m.group()))
+        spaces = ck - (c + len(m.group()))
+        if spaces > 4 or k == len(line):  # content is indented code / empty: width is marker + 1
+            k, ck = m.end() + (1 if m.end() < len(line) else 0), c + len(m.group()) + 1
+        ctx.append(ck - start_col)
+        pos, col = k, ck
+
+
+def _continues(line: str, ctx: list[int]) -> int | None:
+    """Position after the container prefix of ``line`` if ``line`` continues every
+    container of ``ctx`` (a quote needs its ``>``; a list item needs its content
+    indentation, or a blank line while no quote is left to match); else None."""
+    pos = col = 0
+    for n, width in enumerate(ctx):
+        j, c = _skip_indent(line, pos, col)
+        if width == 0:
+            if j >= len(line) or line[j] != ">":
+                return None
+            pos, col = j + 1, c + 1
+            if pos < len(line) and line[pos] == " ":
+                pos, col = pos + 1, col + 1
+            continue
+        if j >= len(line):  # blank: a list item goes on, a block quote inside it ends
+            return None if 0 in ctx[n + 1:] else j
+        if c - col < width:
+            return None
+        target = col + width
+        while col < target and pos < len(line):
+            col = col + 4 - col % 4 if line[pos] == "\t" else col + 1
+            pos += 1
+    return pos
+
+
+def _track_items(line: str, items: list[tuple[int, int]]) -> None:
+    """Update ``items``, the open list items ``(quote depth, content width)`` seen on
+    non-code lines, with ``line`` (approximate: lazy continuation lines close items)."""
+    depth, pos, col = 0, 0, 0
+    while True:
+        j, c = _skip_indent(line, pos, col)
+        if j < len(line) and line[j] == ">":
+            depth += 1
+            pos, col = j + 1, c + 1
+            if pos < len(line) and line[pos] == " ":
+                pos, col = pos + 1, col + 1
+            continue
+        break
+    items[:] = [it for it in items if it[0] <= depth]
+    if j >= len(line):
+        return
+    indent = c - col
+    items[:] = [it for it in items if it[0] < depth or it[1] <= indent]
+    m = _LIST_MARKER.match(line, j)
+    if m is not None:
+        k, ck = _skip_indent(line, m.end(), c + len(m.group()))
+        spaces = ck - (c + len(m.group()))
+        width = (ck - col) if 1 <= spaces <= 4 and k < len(line) else (c + len(m.group()) + 1 - col)
+        items.append((depth, width))
+
+
 def code_blocks(text: str) -> list[tuple[int, int]]:
     """Half-open spans of the fenced code blocks of ``text`` (opening and closing fence
-    lines included; an unclosed fence runs to the end)."""
+    lines included).
+
+    A fence opened inside block quotes or list items (markers on its line, or an indented
+    fence under a list item seen earlier) ends with them, as in CommonMark: at the first
+    line that no longer continues every container (a quote line without ``>``, a blank
+    line in a quote, a non-blank line indented less than a list item's content). A
+    closing fence must sit inside the same containers. An unclosed top-level fence runs
+    to the end of the text.
+    """
     blocks: list[tuple[int, int]] = []
-    lines = _lines(text, 0, len(text))
-    for start, end in lines:
+    lines = list(_lines(text, 0, len(text)))
+    items: list[tuple[int, int]] = []
+    k = 0
+    while k < len(lines):
+        start, end = lines[k]
         line = text[start:end].rstrip("\r\n")
-        m = _FENCE_OPEN.fullmatch(line)
-        if not m:
+        k += 1
+        ctx, pos, col = _container_prefix(line)
+        m = _FENCE_OPEN.fullmatch(line, pos)
+        if not m or (m.group("fence")[0] == "`" and "`" in m.group("info")):
+            _track_items(line, items)
             continue
         fence = m.group("fence")
-        if fence[0] == "`" and "`" in m.group("info"):
-            continue
+        if not ctx or ctx[-1] == 0:
+            # an indented fence with no list marker on its line: inside the innermost list
+            # item (seen earlier, same quote depth) whose content indentation it reaches
+            depth = len(ctx)
+            _, fcol = _skip_indent(line, pos, col)
+            widths = [w for d, w in items if d == depth and w <= fcol - col]
+            if widths:
+                ctx = [*ctx, max(widths)]
+        _track_items(line, items)
         block_end = len(text)
-        for cstart, cend in lines:
-            c = _FENCE_CLOSE.fullmatch(text[cstart:cend].rstrip("\r\n"))
+        while k < len(lines):
+            cstart, cend = lines[k]
+            cline = text[cstart:cend].rstrip("\r\n")
+            cpos = _continues(cline, ctx)
+            if cpos is None:
+                block_end = cstart  # the container ended: so did the code block
+                break
+            k += 1
+            c = _FENCE_CLOSE.fullmatch(cline, cpos)
             if c and c.group("fence")[0] == fence[0] and len(c.group("fence")) >= len(fence):
                 block_end = cend
                 break
@@ -237,7 +400,14 @@ class _Inline:
         self.runs: dict[int, list[int]] = {}
         for m in re.finditer("`+", text[lo:hi]):
             self.runs.setdefault(m.end() - m.start(), []).append(lo + m.start())
-        self.links = self._find_links()
+        # "[" of a simple link -> (end, token); "[" of a citation link whose label holds
+        # links (dropped); "]" or "\\]" starting a citation tail "](target)" -> (end, token)
+        self.links: dict[int, tuple[int, Token]] = {}
+        self.opens: set[int] = set()
+        # "[" of a bracket pair holding a link and followed by "(" or "[": written "\\["
+        self.literal: set[int] = set()
+        self.tails: dict[int, tuple[int, Token]] = {}
+        self._find_links()
 
     def para_end(self, i: int) -> int:
         k = bisect_left(self.para_ends, i + 1)
@@ -268,6 +438,12 @@ class _Inline:
 
         while i < hi:
             c = s[i]
+            if i in self.tails:
+                flush(i)
+                end, tok = self.tails[i]
+                out.append(tok)
+                i = buf = end
+                continue
             if c == "\\" and i + 1 < hi and s[i + 1] in _PUNCT:
                 i += 2
                 continue
@@ -287,14 +463,19 @@ class _Inline:
                 out.append(tok)
                 i = buf = end
                 continue
+            if c == "[" and (i in self.opens or i in self.literal):
+                flush(i)
+                out.append(Token("open" if i in self.opens else "bracket", i, i + 1, "["))
+                i = buf = i + 1
+                continue
             i += 1
         flush(hi)
         return out
 
-    def _find_links(self) -> dict[int, tuple[int, Token]]:
-        """``{position of "[": (end, token)}`` for every link of the region."""
+    def _find_links(self) -> None:
+        """Fill :attr:`links`, :attr:`opens` and :attr:`tails` for the region, in one
+        pass per paragraph with a bracket stack (inner pairs first, no recursion)."""
         s = self.s
-        links: dict[int, tuple[int, Token]] = {}
         start = self.lo
         for limit in [*self.para_ends, self.hi]:
             stack: list[list[Any]] = []  # [position of "[", contains a link]
@@ -302,6 +483,15 @@ class _Inline:
             while j < limit:
                 c = s[j]
                 if c == "\\" and j + 1 < limit and s[j + 1] in _PUNCT:
+                    if s[j + 1] == "]":
+                        # "\\](post:…)": an escaped bracket cannot hide a citation target
+                        tail = self._tail_at(j, j + 1, limit, None)
+                        if tail is not None:
+                            self.tails[j] = tail
+                            if stack:
+                                stack[-1][1] = True
+                            j = tail[0]
+                            continue
                     j += 2
                     continue
                 if c == "`":
@@ -311,19 +501,59 @@ class _Inline:
                     continue
                 if c == "[":
                     stack.append([j, False])
-                elif c == "]" and stack:
-                    opener, inner = stack.pop()
-                    # links do not nest: a bracket pair holding a link is literal text
-                    found = None if inner else self._link_at(opener, j, limit)
-                    if (inner or found) and stack:
+                elif c == "]":
+                    opener, inner = stack.pop() if stack else (None, False)
+                    if opener is not None and not inner:
+                        found = self._link_at(opener, j, limit)
+                        if found is not None:
+                            self.links[opener] = found
+                    else:
+                        # a "]" closing no "[" or a label holding links: a citation
+                        # destination after it is a tail (the outer "[" is dropped)
+                        found = self._tail_at(j, j, limit, opener)
+                        if found is not None:
+                            self.tails[j] = found
+                            if opener is not None:
+                                self.opens.add(opener)
+                        elif opener is not None and j + 1 < limit and s[j + 1] in "([":
+                            # literal in CommonMark (links do not nest); once the inner
+                            # link is rewritten the pair could become a link around it
+                            self.literal.add(opener)
+                    if stack and (inner or found is not None):
                         stack[-1][1] = True
                     if found is not None:
-                        links[opener] = found
                         j = found[0]
                         continue
                 j += 1
             start = limit
-        return links
+
+    def _citation_dest(self, close_bracket: int, limit: int) -> tuple[int, Target] | None:
+        """``(end of the link, target)`` if a citation destination ``(post:…)`` (or
+        another scheme) directly follows the ``]`` at ``close_bracket``, else None."""
+        s = self.s
+        if close_bracket + 1 >= limit or s[close_bracket + 1] != "(":
+            return None
+        dest_start = close_bracket + 2
+        k = self._skip_ws(dest_start, limit, newline=True)
+        if k < limit and s[k] == "<":
+            k = self._skip_ws(k + 1, limit, newline=False)
+        if not _SCHEME_RE.match(s, k, limit):
+            return None
+        dest_end, end = self._citation_close(k, limit)
+        target = parse_target(s[dest_start:dest_end])
+        assert target is not None
+        return end, target
+
+    def _tail_at(self, i: int, bracket: int, limit: int, opener: int | None) -> tuple[int, Token] | None:
+        """The citation tail ``](target)`` starting at ``i`` (``]`` at ``bracket``), with
+        the raw label from ``opener`` (None: no label) for warnings."""
+        found = self._citation_dest(bracket, limit)
+        if found is None:
+            return None
+        end, target = found
+        label = self.s[opener + 1:bracket] if opener is not None else ""
+        return end, Token("tail", i, end, self.s[i:end], label=label,
+                          label_start=opener + 1 if opener is not None else None, target=target)
 
     def _link_at(self, i: int, label_end: int, limit: int) -> tuple[int, Token] | None:
         """The link whose label runs from ``[`` at ``i`` to ``]`` at ``label_end``, if the
@@ -331,22 +561,12 @@ class _Inline:
         s = self.s
         if label_end + 1 >= limit or s[label_end + 1] != "(":
             return None
-        dest_start = label_end + 2
         label = s[i + 1:label_end]
-        k = dest_start
-        while k < limit and s[k] in " \t":
-            k += 1
-        if k < limit and s[k] == "<":
-            k += 1
-        if _SCHEME_RE.match(s, k, limit):
-            close = self._citation_close(dest_start, limit)
-            if close is None:
-                return None
-            target = parse_target(s[dest_start:close])
-            assert target is not None
-            end = close + 1
+        cited = self._citation_dest(label_end, limit)
+        if cited is not None:
+            end, target = cited
             return end, Token("link", i, end, s[i:end], label=label, label_start=i + 1, target=target)
-        found = self._markdown_close(dest_start, limit)
+        found = self._markdown_close(label_end + 2, limit)
         if found is None:
             return None
         close, dest_lo, dest_hi = found
@@ -354,25 +574,31 @@ class _Inline:
         return end, Token("mdlink", i, end, s[i:end], label=label, label_start=i + 1,
                           tail=s[label_end:end], dest_span=(dest_lo - label_end, dest_hi - label_end))
 
-    def _citation_close(self, k: int, limit: int) -> int | None:
-        """Index of the ``)`` closing a citation destination starting at ``k``: the
-        parenthesis balancing the link's ``(`` on the same line, else the first ``)``."""
+    def _citation_close(self, k: int, limit: int) -> tuple[int, int]:
+        """``(end of the destination, end of the link)`` for a citation destination whose
+        scheme starts at ``k``: up to the parenthesis balancing the link's ``(`` on the same
+        line, else the first ``)`` of the line; with no ``)`` on the line the destination
+        is unclosed and ends at the first whitespace (or the line end), and so does the
+        link (a target never stays in the text)."""
         s = self.s
         line_end = min((p for p in (s.find("\n", k, limit), s.find("\r", k, limit)) if p >= 0), default=limit)
         first = s.find(")", k, line_end)
         if first < 0:
-            return None
+            j = k
+            while j < line_end and not s[j].isspace():
+                j += 1
+            return j, j
         if s.find("(", k, first) < 0:
-            return first
+            return first, first + 1
         depth = 0
         for j in range(k, line_end):
             if s[j] == "(":
                 depth += 1
             elif s[j] == ")":
                 if depth == 0:
-                    return j
+                    return j, j + 1
                 depth -= 1
-        return first
+        return first, first + 1
 
     def _markdown_close(self, k: int, limit: int) -> tuple[int, int, int] | None:
         """``(index of the closing ")", destination start, destination end)`` of an ordinary
@@ -449,7 +675,53 @@ def scan(text: str) -> list[Token]:
         pos = end
     if pos < len(text):
         tokens.extend(_Inline(text, pos, len(text)).tokens())
-    return tokens
+    return _mark_fence_like(text, tokens)
+
+
+def _inside(spans: list[tuple[int, int]], i: int) -> bool:
+    """Whether ``i`` lies in one of ``spans`` (sorted, disjoint, half-open)."""
+    k = bisect_left(spans, (i + 1,)) - 1
+    return k >= 0 and spans[k][0] <= i < spans[k][1]
+
+
+def _mark_fence_like(text: str, tokens: list[Token]) -> list[Token]:
+    """Split off, as ``ticks`` tokens, prose backtick runs (3 or more) that start a line but
+    are no fence only because a later backtick of the line sits in a citation link or tail:
+    once that markup is rewritten the line would open a code block, so the cite stage
+    writes the run's first backtick escaped."""
+    rewritten = [(t.start, t.end) for t in tokens if t.kind in ("link", "tail")]
+    if not rewritten or "```" not in text:
+        return tokens
+    out: list[Token] = []
+    for tok in tokens:
+        if tok.kind != "text" or "```" not in tok.text:
+            out.append(tok)
+            continue
+        cuts: list[tuple[int, int]] = []
+        for m in re.finditer(r"(?:^|(?<=[\r\n]))[^\r\n]*", tok.text):
+            a = tok.start + m.start()
+            if a != 0 and text[a - 1] not in "\r\n":
+                continue  # not a line start of the whole text
+            line_end = a + len(m.group())
+            while line_end < len(text) and text[line_end] not in "\r\n":
+                line_end += 1
+            line = text[a:line_end]
+            _, ppos, _ = _container_prefix(line)
+            f = re.compile(r"[ \t]*(`{3,})").match(line, ppos)
+            if f is None or a + f.end() > tok.end:
+                continue
+            later = [i for i in range(a + f.end(), line_end) if text[i] == "`"]
+            if later and all(_inside(rewritten, i) for i in later):
+                cuts.append((a + f.start(1), a + f.end(1)))
+        pos = tok.start
+        for lo, hi in cuts:
+            if lo > pos:
+                out.append(Token("text", pos, lo, text[pos:lo]))
+            out.append(Token("ticks", lo, hi, text[lo:hi]))
+            pos = hi
+        if pos < tok.end:
+            out.append(Token("text", pos, tok.end, text[pos:tok.end]))
+    return out
 
 
 def scan_label(label: str) -> list[Token]:
@@ -460,6 +732,7 @@ def scan_label(label: str) -> list[Token]:
 _NUM_TAIL = re.compile(r"(\d+)\\?\]")
 _BRACKETED_NUM = re.compile(r"\[(\d+)\]")
 _ESCAPED_NUM = re.compile(r"\\\[(\d+)\\\]")
+_PADDED_DEF = re.compile(r"\s*\d+\s*\]:")
 
 
 def escape_numbers(prose: str) -> str:
@@ -489,6 +762,10 @@ def escape_numbers(prose: str) -> str:
             if m:
                 out.append(f"\\[{m.group(1)}\\]")
                 i = m.end()
+                continue
+            if _PADDED_DEF.match(prose, i + 1):
+                out.append("\\[")  # "[ 1 ]: url" would define label 1: every [1] a link
+                i += 1
                 continue
         out.append(c)
         i += 1

@@ -10,7 +10,10 @@ generator output:
    link to a post's chunk by that post; unresolved links keep their label as plain text
    and add an ``unknown_target`` warning;
 3. entity links become their label plus an entity reference when the entity exists;
-4. bracketed numbers in prose that are not markers are escaped (``\\[12\\]``);
+4. bracketed numbers in prose that are not markers are escaped (``\\[12\\]``), and so is
+   whatever would turn a marker into a link: ``(``, ``[`` after it, ``:`` after a marker
+   first on its line (``[1]\\(more)``); no citation target is left in the text (nested
+   and orphan targets: see :mod:`citewell.cite.links`, rule 5);
 5. references (with every occurrence), parts and citations are computed in code points
    and converted to the requested offset unit.
 
@@ -26,6 +29,7 @@ Worked example (no sources, posts always count)::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -154,10 +158,24 @@ class _Citer:
             elif tok.kind == "mdlink":
                 tail = escape_link_tail(tok.tail or "", tok.dest_span or (0, 0))
                 self.segments.append(("raw", "[" + self.render_label(tok.label or "") + tail))
+            elif tok.kind == "open":
+                # the "[" of a citation link whose label holds links: dropped (kept as a
+                # literal "\\[" only when dropping it joins code, see :func:`_assemble`)
+                self.segments.append(("open", None))
+            elif tok.kind == "ticks":
+                self.segments.append(("text", "\\" + tok.text))  # would open a fence once rewritten
+            elif tok.kind == "bracket":
+                self.segments.append(("text", "\\["))  # literal "[" of a pair holding a link
+            elif tok.kind == "tail":
+                # "](target)" of such a link (its label was emitted as it was scanned) or
+                # with no "[" at all: a marker, an entity reference, or a warning
+                self.link(tok, label_shown=True)
             else:
                 self.link(tok)
 
-    def link(self, tok: Token) -> None:
+    def link(self, tok: Token, *, label_shown: bool = False) -> None:
+        """A citation link: ``[N]``, or its label (unless ``label_shown``) plus an entity
+        reference or an ``unknown_target`` warning."""
         target = tok.target
         assert target is not None
         label = tok.label or ""
@@ -169,12 +187,18 @@ class _Citer:
                                          Reference(type=target.type or "", id=target.id))
             else:
                 self.warn(target, label)
-            self.emit(scan_label(label), in_label=True)
+            if not label_shown:
+                self.segments.append(("label_start", None))
+                self.emit(scan_label(label), in_label=True)
+            self.segments.append(("label_end", None))
             return
         resolved = self.resolve(target)
         if resolved is None:
             self.warn(target, label)
-            self.emit(scan_label(label), in_label=True)
+            if not label_shown:
+                self.segments.append(("label_start", None))
+                self.emit(scan_label(label), in_label=True)
+            self.segments.append(("label_end", None))
             return
         self.segments.append(("marker", self.number(*resolved)))
 
@@ -196,9 +220,81 @@ class _Citer:
         return rendered
 
 
-def _assemble(segments: Sequence[tuple[str, Any]]
+#: What may stand before a marker on its line for ``[N]: …`` to be a link reference
+#: definition (indentation, block quote and list markers), loosely.
+_DEFINITION_PREFIX = re.compile(r"[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t>]+)*")
+
+
+def _links_marker(prose: str, before: Sequence[str]) -> bool:
+    """Whether ``prose``, written right after a marker, would make that marker a link:
+    ``[1](x)`` (inline link), ``[1][x]`` / ``[1][]`` (reference link; another marker is
+    never such a label, since no definition of a number can exist), or ``[1]: x`` with the
+    marker first on its line (a link reference definition). ``before`` is the text
+    written so far (ending with the marker)."""
+    if prose[0] in "([":
+        return True
+    if prose[0] != ":":
+        return False
+    tail: list[str] = []
+    for piece in reversed(before):
+        cut = max(piece.rfind("\n"), piece.rfind("\r"))
+        if cut >= 0:
+            tail.append(piece[cut + 1:])
+            break
+        tail.append(piece)
+    line = "".join(reversed(tail))
+    return _DEFINITION_PREFIX.fullmatch(line[:line.rfind("[")]) is not None
+
+
+def _ends_with_bracket(prose: Sequence[str], out: Sequence[str]) -> bool:
+    """Whether the text written so far (``out`` then pending ``prose``) ends with ``]``."""
+    for piece in (*reversed(prose), *reversed(out)):
+        if piece:
+            return piece.endswith("]")
+    return False
+
+
+_TICKS = re.compile(r"\\[!-/:-@\[-`{-~]|`|~{3,}")
+
+
+def _escape_ticks(prose: str) -> str:
+    """Backslash-escape every active backtick of ``prose`` and the first tilde of each run
+    of 3 or more (prose backticks were literal in the input: the rendering is the same)."""
+    return _TICKS.sub(lambda m: m.group(0) if m.group(0)[0] == "\\" else "\\" + m.group(0), prose)
+
+
+def _reads_back(text: str, markers: Sequence[tuple[int, int, _Source]],
+                verbatim: Sequence[tuple[int, int, bool]]) -> bool:
+    """Whether ``text``, scanned again, has no citation link, no fenced block that was not
+    copied as one, and no marker inside code (removing link markup can join backticks)."""
+    blocks = {(a, b) for a, b, block in verbatim if block}
+    code: list[tuple[int, int]] = []
+    for tok in scan(text):
+        if tok.kind in ("link", "tail"):
+            return False
+        if tok.kind == "code":
+            if tok.block and (tok.start, tok.end) not in blocks:
+                return False
+            code.append((tok.start, tok.end))
+    starts = sorted(m[0] for m in markers)
+    k = 0
+    for a, b in code:
+        while k < len(starts) and starts[k] < a:
+            k += 1
+        if k < len(starts) and starts[k] < b:
+            return False
+    return True
+
+
+def _assemble(segments: Sequence[tuple[str, Any]], *, escape_ticks: bool = False
               ) -> tuple[str, list[tuple[int, int, _Source]], list[tuple[int, int, bool]]]:
     """Join segments, escaping prose runs.
+
+    With ``escape_ticks`` (the fallback when the plain result does not read back, see
+    :func:`_reads_back`: removed link markup joined backticks or put a fence or container
+    marker at a line start), prose backticks and tilde runs are escaped and the brackets
+    of removed link markup stay as literal ``\\[``/``\\]`` (only the ``(target)`` goes), so
+    nothing joins: ``[](chunk:zz)> ```…`` gives ``\\[\\]> ```…``.
 
     Returns the text, the marker spans and the verbatim spans (code and ordinary-link
     markup: ``(start, end, is_fenced_block)``), all in code points.
@@ -208,20 +304,45 @@ def _assemble(segments: Sequence[tuple[str, Any]]
     verbatim: list[tuple[int, int, bool]] = []
     prose: list[str] = []
     pos = 0
+    after_marker = False
 
     def flush() -> None:
         nonlocal pos
         if prose:
             chunk = escape_numbers("".join(prose))
+            if escape_ticks:
+                chunk = _escape_ticks(chunk)
+            if after_marker and chunk and _links_marker(chunk, out):
+                chunk = "\\" + chunk
             out.append(chunk)
             pos += len(chunk)
             prose.clear()
 
+    label_end = False
     for kind, value in segments:
+        if kind == "label_start":
+            if escape_ticks:
+                prose.append("\\[")
+            continue
+        if kind == "label_end":
+            if escape_ticks:
+                prose.append("\\]")
+            label_end = True  # a link's markup was removed here: what follows must not join
+            continue
         if kind == "text":
+            if value and label_end and value[0] in "([" and _ends_with_bracket(prose, out):
+                value = "\\" + value  # "[[x]](pattern:zz)(y)" must not become the link "[x](y)"
+            if value:
+                label_end = False
             prose.append(value)
             continue
+        if kind == "open":
+            if escape_ticks:
+                prose.append("\\[")
+            continue
+        label_end = False
         flush()
+        after_marker = kind == "marker"
         if kind in ("raw", "block"):
             out.append(value)
             verbatim.append((pos, pos + len(value), kind == "block"))
@@ -293,6 +414,8 @@ def cite(raw_text: str, *, sources: Sequence[Passage] | None = None,
     citer = _Citer(sources, resolver)
     citer.emit(scan(raw_text))
     text, spans, verbatim = _assemble(citer.segments)
+    if not _reads_back(text, spans, verbatim):
+        text, spans, verbatim = _assemble(citer.segments, escape_ticks=True)
 
     markers: list[Marker] = []
     refs_by_key: dict[tuple[str, ...], Any] = {}
