@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..generate import unescape_quote
 from ..models import Message, Reference
 
 EXCERPT_CHARS = 300
 _MARKER = re.compile(r"\s*\[\d+\]")
 _SPACE = re.compile(r"\s+")
-_ESCAPED = re.compile(r"\\([\[\]`\\])")
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -29,11 +29,6 @@ def safe(text: str, *, one_line: bool = False) -> str:
     ``one_line`` newlines and tabs too."""
     pattern = _CONTROL_LINE if one_line else _CONTROL
     return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
-def unescape_text(text: str) -> str:
-    """Undo the markdown escapes of rule 5 (``\\[`` ``\\]`` ``\\` ``) for display."""
-    return _ESCAPED.sub(r"\1", text)
 
 
 def format_time(seconds: float) -> str:
@@ -110,7 +105,7 @@ def _cited_sentences(message: Message, ref: Reference) -> list[str]:
     for part in message.parts:
         ids = [s.chunk_id for s in ([part.source] if part.source else []) + list(part.sources)]
         if ref.chunk_id and ref.chunk_id in ids:
-            sentence = unescape_text(_MARKER.sub("", part.text)).strip()
+            sentence = unescape_quote(_MARKER.sub("", part.text)).strip()
             if sentence:
                 out.append(sentence)
     return out

@@ -20,7 +20,6 @@ from citewell.generate.extractive import (
     QuotedUnit,
     collapse_breaks,
     escape_quote,
-    format_link,
     render_unit,
     unescape_quote,
 )
@@ -33,7 +32,6 @@ __all__ = [
     "QuotedUnit",
     "collapse_breaks",
     "escape_quote",
-    "format_link",
     "render_unit",
     "unescape_quote",
 ]

@@ -109,6 +109,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from citewell.cite.links import format_link
 from citewell.models import Passage
 from citewell.retrieve.terms import EXPANSIONS, content_terms, near, question_concepts, tokens
 from citewell.sentences import cut_at_words, sentence_spans, word_count
@@ -219,13 +220,6 @@ def collapse_breaks(text: str) -> str:
     return _BREAK_RUN_RE.sub(" ", text)
 
 
-def format_link(label: str, chunk_id: str) -> str:
-    """Return ``[label](chunk:CHUNK_ID)``; ``)`` and whitespace in the id are
-    percent-encoded (as rule 1 does for post ids). Chunk ids are UUIDs in practice."""
-    target = re.sub(r"[)\s]", lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), chunk_id)
-    return f"[{label}](chunk:{target})"
-
-
 def render_unit(quote: str, label: str, chunk_id: str) -> str:
     """Return ``escape_quote(quote)`` with its link ``[label](chunk:CHUNK_ID)``.
 
@@ -238,7 +232,7 @@ def render_unit(quote: str, label: str, chunk_id: str) -> str:
       stands outside the quote: the quoted text itself is never changed.
     """
     body = escape_quote(quote)
-    link = format_link(label, chunk_id)
+    link = format_link(label, chunk_id=chunk_id)
     final = _FINAL_PUNCT_RE.search(body)
     if final and final.start() > 0 and not body[final.start() - 1].isspace():
         return f"{body[: final.start()]} {link}{body[final.start():]}"
@@ -601,7 +595,6 @@ __all__ = [
     "QuotedUnit",
     "collapse_breaks",
     "escape_quote",
-    "format_link",
     "render_unit",
     "unescape_quote",
 ]
