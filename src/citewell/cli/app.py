@@ -33,9 +33,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Grounded answers with exact citations over your own files.")
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
-StoreOpt = typer.Option(None, "--store", help="SQLite store file [env CITEWELL_STORE; default: user data dir]")
-WorkspaceOpt = typer.Option(None, "--workspace", help="Workspace name [env CITEWELL_WORKSPACE; default: default]")
-ConfigOpt = typer.Option(None, "--config", help="citewell.toml to read settings from [env CITEWELL_CONFIG]")
+StoreOpt = typer.Option(None, "--store", help="SQLite store file (env CITEWELL_STORE; default: citewell.sqlite in the user data directory).")
+WorkspaceOpt = typer.Option(None, "--workspace", help="Workspace name (env CITEWELL_WORKSPACE; default: default).")
+ConfigOpt = typer.Option(None, "--config", help="citewell.toml to read settings from (env CITEWELL_CONFIG).")
 
 
 class ExitError(Exception):
