@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from citewell import IngestError, UsageError
+from citewell import UsageError
 from citewell.ingest.manifest import Manifest, entry_from_row, parse_quarter
 from citewell.settings import Settings, default_store_path
 

@@ -65,10 +65,13 @@ class InMemoryResolver:
         self._entities = {(t, str(i)) for t, i in entities}
 
     def chunk(self, chunk_id: str) -> Passage | None:
+        """The passage with this chunk id, or None."""
         return self._chunks.get(chunk_id)
 
     def post(self, source: str, id: str) -> Passage | None:
+        """The passage of post (source compared lower-cased, id exact), or None."""
         return self._posts.get((source.lower(), id))
 
     def entity_exists(self, type: str, id: str) -> bool:
+        """True when ``(type, id)`` was given as an entity."""
         return (type, id) in self._entities
