@@ -834,3 +834,12 @@ def test_rewriting_that_would_change_code_falls_back_to_literal_markup(raw, text
     assert_partition(m)
     code = [(t.start, t.end) for t in scan(m.text) if t.kind == "code"]
     assert not [r for r in m.references for o in r.occurrences if any(a <= o.start_index < b for a, b in code)]
+
+
+def test_a_marker_with_final_punctuation_ends_its_part() -> None:
+    """syntok reads '$ 3,393. 2023 results' as one sentence; the marker and its '.' end it."""
+    m = cite("Net sales $ 3,540 $ 3,393 [a](post:x:1). 2023 financial results rose [b](post:x:2). "
+             "Third one. [c](post:x:3) Fourth")
+    assert [p.text for p in m.parts] == ["Net sales $ 3,540 $ 3,393 [1].", " 2023 financial results rose [2].",
+                                         " Third one. [3]", " Fourth"]
+    assert [p.model_extra["citation_numbers"] for p in m.parts] == [[1], [2], [3], []]

@@ -85,6 +85,30 @@ def _content_map(text: str, markers: Sequence[Marker]) -> tuple[str, list[int]]:
     return "".join(chars), where
 
 
+_SENTENCE_END = ".!?"
+
+
+def _marker_sentence_ends(text: str, markers: Sequence[Marker]) -> list[int]:
+    """Part ends that the markers themselves show: a marker with a sentence-final
+    ``.``/``!``/``?`` right before it (``… rose. [1] Next``) or right after it (``… rose
+    [1]. Next``), followed by whitespace, ends its sentence there, whatever the sentence
+    splitter thinks (it reads ``$ 3,393 [2]. 2023 results`` as one sentence)."""
+    ends: list[int] = []
+    for m in markers:
+        b = m.end
+        final = False
+        while b < len(text) and text[b] in CLOSING_PUNCTUATION:
+            final = final or text[b] in _SENTENCE_END
+            b += 1
+        j = m.start
+        while j > 0 and text[j - 1] in " \t":
+            j -= 1
+        final = final or (j > 0 and text[j - 1] in _SENTENCE_END)
+        if final and b < len(text) and text[b].isspace() and not any(x.start == b for x in markers):
+            ends.append(b)
+    return ends
+
+
 def part_bounds(text: str, markers: Sequence[Marker],
                 verbatim: Sequence[tuple[int, int, bool]] = ()) -> list[tuple[int, int]]:
     """Half-open code-point spans of the parts of ``text`` (they partition it).
@@ -117,6 +141,7 @@ def part_bounds(text: str, markers: Sequence[Marker],
         if k + 1 < len(spans) and b > prev:
             bounds.append(b)
             prev = b
+    bounds.extend(_marker_sentence_ends(text, markers))
     cuts = {b for b in bounds if not any(a < b < e for a, e, _ in verbatim)}
     cuts.update(e for _, e, block in verbatim if block and 0 < e < len(text))
     edges = [0, *sorted(cuts), len(text)]
