@@ -417,3 +417,37 @@ def test_schema_v1_store_migrates_to_v2(store_path: Path, tmp_path: Path) -> Non
         assert _rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("2",)]
         (resource,) = eng.resources()
         assert len(eng.store.resource_chunks(eng.workspace_id, resource.id)) == 2
+
+
+def test_failed_attempts_do_not_pile_up_and_go_missing_with_their_file(engine: Engine, tmp_path: Path) -> None:
+    bad = tmp_path / "latin.txt"
+    bad.write_bytes("Caf\xe9".encode("latin-1"))
+    first = engine.sync(tmp_path).outcomes[0]
+    bad.write_bytes("Cr\xe8me".encode("latin-1"))
+    second = engine.sync(tmp_path).outcomes[0]
+    assert first.resource_id != second.resource_id
+    assert [r.id for r in engine.resources(statuses=["failed"])] == [second.resource_id]
+    assert engine.store.resource(engine.workspace_id, first.resource_id).status == "superseded"
+    bad.unlink()
+    engine.sync(tmp_path)
+    assert engine.resources(statuses=["failed"]) == []
+    gone = engine.store.resource(engine.workspace_id, second.resource_id)
+    assert gone.status == "missing" and gone.error.code == "TEXT_ENCODING"
+
+
+def test_a_renamed_file_takes_its_new_name(engine: Engine, tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("# Notes\n\nThe pump runs at 40 bar.\n", encoding="utf-8")
+    (rid,) = [o.resource_id for o in engine.sync(tmp_path).outcomes]
+    (tmp_path / "notes.md").rename(tmp_path / "pump-notes.md")
+    engine.sync(tmp_path)
+    renamed = engine.store.resource(engine.workspace_id, rid)
+    assert (renamed.status, renamed.file_name, renamed.title) == ("ready", "pump-notes.md", "pump-notes")
+    assert renamed.paths == [str(tmp_path / "pump-notes.md")]
+
+
+def test_blobs_live_beside_the_store_under_its_name(engine: Engine, store_path: Path, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("Blob test text.\n", encoding="utf-8")
+    engine.sync(tmp_path)
+    (resource,) = engine.resources()
+    blob = store_path.parent / "citewell.blobs" / resource.blob_key
+    assert blob.read_bytes() == (tmp_path / "a.txt").read_bytes()

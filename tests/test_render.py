@@ -69,3 +69,10 @@ def test_a_table_row_excerpt_shows_the_column_header() -> None:
     shown = excerpt(message, message.references[0])
     assert shown.startswith("Year ended December 31, (Millions) 2022 2021 …")
     assert shown.endswith("Purchases of property, plant and equipment (PP&E) $ (1,749) $ (1,603)")
+
+
+def test_each_cited_sentence_of_a_transcript_passage_gets_its_moment() -> None:
+    passage = Passage(chunk=TRANSCRIPT, resource_title="talk", resource_kind="transcript", file_name="talk.vtt")
+    message = cite("So let's start [1](chunk:c-1). That was the big shift [2](chunk:c-1).", sources=[passage],
+                   resolver=InMemoryResolver([passage]))
+    assert "[1] talk.vtt, 59:50–59:59, 1:00:30–1:00:40" in render_answer(message).splitlines()

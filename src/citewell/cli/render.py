@@ -161,7 +161,8 @@ def render_answer(message: Message, *, full: bool = False) -> str:
                 title = file_name if title == Path(file_name).stem else f"{title} ({file_name})"
             head = f"[{ref.citation}] {safe(title, one_line=True)}"
             cited = _cited_sentences(message, ref)
-            loc = where(ref, cited[0] if cited else None)
+            # every cited sentence of a transcript passage has its own moment
+            loc = ", ".join(dict.fromkeys(where(ref, sentence) for sentence in cited)) if cited else where(ref)
             lines.append(head + (f", {safe(loc, one_line=True)}" if loc else ""))
             body = excerpt(message, ref, full=full)
             if body:

@@ -17,7 +17,7 @@ import threading
 import uuid
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Iterator, Sequence
 
 from ..errors import NotFoundError, StoreError
@@ -129,14 +129,15 @@ class SQLiteStore:
     """The embedded :class:`~citewell.store.base.Store` in one SQLite file.
 
     ``path`` is the database file (created with its folder when missing); blobs go to
-    ``<folder>/blobs``. Raises :class:`StoreError` when the file cannot be opened or is
+    ``<folder>/<store name>.blobs`` (``citewell.sqlite`` → ``citewell.blobs/``). Raises
+    :class:`StoreError` when the file cannot be opened, is not a citewell store, or is
     newer than this version of citewell.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser().resolve()
         self.location = str(self.path)
-        self.blob_dir = self.path.parent / "blobs"
+        self.blob_dir = self.path.parent / f"{self.path.stem}.blobs"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -291,8 +292,8 @@ class SQLiteStore:
             (workspace_id, path, current, resource.id, resource.sha256, size_bytes, mtime_ns, _now()))
         if usable and old and old["resource_id"] and old["resource_id"] != resource.id:
             self._retire_if_orphaned(conn, old["resource_id"], "superseded")
-        if usable and old and old["last_resource_id"] not in (None, resource.id, old["resource_id"]):
-            # an earlier failed attempt at this path is history now that a version works
+        if old and old["last_resource_id"] not in (None, resource.id, old["resource_id"]):
+            # an earlier failed attempt at this path is history now that another version came
             still = conn.execute("SELECT 1 FROM files WHERE last_resource_id = ? AND present = 1 LIMIT 1",
                                  (old["last_resource_id"],)).fetchone()
             if not still:
@@ -426,7 +427,8 @@ class SQLiteStore:
         prefix = root.rstrip("/") + "/"
         gone: list[str] = []
         with self._write() as conn:
-            rows = conn.execute("SELECT path, resource_id FROM files WHERE workspace_id = ? AND present = 1 "
+            rows = conn.execute("SELECT path, resource_id, last_resource_id FROM files WHERE workspace_id = ? "
+                                "AND present = 1 "
                                 "AND substr(path, 1, ?) = ?", (workspace_id, len(prefix), prefix)).fetchall()
             for row in rows:
                 if row["path"] in keep:
@@ -435,7 +437,31 @@ class SQLiteStore:
                              (workspace_id, row["path"]))
                 if row["resource_id"] and self._retire_if_orphaned(conn, row["resource_id"], "missing"):
                     gone.append(row["resource_id"])
+                elif row["resource_id"]:
+                    self._follow_rename(conn, row["resource_id"], row["path"])
+                last = row["last_resource_id"]
+                if last and last != row["resource_id"]:  # a failed attempt whose file is gone
+                    still = conn.execute("SELECT 1 FROM files WHERE last_resource_id = ? AND present = 1 LIMIT 1",
+                                         (last,)).fetchone()
+                    if not still:
+                        conn.execute("UPDATE resources SET status = 'missing', updated_at = ? WHERE id = ? "
+                                     "AND status = 'failed'", (_now(), last))
         return gone
+
+    @staticmethod
+    def _follow_rename(conn: sqlite3.Connection, resource_id: str, gone_path: str) -> None:
+        """The file a resource is named after is gone but the content lives on under another
+        path (a rename or move): take that path's file name, and its stem as title when
+        the title was the default one."""
+        row = conn.execute("SELECT file_name, title FROM resources WHERE id = ?", (resource_id,)).fetchone()
+        other = conn.execute("SELECT path FROM files WHERE resource_id = ? AND present = 1 ORDER BY path LIMIT 1",
+                             (resource_id,)).fetchone()
+        if row is None or other is None or row["file_name"] != PurePath(gone_path).name:
+            return
+        new_name = PurePath(other["path"]).name
+        title = PurePath(new_name).stem if row["title"] == PurePath(row["file_name"]).stem else row["title"]
+        conn.execute("UPDATE resources SET file_name = ?, title = ?, updated_at = ? WHERE id = ?",
+                     (new_name, title, _now(), resource_id))
 
     def update_resource_metadata(self, workspace_id: str, resource_id: str, *, title: str | None,
                                  metadata: dict[str, Any], custom_metadata: dict[str, Any] | None) -> None:
