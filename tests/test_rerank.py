@@ -170,3 +170,17 @@ def test_store_term_counts(filings: Engine) -> None:
     n, counts = filings.store.term_counts(filings.workspace_id, [["pension"], ["property", "plant"], ["zzz"], []])
     assert n == 2  # one chunk per short text file
     assert counts == [2, 1, 0, 0]
+
+
+def test_identical_passages_from_two_files_count_once() -> None:
+    from citewell.models import Chunk, Passage
+    from citewell.retrieve.rerank import Reranker
+
+    def p(cid: str, rid: str, text: str, score: float) -> Passage:
+        return Passage(chunk=Chunk(id=cid, resource_id=rid, chunk_index=0, text=text, text_type="transcript"),
+                       resource_title=rid, resource_kind="transcript", score=score)
+
+    pool = [p("a", "talk.vtt", "Deep learning changed OCR.", 3.0), p("b", "talk.srt", "Deep learning  changed\nOCR.", 2.9),
+            p("c", "other", "OCR engines were rule based.", 1.0)]
+    ranked = Reranker().rerank("How did deep learning change OCR?", pool, k=5)
+    assert [x.chunk.id for x in ranked] == ["a", "c"]

@@ -142,3 +142,14 @@ def test_workspaces_never_see_each_other(store_path: Path, tmp_path: Path) -> No
         assert beta.store.chunks(beta.workspace_id, [chunk_id]) == {}
         message = beta.cite(f"Revenue was 12 million [x](chunk:{chunk_id}).")
         assert message.references == [] and message.warnings[0].code == "unknown_target"
+
+
+def test_filters_that_match_nothing_say_so(loaded: Engine) -> None:
+    message = loaded.ask("capital expenditure", filters=["document_subcategory=earnings"])  # the value is 'earning'
+    assert message.references == []
+    assert [w.code for w in message.warnings] == ["NO_MATCHING_RESOURCES"]
+    assert "filters" in message.warnings[0].message
+    answered = loaded.ask("capital expenditure", filters=["document_subcategory=earning"])
+    assert answered.references and answered.warnings == []
+    unmatched = loaded.ask("zyzzyva quokka", filters=["document_subcategory=earning"])
+    assert unmatched.references == [] and unmatched.warnings == []  # the filter matched: the question did not

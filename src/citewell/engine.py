@@ -23,7 +23,7 @@ from .cite import convert_offsets
 from .errors import UsageError
 from .generate import ExtractiveGenerator, Generator
 from .ingest.pipeline import IngestReport, Ingestor, ProgressCallback
-from .models import Message, Passage, Resource
+from .models import Message, Notice, Passage, Resource
 from .retrieve import BM25Retriever, Retriever, parse_filters
 from .settings import Settings
 from .store import Store, open_store
@@ -143,6 +143,12 @@ class Engine:
         passages = self.retriever.retrieve(question, k=k, conditions=conditions, under=under)
         raw = self.generator.generate(question, passages)
         message = _cite(raw, sources=passages, resolver=self.resolver)
+        if not passages and not self.store.count_resources(self.workspace_id, conditions=conditions, under=under):
+            what = "matches the filters" if conditions else ("is in that folder" if under else "is in the workspace")
+            message.warnings.append(Notice(
+                code="NO_MATCHING_RESOURCES",
+                message=f"no searchable resource {what} (check filter values with citewell resources --json; "
+                        "files without a text layer are not searchable)"))
         message.id = str(uuid.uuid4())
         message.grounded = bool(message.references)
         return convert_offsets(message, offsets) if offsets != "codepoint" else message

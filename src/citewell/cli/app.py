@@ -24,6 +24,7 @@ from ..engine import OFFSET_UNITS, Engine
 from ..errors import CitewellError, FilterError, UsageError
 from ..ingest.pipeline import IngestReport, ProgressCallback
 from ..models import ResourceStatus
+from ..retrieve import parse_filters
 from ..settings import Settings
 
 RESOURCE_STATUSES: tuple[str, ...] = get_args(ResourceStatus)
@@ -96,6 +97,20 @@ def _report(report: IngestReport, *, verbose: bool) -> None:
         err.print(f"warning: {len(report.manifest_unmatched)} manifest row(s) matched no file: {shown}", markup=False)
 
 
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        sys.stdout.write(f"citewell {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """Grounded answers with exact citations over your own files."""
+
+
 @app.command()
 def ask(
     question: str = typer.Argument(..., help="The question to answer."),
@@ -114,6 +129,7 @@ def ask(
         raise ExitError(f"--offsets must be one of {', '.join(OFFSET_UNITS)}", 2)
     if corpus is not None and not corpus.is_dir():
         raise ExitError(f"--corpus {corpus}: not a folder", 2)
+    parse_filters(filters or None)  # a bad filter is bad usage: report it before any work
     if manifests and corpus is None:
         raise ExitError("--manifest applies while syncing: give --corpus DIR too (or use citewell ingest)", 2)
     _check_manifests(manifests)

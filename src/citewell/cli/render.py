@@ -157,7 +157,7 @@ def render_answer(message: Message, *, full: bool = False) -> str:
         for ref in numbered:
             title = ref.resource_title or (f"{ref.source} post" if ref.type == "post" else "")
             file_name = (ref.model_extra or {}).get("file_name")
-            if file_name and ref.type != "post":  # the file name tells a .vtt from its .srt twin
+            if file_name:  # the file name tells a .vtt from its .srt twin
                 title = file_name if title == Path(file_name).stem else f"{title} ({file_name})"
             head = f"[{ref.citation}] {safe(title, one_line=True)}"
             cited = _cited_sentences(message, ref)

@@ -98,7 +98,8 @@ def parse_filters(filters: Iterable[str] | Mapping[str, Any] | None) -> list[Con
     for raw_key, op_text, value in items:
         key = ALIASES.get(raw_key.lower(), raw_key.lower())
         if key not in KEYS:
-            raise FilterError(f"unknown filter key {raw_key!r}; known keys: {', '.join(KEYS)}, ticker")
+            raise FilterError(f"unknown filter key {raw_key!r}; known keys: {', '.join(KEYS)} "
+                              f"(aliases: {', '.join(f'{a}={k}' for a, k in ALIASES.items())})")
         op = {"=": "eq", ">=": "ge", "<=": "le"}[op_text]
         if op != "eq" and key not in RANGE_KEYS:
             raise FilterError(f"filter {key} takes only '=' (ranges work on {', '.join(RANGE_KEYS)})")

@@ -139,15 +139,19 @@ class Reranker:
         ``counts``: ``(n, {surface words of an alternative: chunk count})`` for IDF
         (missing words: counted in the pool); ``contexts``: resource id ->
         :func:`resource_context`; ``priors``: resource id -> prior (see
-        :func:`resource_priors`). A repeated chunk id keeps its first place.
+        :func:`resource_priors`). A repeated chunk id, or a passage whose text equals an
+        earlier one's (whitespace and case aside), keeps only its first place.
         """
         if k <= 0 or not passages:
             return []
         unique: list[Passage] = []
         seen: set[str] = set()
         for p in passages:
-            if p.chunk.id not in seen:
-                seen.add(p.chunk.id)
+            # the same passage twice (a .vtt and its .srt, a file copied with other bytes)
+            # is one source: the first keeps its place
+            same_text = " ".join(p.chunk.text.split()).lower()
+            if p.chunk.id not in seen and same_text not in seen:
+                seen.update((p.chunk.id, same_text))
                 unique.append(p)
         concepts = question_concepts(question)
         contexts = contexts or {}

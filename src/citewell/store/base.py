@@ -145,6 +145,13 @@ class Store(Protocol):
         """True when a resource of any workspace refers to this blob (blobs are shared)."""
         ...
 
+    def count_resources(self, workspace_id: str, *, conditions: Sequence[Condition] = (),
+                        under: str | None = None) -> int:
+        """How many ready resources with at least one chunk match ``conditions`` (and lie
+        under folder ``under``): tells "nothing matched the question" from "nothing
+        matched the filters"."""
+        ...
+
     def close(self) -> None:
         """Release connections."""
         ...

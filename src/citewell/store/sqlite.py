@@ -619,6 +619,20 @@ class SQLiteStore:
             counts.append(int(row[0]))
         return total, counts
 
+    def count_resources(self, workspace_id: str, *, conditions: Sequence[Condition] = (),
+                        under: str | None = None) -> int:
+        """Ready resources with chunks matching ``conditions`` (see the Store protocol)."""
+        where, args = self._filter_sql(conditions)
+        sql = ("SELECT count(DISTINCT r.id) FROM chunks c JOIN resources r ON r.id = c.resource_id "
+               "WHERE c.workspace_id = ? AND r.status = 'ready'")
+        params: list[Any] = [workspace_id]
+        if under is not None:
+            prefix = under.rstrip("/") + "/"
+            sql += (" AND EXISTS (SELECT 1 FROM files f WHERE f.present = 1 AND f.resource_id = r.id "
+                    "AND substr(f.path, 1, ?) = ?)")
+            params += [len(prefix), prefix]
+        return int(self._conn().execute(sql + where, params + args).fetchone()[0])
+
     @staticmethod
     def _filter_sql(conditions: Sequence[Condition]) -> tuple[str, list[Any]]:
         """Translate conditions to ``AND …`` SQL over ``r`` (resources) and ``c`` (chunks)."""
