@@ -345,3 +345,11 @@ def test_boxes_use_a_mediabox_inherited_from_the_page_tree() -> None:
     assert first["page"] == 1 and abs(first["top"] - 10.5 / 297) < 0.01 and 0.01 < first["height"] < 0.03
     assert second["page"] == 2 and abs(second["top"] - 250.5 / 297) < 0.01
     assert abs(first["left"] - 10 / 210) < 0.01
+
+
+def test_running_footers_and_page_numbers_stand_apart_from_sentences() -> None:
+    ex = extraction("pdf/VERIZON_2022_10K.pdf")
+    last = page_chunks(ex, 22)[-1]
+    assert last.text.endswith("certain pension and other employee\n\nVerizon 2022 Annual Report on Form 10-K 22")
+    boeing = extraction("pdf/BOEING_2022_10K.pdf")
+    assert page_chunks(boeing, 80)[-1].text.endswith("\n\n76")  # the printed page number of physical page 80

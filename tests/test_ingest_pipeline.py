@@ -403,20 +403,42 @@ def test_a_foreign_sqlite_database_is_refused_and_left_alone(tmp_path: Path) -> 
     assert foreign.read_bytes() == before
 
 
-def test_schema_v1_store_migrates_to_v2(store_path: Path, tmp_path: Path) -> None:
+def test_schema_v1_store_migrates_to_the_current_version(store_path: Path, tmp_path: Path) -> None:
     folder = tmp_path / "p"
     folder.mkdir()
     _write_posts(folder / "a.jsonl", POSTS)
+    (folder / "b.txt").write_text("Pumps run at forty bar.\n", encoding="utf-8")
     with Engine(store_path) as eng:
         eng.sync(folder)
     with sqlite3.connect(store_path) as conn:  # make it look like a v1 store
         conn.execute("DROP TABLE dataset_posts")
         conn.execute("DROP INDEX files_by_last_resource")
+        conn.execute("ALTER TABLE chunks DROP COLUMN version")
         conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     with Engine(store_path) as eng:
-        assert _rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("2",)]
-        (resource,) = eng.resources()
-        assert len(eng.store.resource_chunks(eng.workspace_id, resource.id)) == 2
+        assert _rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("3",)]
+        posts, text = sorted(eng.resources(), key=lambda r: r.kind)
+        assert len(eng.store.resource_chunks(eng.workspace_id, posts.id)) == 2
+        assert [c.text for c in eng.store.resource_chunks(eng.workspace_id, text.id)] == ["Pumps run at forty bar."]
+        assert _rows(store_path, "SELECT DISTINCT version FROM chunks WHERE post_source IS NULL") == [("text-1",)]
+
+
+def test_a_newer_extractor_reindexes_unchanged_files(engine: Engine, tmp_path: Path, monkeypatch) -> None:
+    from citewell.ingest import pipeline
+
+    (tmp_path / "a.txt").write_text("The pump runs at forty bar.\n\nThe valve opens at ten bar.\n", encoding="utf-8")
+    (rid,) = [o.resource_id for o in engine.sync(tmp_path).outcomes]
+    old = engine.store.resource_chunks(engine.workspace_id, rid)
+    monkeypatch.setitem(pipeline.EXTRACTOR_VERSIONS, "text", "text-99")
+    report = engine.sync(tmp_path)
+    assert [(o.action, o.resource_id) for o in report.outcomes] == [("reindexed", rid)]
+    new = engine.store.resource_chunks(engine.workspace_id, rid)
+    assert [c.text for c in new] == [c.text for c in old]
+    assert {c.id for c in new}.isdisjoint({c.id for c in old})  # ids carry the extractor version
+    assert engine.store.resource(engine.workspace_id, rid).extractor_version == "text-99"
+    assert [p.chunk.id for p in engine.retrieve("pump forty bar", corpus=tmp_path)] == [new[0].id]
+    assert engine.store.chunks(engine.workspace_id, [old[0].id])[old[0].id].chunk.text == old[0].text
+    assert [o.action for o in engine.sync(tmp_path).outcomes] == ["unchanged"]
 
 
 def test_failed_attempts_do_not_pile_up_and_go_missing_with_their_file(engine: Engine, tmp_path: Path) -> None:

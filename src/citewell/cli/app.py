@@ -84,11 +84,12 @@ def _report(report: IngestReport, *, verbose: bool) -> None:
         elif o.action == "ingested" and o.warnings and verbose:
             codes = sorted({w.get("code", "") for w in o.warnings})
             err.print(f"warning {o.path}: {len(o.warnings)} warning(s): {', '.join(codes)}", markup=False)
-    counts = {a: report.count(a) for a in ("ingested", "linked", "updated", "unchanged", "failed", "skipped")}
+    counts = {a: report.count(a) for a in ("ingested", "reindexed", "linked", "updated", "unchanged", "failed",
+                                           "skipped")}
     summary = ", ".join(f"{n} {a}" for a, n in counts.items() if n)
     if report.missing:
         summary += f", {len(report.missing)} now missing"
-    if summary and (verbose or counts["ingested"] or counts["failed"] or report.missing):
+    if summary and (verbose or counts["ingested"] or counts["reindexed"] or counts["failed"] or report.missing):
         err.print(summary, markup=False)
     for error in report.manifest_errors:
         err.print(f"warning: manifest row skipped: {error}", markup=False)

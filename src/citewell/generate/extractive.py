@@ -291,18 +291,21 @@ class _Candidate:
 
 
 def _row_spans(text: str) -> list[tuple[int, int]]:
-    """Rows of a table chunk: non-blank lines, letterless lines joined to the row above."""
+    """Rows of a table chunk: non-blank lines, letterless lines joined to the row above
+    (unless a blank line comes between: a page number set apart is not a cell)."""
     spans: list[tuple[int, int]] = []
     pos = 0
+    blank = False
     for line in text.splitlines(keepends=True):
         body = line.strip()
         if body:
             start = pos + (len(line) - len(line.lstrip()))
             end = start + len(body)
-            if spans and not _LETTER_RE.search(body):
+            if spans and not blank and not _LETTER_RE.search(body):
                 spans[-1] = (spans[-1][0], end)
             else:
                 spans.append((start, end))
+        blank = not body  # a blank line sets apart what follows (a page footer): never joined
         pos += len(line)
     return spans
 

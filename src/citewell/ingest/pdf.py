@@ -22,6 +22,8 @@ Errors (:class:`~citewell.errors.IngestError`): ``EMPTY_FILE``, ``PDF_CORRUPT``,
 from __future__ import annotations
 
 import ctypes
+import math
+import re
 from typing import Any
 
 import pypdfium2 as pdfium
@@ -54,6 +56,7 @@ def extract_pdf(data: bytes, *, name: str) -> Extraction:
         builder = TextBuilder()
         chunks: list[ChunkDraft] = []
         warnings: list[dict[str, Any]] = []
+        laid_out: list[tuple[int, str, list[ChunkPlan], Frame, Frame]] = []
         for index in range(n_pages):
             page_no = index + 1
             try:
@@ -76,6 +79,9 @@ def extract_pdf(data: bytes, *, name: str) -> Extraction:
                     "page": page_no,
                 })
                 continue
+            laid_out.append((page_no, label, plans, frame_display, frame_read))
+        _mark_running_lines(laid_out)
+        for page_no, label, plans, frame_display, frame_read in laid_out:
             for plan in plans:
                 piece = plan.text
                 if builder.length:
@@ -106,6 +112,37 @@ def extract_pdf(data: bytes, *, name: str) -> Extraction:
         )
     finally:
         doc.close()
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def _running_key(text: str) -> str:
+    """A line's text with digits and case ignored: a running header or footer keeps it
+    from page to page (``Verizon 2022 Annual Report on Form 10-K 22``)."""
+    return _DIGITS.sub("#", " ".join(text.lower().split()))
+
+
+def _mark_running_lines(pages: list[tuple[int, str, list[ChunkPlan], Frame, Frame]]) -> None:
+    """Mark running headers and footers: among the first two and last two lines of each
+    page, those whose :func:`_running_key` recurs at a page edge on at least 3 pages and
+    on at least 30% of the pages with text. Marked lines stay in the text (FinanceBench
+    quotes start with headers such as "3M Company and Subsidiaries") but are set apart
+    by a blank line, so no quoted sentence runs into a page footer."""
+    edges: list[list] = []
+    for _, _, plans, _, _ in pages:
+        lines = [ln for plan in plans for ln in plan.lines]
+        edges.append(lines[:2] + lines[-2:] if len(lines) > 4 else lines)
+    counts: dict[str, int] = {}
+    for lines in edges:
+        for key in {_running_key(ln.text) for ln in lines}:
+            counts[key] = counts.get(key, 0) + 1
+    threshold = max(3, math.ceil(0.3 * len(pages)))
+    running = {key for key, n in counts.items() if n >= threshold}  # "#" too: page numbers
+    for lines in edges:
+        for ln in lines:
+            if _running_key(ln.text) in running:
+                ln.running = True
 
 
 def _open(data: bytes, name: str) -> pdfium.PdfDocument:

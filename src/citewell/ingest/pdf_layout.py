@@ -137,6 +137,7 @@ class Line:
     h: float = 0.0
     words: int = 0
     tabular: bool = False
+    running: bool = False  # a running header or footer (set after all pages are laid out)
 
     def __post_init__(self) -> None:
         if self.cells is None:
@@ -190,13 +191,18 @@ class ChunkPlan:
     def text(self) -> str:
         """The chunk text: its lines joined by ``\\n``; a word hyphenated across two lines
         (pdfium's line-end hyphen, :data:`SOFT_HYPHEN`, then a lower-case letter) is joined
-        back into one word, any other such hyphen is written ``-``."""
+        back into one word, any other such hyphen is written ``-``; a running header or
+        footer line is set apart by a blank line."""
         parts: list[str] = []
+        previous: Line | None = None
         for ln in self.lines:
-            if parts and parts[-1].endswith(SOFT_HYPHEN) and ln.text[:1].islower():
+            if parts and parts[-1].endswith(SOFT_HYPHEN) and ln.text[:1].islower() and not ln.running:
                 parts[-1] = parts[-1][:-1] + ln.text
+            elif previous is not None and (ln.running or previous.running):
+                parts[-1] += "\n\n" + ln.text  # a running header/footer stands apart
             else:
                 parts.append(ln.text)
+            previous = ln
         return "\n".join(parts).replace(SOFT_HYPHEN, "-")
 
     def column_runs(self) -> list[tuple[float, float, float, float]]:

@@ -30,7 +30,7 @@ from .text import extract_text
 
 #: Bump an entry when that extractor's chunk boundaries, texts or provenance change: it is
 #: part of every chunk id, and a failed row is retried only under a new version.
-EXTRACTOR_VERSIONS = {"pdf": "pdf-2", "vtt": "vtt-1", "srt": "srt-1", "text": "text-1", "md": "text-1",
+EXTRACTOR_VERSIONS = {"pdf": "pdf-3", "vtt": "vtt-1", "srt": "srt-1", "text": "text-1", "md": "text-1",
                       "posts": "posts-1"}
 FORMATS = {".pdf": "pdf", ".vtt": "vtt", ".srt": "srt", ".txt": "text", ".md": "md", ".markdown": "md",
            ".jsonl": "posts"}
@@ -46,7 +46,8 @@ class FileOutcome:
     """What happened to one file.
 
     ``action``: ingested, unchanged, linked (same content already stored), updated
-    (metadata only), failed, or skipped (unsupported / not a posts file).
+    (metadata only), reindexed (re-extracted by a newer extractor version), failed, or
+    skipped (unsupported / not a posts file).
     """
 
     path: str
@@ -224,7 +225,8 @@ class Ingestor:
         record = self.store.file_record(self.workspace_id, _text(path))
         if (record and record.present and record.size_bytes == st.st_size and record.mtime_ns == st.st_mtime_ns
                 and record.last_resource_id):
-            return self._unchanged(path, record.last_resource_id, manifest, record.last_sha256)
+            return (self._reindex_if_stale(path, record.last_resource_id, fmt)
+                    or self._unchanged(path, record.last_resource_id, manifest, record.last_sha256))
         data = path.read_bytes()
         sha = hashlib.sha256(data).hexdigest()
         existing = self.store.resource_by_sha(self.workspace_id, sha)
@@ -238,7 +240,7 @@ class Ingestor:
                 outcome.action if outcome.action == "updated" else action)
             if existing.error:
                 outcome.code, outcome.message = existing.error.code, existing.error.message
-            return outcome
+            return self._reindex_if_stale(path, existing.id, fmt, data=data) or outcome
         if fmt == "posts":
             try:
                 if not is_posts_file(data, name=_text(path.name)):
@@ -266,6 +268,29 @@ class Ingestor:
             raise
         return FileOutcome(_text(path), "ingested" if stored.id == resource.id else "linked", stored.id,
                            warnings=[w.model_dump() for w in stored.warnings])
+
+    def _reindex_if_stale(self, path: Path, resource_id: str, fmt: str, *, data: bytes | None = None
+                          ) -> FileOutcome | None:
+        """Re-extract a ready resource made by an older extractor version (an upgrade of
+        citewell); None when it is current. If the new extractor fails, the old chunks
+        stay and the outcome carries a ``REINDEX_FAILED`` warning."""
+        resource = self.store.resource(self.workspace_id, resource_id)
+        version = EXTRACTOR_VERSIONS[fmt]
+        if resource.error is not None or resource.extractor_version == version or resource.status != "ready":
+            return None
+        data = path.read_bytes() if data is None else data
+        if hashlib.sha256(data).hexdigest() != resource.sha256:
+            return None  # changed under us: the next sync ingests it as a new version
+        try:
+            extraction = extract(data, name=_text(path.name), fmt=fmt)
+        except IngestError as exc:
+            return FileOutcome(_text(path), "unchanged", resource_id, warnings=[{
+                "code": "REINDEX_FAILED", "message": f"re-extraction with {version} failed ({exc.code}: "
+                                                     f"{exc.message}); the passages of {resource.extractor_version} "
+                                                     "stay in use"}])
+        self.store.replace_extraction(self.workspace_id, resource_id, extraction, extractor_version=version)
+        return FileOutcome(_text(path), "reindexed", resource_id,
+                           warnings=list(extraction.warnings))
 
     def _unchanged(self, path: Path, resource_id: str, manifest: Manifest, sha: str) -> FileOutcome:
         """Skip a known file, but apply a manifest row that changed since it was ingested."""

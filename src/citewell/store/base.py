@@ -80,6 +80,12 @@ class Store(Protocol):
         """
         ...
 
+    def replace_extraction(self, workspace_id: str, resource_id: str, extraction: Extraction, *,
+                           extractor_version: str) -> Resource:
+        """Re-index a ready resource with a newer extractor's output (one transaction);
+        the old chunks stay readable by id but are no longer listed or searched."""
+        ...
+
     def link_path(self, workspace_id: str, path: str, resource: Resource, *, size_bytes: int,
                   mtime_ns: int) -> Resource:
         """Point ``path`` at an existing resource (same content seen again)."""

@@ -22,11 +22,11 @@ from typing import Any, Iterator, Sequence
 
 from ..errors import NotFoundError, StoreError
 from ..ingest.base import Extraction
-from ..models import Chunk, Mention, Passage, Resource, utcnow
+from ..models import Chunk, Mention, Notice, Passage, Resource, utcnow
 from .base import Condition, FileRecord
 from .ids import chunk_id_for, post_chunk_id
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_S = 30.0
 #: BM25 column weights of the search index: (title and entity names, chunk text).
 BM25_WEIGHTS = (0.5, 1.0)
@@ -83,7 +83,15 @@ CREATE INDEX IF NOT EXISTS dataset_posts_by_chunk ON dataset_posts (chunk_id);
 INSERT OR IGNORE INTO dataset_posts SELECT c.resource_id, c.id, c.chunk_index FROM chunks c
     WHERE c.post_source IS NOT NULL;
 """
-_MIGRATIONS = ((1, _SCHEMA_V1), (2, _SCHEMA_V2))
+#: v3: chunks remember the extractor version that made them; a resource re-extracted by
+#: a newer extractor keeps its old chunks readable (stored answers cite them) but only the
+#: current version's chunks are listed and searched.
+_SCHEMA_V3 = """
+ALTER TABLE chunks ADD COLUMN version TEXT;
+UPDATE chunks SET version = (SELECT r.extractor_version FROM resources r WHERE r.id = chunks.resource_id)
+    WHERE post_source IS NULL;
+"""
+_MIGRATIONS = ((1, _SCHEMA_V1), (2, _SCHEMA_V2), (3, _SCHEMA_V3))
 
 
 def _now() -> str:
@@ -384,18 +392,19 @@ class SQLiteStore:
                 metadata = draft.metadata
             values = (cid, workspace_id, resource.id, index, draft.text, draft.text_type, draft.char_start,
                       draft.char_end, json.dumps(metadata), mention.source.lower() if mention else None,
-                      str(draft.metadata.get("created_at")) if mention and draft.metadata.get("created_at") else None)
+                      str(draft.metadata.get("created_at")) if mention and draft.metadata.get("created_at") else None,
+                      None if mention else resource.extractor_version)
             old = conn.execute("SELECT rowid FROM chunks WHERE id = ?", (cid,)).fetchone()
             if old is not None:  # a post seen again (or a concurrent writer): update in place, keep the id
                 conn.execute("UPDATE chunks SET workspace_id=?, resource_id=?, chunk_index=?, text=?, text_type=?, "
-                             "char_start=?, char_end=?, metadata=?, post_source=?, created_at=? WHERE rowid=?",
-                             values[1:] + (old["rowid"],))
+                             "char_start=?, char_end=?, metadata=?, post_source=?, created_at=?, version=? "
+                             "WHERE rowid=?", values[1:] + (old["rowid"],))
                 conn.execute("DELETE FROM chunk_fts WHERE rowid = ?", (old["rowid"],))
                 rowid = old["rowid"]
             else:
                 rowid = conn.execute("INSERT INTO chunks (id, workspace_id, resource_id, chunk_index, text, "
-                                     "text_type, char_start, char_end, metadata, post_source, created_at) "
-                                     "VALUES (?,?,?,?,?,?,?,?,?,?,?)", values).lastrowid
+                                     "text_type, char_start, char_end, metadata, post_source, created_at, version) "
+                                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", values).lastrowid
             conn.execute("INSERT INTO chunk_fts (rowid, title, text) VALUES (?, ?, ?)", (rowid, title, draft.text))
             if mention is not None:
                 conn.execute("INSERT INTO dataset_posts VALUES (?, ?, ?) ON CONFLICT (resource_id, chunk_id) "
@@ -408,6 +417,31 @@ class SQLiteStore:
                     "chunk_id=excluded.chunk_id, fields=excluded.fields",
                     (workspace_id, mention.source.lower(), mention.id, mention.source, draft.text, f.get("url"),
                      f.get("author"), f.get("created_at"), resource.id, cid, json.dumps(f)))
+
+    def replace_extraction(self, workspace_id: str, resource_id: str, extraction: Extraction, *,
+                           extractor_version: str) -> Resource:
+        """Re-index a ready resource with a newer extractor's output, in one transaction.
+
+        The old chunks leave the search index but stay readable by id (stored answers
+        cite them); the new chunks (ids of the new version) are inserted and indexed.
+        """
+        with self._write() as conn:
+            row = conn.execute("SELECT * FROM resources WHERE id = ? AND workspace_id = ?",
+                               (resource_id, workspace_id)).fetchone()
+            if row is None:
+                raise NotFoundError(f"no resource {resource_id}")
+            resource = self._resource_from_row(row)
+            conn.execute("DELETE FROM chunk_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE resource_id = ? "
+                         "AND post_source IS NULL)", (resource_id,))
+            resource.extractor_version = extractor_version
+            resource.chunk_count = len(extraction.chunks)
+            resource.warnings = [Notice(**w) for w in extraction.warnings]
+            conn.execute("UPDATE resources SET extractor_version = ?, chunk_count = ?, extracted_text = ?, "
+                         "warnings = ?, updated_at = ? WHERE id = ?",
+                         (extractor_version, resource.chunk_count, extraction.text,
+                          json.dumps([w.model_dump() for w in resource.warnings]), _now(), resource_id))
+            self._insert_chunks(conn, workspace_id, resource, extraction)
+            return resource
 
     def link_path(self, workspace_id: str, path: str, resource: Resource, *, size_bytes: int,
                   mtime_ns: int) -> Resource:
@@ -539,8 +573,10 @@ class SQLiteStore:
     def resource_chunks(self, workspace_id: str, resource_id: str) -> list[Chunk]:
         """All chunks of a resource, by ``chunk_index``."""
         conn = self._conn()
-        rows = conn.execute("SELECT * FROM chunks WHERE workspace_id = ? AND resource_id = ? AND post_source IS NULL "
-                            "ORDER BY chunk_index", (workspace_id, resource_id)).fetchall()
+        rows = conn.execute("SELECT c.* FROM chunks c JOIN resources r ON r.id = c.resource_id WHERE "
+                            "c.workspace_id = ? AND c.resource_id = ? AND c.post_source IS NULL AND "
+                            "c.version IS r.extractor_version ORDER BY c.chunk_index",
+                            (workspace_id, resource_id)).fetchall()
         chunks = [self._chunk_from_row(row) for row in rows]
         posts = conn.execute("SELECT c.*, dp.chunk_index AS member_index FROM dataset_posts dp "
                              "JOIN chunks c ON c.id = dp.chunk_id WHERE dp.resource_id = ? AND c.workspace_id = ? "
