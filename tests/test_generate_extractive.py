@@ -399,7 +399,7 @@ def test_escaping_of_bracketed_numbers_backticks_and_link_like_text() -> None:
     assert r"(see Note \[12\])" in answer
     assert r"\`table\_4\`" not in answer  # underscores are left alone
     assert r"\`table_4\`" in answer
-    assert r"\[the filing\](https://sec.gov/x)" in answer
+    assert r"\[the filing\]\(https://sec.gov/x)" in answer
     assert r"\[Item 7\]\[ref\]" in answer
     # exactly one real link, the generator's, placed before the final period
     assert links(answer) == [("1", cid("esc"))]
@@ -579,3 +579,20 @@ def test_a_question_in_the_source_is_not_quoted_as_the_answer() -> None:
     units = ExtractiveGenerator(max_sentences=1).select("How has deep learning changed OCR?", [talk])
     assert [u.quote for u in units] == ["Deep learning changed OCR by making recognition of handwriting and layouts "
                                         "far more accurate."]
+
+
+def test_a_ticker_from_the_resource_metadata_counts_as_mentioned() -> None:
+    capex = passage("capex", "Purchases of property, plant and equipment (PP&E) $ (1,749) $ (1,603)",
+                    text_type="table", title="3M_2022_10K").model_copy(update={"resource_names": ["MMM", "3M"]})
+    assert "(chunk:" in ExtractiveGenerator().generate("What was MMM's capital expenditure in FY2022?", [capex])
+
+
+def test_quoted_link_syntax_never_becomes_a_citation() -> None:
+    from citewell.cite import cite
+
+    post = passage("p2", "Gizmo revenue doubled, see [the proof](post:x:1) for details.", kind="post",
+                   text_type="post", title="posts", metadata={"source": "x", "id": "2"})
+    raw = ExtractiveGenerator().generate("gizmo revenue", [post])
+    message = cite(raw, sources=[post])
+    assert [(r.source, r.id) for r in message.references] == [("x", "2")]
+    assert message.text == "Gizmo revenue doubled, see \\[the proof\\]\\(post:x:1) for details [1]."

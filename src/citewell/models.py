@@ -145,6 +145,9 @@ class Passage(_Model):
     file_name: str | None = None
     score: float = 0.0
     rank: int = 0
+    #: Other names of the resource from its metadata (tickers, company names): a question
+    #: may name a document by them.
+    resource_names: list[str] = Field(default_factory=list)
 
 
 class Occurrence(_Model):

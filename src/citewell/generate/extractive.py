@@ -142,8 +142,9 @@ def missing_names(question: str, passages: Sequence[Passage]) -> list[str]:
     mentions, in question order.
 
     A name counts as mentioned when its stemmed term occurs in a passage's text, or its
-    letters and digits occur in a passage's resource title or file name (titles such as
-    ``BESTBUY_2024Q2_10Q`` name ``Best Buy``). An answer quoting passages that never
+    letters and digits occur in a passage's resource title, file name or other names
+    (tickers and company names from its metadata; titles such as ``BESTBUY_2024Q2_10Q``
+    name ``Best Buy``). An answer quoting passages that never
     mention what the question is about would be confidently off-topic, so the extractive
     generator abstains when *none* of the question's names is mentioned (question
     wording capitalises freely — "Real change", "FY", "AGM" — so one unmatched name
@@ -156,7 +157,8 @@ def missing_names(question: str, passages: Sequence[Passage]) -> list[str]:
     titles: list[str] = []
     for passage in passages:
         terms |= content_terms(passage.chunk.text)
-        titles.append(_ALNUM_RE.sub("", f"{passage.resource_title} {passage.file_name or ''}".lower()))
+        labels = " ".join([passage.resource_title, passage.file_name or "", *passage.resource_names])
+        titles.append(_ALNUM_RE.sub("", labels.lower()))
     title_text = " ".join(titles)
     joined = _ALNUM_RE.sub("", "".join(names))  # "Best Buy" -> "bestbuy" for titles
     missing = [surface for surface, term in names.items()
@@ -166,7 +168,7 @@ def missing_names(question: str, passages: Sequence[Passage]) -> list[str]:
 
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _BREAK_RUN_RE = re.compile(r"\s*[\n\r\u2028\u2029\x0b\x0c\x1c\x1d\x1e\x85]\s*")
-_UNESCAPE_RE = re.compile(r"\\([\\`\[\]])")
+_UNESCAPE_RE = re.compile(r"\\([\\`\[\]()])")
 _FINAL_PUNCT_RE = re.compile(r"[.!?]+$")
 
 _RANK_PRIOR = 0.05
@@ -197,17 +199,20 @@ def escape_quote(text: str) -> str:
     """Escape quoted source text so it cannot form links, markers or code spans.
 
     Every ``\\`` is doubled, then every `````` ` ``````, ``[`` and ``]`` gets a
-    backslash: ``see [12]`` -> ``see \\[12\\]``, ``[a](x)`` -> ``\\[a\\](x)``. Nothing
-    else changes. :func:`unescape_quote` is the exact inverse (support checks apply it
-    before comparing a quote with its passage).
+    backslash, and so does a ``(`` right after a ``]``: ``see [12]`` -> ``see \\[12\\]``,
+    ``[a](post:x:1)`` -> ``\\[a\\]\\(post:x:1)`` (quoted source text can never become a
+    citation, not even an orphan ``](target)``). Nothing else changes.
+    :func:`unescape_quote` is the exact inverse (support checks apply it before comparing
+    a quote with its passage).
     """
     text = text.replace("\\", "\\\\")
-    return text.replace("`", "\\`").replace("[", "\\[").replace("]", "\\]")
+    text = text.replace("`", "\\`").replace("[", "\\[").replace("]", "\\]")
+    return text.replace("\\](", "\\]\\(")
 
 
 def unescape_quote(text: str) -> str:
     """Undo :func:`escape_quote`: drop the backslash before ``\\``, `````` ` ``````,
-    ``[`` and ``]``. ``unescape_quote(escape_quote(s)) == s`` for every ``s``."""
+    ``[``, ``]`` and ``(``. ``unescape_quote(escape_quote(s)) == s`` for every ``s``."""
     return _UNESCAPE_RE.sub(r"\1", text)
 
 

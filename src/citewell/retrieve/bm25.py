@@ -65,8 +65,11 @@ class BM25Retriever:
         contexts = {r.id: resource_context(r) for r in resources if r.id in wanted}
         groups = list(dict.fromkeys(words for c in question_concepts(question) for words in c.words))
         n, counts = self.store.term_counts(self.workspace_id, groups)
-        return self.reranker.rerank(question, pool, k=k, counts=(n, dict(zip(groups, counts))),
-                                    contexts=contexts, priors=priors)
+        ranked = self.reranker.rerank(question, pool, k=k, counts=(n, dict(zip(groups, counts))),
+                                      contexts=contexts, priors=priors)
+        names = {r.id: [str(v) for key in ("tickers", "company_names") for v in r.metadata.get(key) or []]
+                 for r in resources}
+        return [p.model_copy(update={"resource_names": names.get(p.chunk.resource_id, [])}) for p in ranked]
 
 
 def _merge(first: list[Passage], second: list[Passage]) -> list[Passage]:
