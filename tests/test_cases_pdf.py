@@ -125,3 +125,15 @@ def test_bc21_wrong_answer_is_not_given() -> None:
     pdf = _region_pdf(0, page["mediabox"], None, 0, case["input"]["region_pdf_user_space"])
     box = extract_pdf(pdf, name="bc21.pdf").chunks[0].metadata["offset"][0]
     assert abs(box["top"] - 0.7) > 0.1
+
+
+def test_text_outside_the_visible_page_is_neither_indexed_nor_boxed() -> None:
+    page = PageSpec(mediabox=(0, 0, 600, 800), cropbox=(0, 400, 600, 800), lines=[
+        (60, 700, "revenue rose to the recorded level", 10, 100),
+        (60, 200, "the outlook started to be stable", 10, 100),  # below the CropBox: never shown
+        (900, 700, "the latest results for the fiscal total", 10, 100),  # right of the MediaBox
+    ])
+    ex = extract_pdf(build_pdf([page]), name="cropped.pdf")
+    assert [c.text for c in ex.chunks] == ["revenue rose to the recorded level"]
+    (box,) = ex.chunks[0].metadata["offset"]
+    assert abs(box["top"] - (800 - 710) / 400) < 1e-3 and abs(box["height"] - 10 / 400) < 1e-3

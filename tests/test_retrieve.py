@@ -153,3 +153,18 @@ def test_filters_that_match_nothing_say_so(loaded: Engine) -> None:
     assert answered.references and answered.warnings == []
     unmatched = loaded.ask("zyzzyva quokka", filters=["document_subcategory=earning"])
     assert unmatched.references == [] and unmatched.warnings == []  # the filter matched: the question did not
+
+
+def test_document_name_matches_every_present_file_name(engine: Engine, tmp_path: Path) -> None:
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "a_b%.txt").write_text("Gizmo output alpha was strong.\n", encoding="utf-8")
+    (folder / "copy.txt").write_text("Gizmo output alpha was strong.\n", encoding="utf-8")  # same bytes
+    engine.sync(folder)
+    assert len(engine.resources()) == 1
+    for name in ("a_b%.txt", "copy.txt", "COPY.TXT"):
+        assert engine.retrieve("gizmo output", filters=[f"document_name={name}"]), name
+    assert engine.retrieve("gizmo output", filters=["document_name=a_bx.txt"]) == []  # _ is not a wildcard
+    (folder / "copy.txt").unlink()
+    engine.sync(folder)
+    assert engine.retrieve("gizmo output", filters=["document_name=copy.txt"]) == []

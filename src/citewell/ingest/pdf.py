@@ -184,7 +184,7 @@ def _page_layout(doc: pdfium.PdfDocument, index: int) -> tuple[list[ChunkPlan], 
         display = Frame(rotation, box)
         textpage = page.get_textpage()
         try:
-            chars = _read_chars(textpage)
+            chars = _visible(_read_chars(textpage), box)
         finally:
             textpage.close()
     finally:
@@ -238,6 +238,21 @@ def _read_chars(textpage: pdfium.PdfTextPage) -> list[_Char]:
             append((ch, (l, b, r, t), False))
         else:  # pragma: no cover - a char without geometry: keep its text
             append((ch, None, False))
+    return out
+
+
+def _visible(chars: list[_Char], page: tuple[float, float, float, float]) -> list[_Char]:
+    """Drop characters whose centre lies outside the visible page area (CropBox ∩
+    MediaBox): text a viewer never shows is neither searchable nor citable."""
+    l, b, r, t = page
+    out: list[_Char] = []
+    for ch in chars:
+        box = ch[1]
+        if box is not None:
+            cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+            if not (l - 1 <= cx <= r + 1 and b - 1 <= cy <= t + 1):
+                continue
+        out.append(ch)
     return out
 
 

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 import uuid
@@ -678,9 +679,11 @@ class SQLiteStore:
             values = list(cond.values)
             marks = ",".join("?" * len(values))
             facet = ("EXISTS (SELECT 1 FROM facets f WHERE f.resource_id = r.id AND f.key = ? AND {test})")
-            if cond.key == "document_name":
-                clauses.append(f"(lower(r.title) IN ({marks}) OR lower(r.file_name) IN ({marks}))")
-                args += values + values
+            if cond.key == "document_name":  # title, stored file name, or the name of a present path
+                paths = " OR ".join("lower(f.path) LIKE ? ESCAPE '\\'" for _ in values)
+                clauses.append(f"(lower(r.title) IN ({marks}) OR lower(r.file_name) IN ({marks}) OR EXISTS "
+                               f"(SELECT 1 FROM files f WHERE f.resource_id = r.id AND f.present = 1 AND ({paths})))")
+                args += values + values + ["%/" + re.sub(r"([%_\\])", r"\\\1", v) for v in values]
             elif cond.key == "kind":
                 clauses.append(f"r.kind IN ({marks})")
                 args += values
