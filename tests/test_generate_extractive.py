@@ -596,3 +596,9 @@ def test_quoted_link_syntax_never_becomes_a_citation() -> None:
     message = cite(raw, sources=[post])
     assert [(r.source, r.id) for r in message.references] == [("x", "2")]
     assert message.text == "Gizmo revenue doubled, see \\[the proof\\]\\(post:x:1) for details [1]."
+
+
+def test_list_bullets_and_fullwidth_questions() -> None:
+    notes = passage("notes", "- Revenue grew 12% in 2022.\n- Costs fell.", kind="text")
+    answer = ExtractiveGenerator().generate("ＲＥＶＥＮＵＥ growth", [notes])
+    assert answer.startswith("Revenue grew 12% in 2022 [1](chunk:")

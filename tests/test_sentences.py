@@ -35,6 +35,8 @@ def test_word_count_measures_text_without_spaces() -> None:
     assert word_count("東" * 120) == 20 and word_count("x" * 20) == 1
     assert cut_at_words("a b c d e", 3) == len("a b c")
     assert cut_at_words("東" * 120, 5) == 30
+    url = "see https://example.com/" + "a" * 60
+    assert cut_at_words(url, 5) == len("see")  # never inside a word or URL after the first
     assert cut_at_words("short", 5) == len("short")
 
 

@@ -79,9 +79,9 @@ def cut_at_words(text: str, max_words: int) -> int:
         run = match.group()
         size = len(run) // CHARS_PER_WORD if len(run) > LONG_RUN else 1
         if count + size > max_words:
-            if count == 0 or size > 1:  # cut inside the run
-                return match.start() + (max_words - count) * CHARS_PER_WORD if size > 1 else match.end()
-            return end
+            if count == 0:  # the very first run is too long on its own: cut inside it
+                return match.start() + max_words * CHARS_PER_WORD if size > 1 else match.end()
+            return end  # otherwise before the run: never in the middle of a word or URL
         count += size
         end = match.end()
     return len(text)

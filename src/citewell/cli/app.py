@@ -47,6 +47,21 @@ class ExitError(Exception):
         self.exit_code = code
 
 
+def _write(text: str) -> None:
+    """Write to stdout as UTF-8 whatever the locale (``PYTHONIOENCODING=ascii``, a pipe
+    to a file); nothing when stdout is closed."""
+    stream = sys.stdout
+    if stream is None:
+        return
+    stream.flush()
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None:
+        buffer.write(text.encode("utf-8", "surrogateescape"))
+        buffer.flush()
+    else:
+        stream.write(text)
+
+
 def _engine(store: Optional[Path], workspace: Optional[str], config: Optional[Path]) -> Engine:
     settings = Settings.resolve(store=store, workspace=workspace, config=config)
     return Engine(settings.store, workspace=settings.workspace)
@@ -102,7 +117,7 @@ def _version(value: bool) -> None:
     if value:
         from .. import __version__
 
-        sys.stdout.write(f"citewell {__version__}\n")
+        _write(f"citewell {__version__}\n")
         raise typer.Exit()
 
 
@@ -147,14 +162,14 @@ def ask(
                       "citewell ingest PATH", markup=False)
         message = engine.ask(question, k=k, filters=filters or None, corpus=corpus, sync=False, offsets=offsets)
     if as_json:
-        sys.stdout.write(json.dumps(message.model_dump(mode="json"), ensure_ascii=False) + "\n")
+        _write(json.dumps(message.model_dump(mode="json"), ensure_ascii=False) + "\n")
     else:
-        out = Console(highlight=False, soft_wrap=True) if sys.stdout.isatty() else None
+        out = Console(highlight=False, soft_wrap=True) if sys.stdout is not None and sys.stdout.isatty() else None
         text = render_answer(message, full=full)
         if out is not None:
             out.print(text, markup=False, end="")
         else:
-            sys.stdout.write(text)
+            _write(text)
 
 
 @app.command()
@@ -173,7 +188,7 @@ def ingest(
         with _progress(True) as callback:
             report = engine.ingest(paths, manifests=manifests or [], progress=callback)
     if as_json:
-        sys.stdout.write(json.dumps([o.__dict__ for o in report.outcomes], ensure_ascii=False) + "\n")
+        _write(json.dumps([o.__dict__ for o in report.outcomes], ensure_ascii=False) + "\n")
     _report(report, verbose=True)
     if report.failed:
         raise typer.Exit(1)
@@ -194,13 +209,13 @@ def resources(
         items = engine.resources(statuses=statuses or None)
         name = engine.workspace
     if as_json:
-        sys.stdout.write(json.dumps([r.model_dump(mode="json") for r in items], ensure_ascii=False) + "\n")
+        _write(json.dumps([r.model_dump(mode="json") for r in items], ensure_ascii=False) + "\n")
         return
     if not items:
         err.print(f"no resources in workspace {name!r}" + (f" with status {', '.join(statuses)}" if statuses else ""),
                   markup=False)
         return
-    sys.stdout.write(f"{'id':<36}  {'status':<10} {'kind':<10} {'chunks':>6}  title (file)\n")
+    _write(f"{'id':<36}  {'status':<10} {'kind':<10} {'chunks':>6}  title (file)\n")
     for r in items:
         extra = f"  {r.error.code}: {r.error.message}" if r.error else ""
         if r.warnings:
@@ -208,7 +223,7 @@ def resources(
             for w in r.warnings:
                 codes[w.code] = codes.get(w.code, 0) + 1
             extra += "  warnings: " + ", ".join(f"{c}×{n}" for c, n in sorted(codes.items()))
-        sys.stdout.write(f"{r.id}  {r.status:<10} {(r.kind or '-'):<10} {r.chunk_count:>6}  "
+        _write(f"{r.id}  {r.status:<10} {(r.kind or '-'):<10} {r.chunk_count:>6}  "
                          f"{r.title} ({r.file_name}){extra}\n")
 
 

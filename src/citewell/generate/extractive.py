@@ -178,6 +178,7 @@ _NOTHING_NEW = 0.5
 _NO_QUANTITY = 0.6
 _QUESTION_UNIT = 0.5
 _DIGIT_RE = re.compile(r"\d")
+_BULLET_RE = re.compile(r"[-*+\u2022\u25aa\u2013]\s+")
 _QUANTITY_RE = re.compile(r"\bhow\s+(?:many|much|long|often|large|big|high|low|far)\b|\bwhat\s+(?:percentage|"
                           r"percent|share|amount|number|ratio|rate)\b", re.I)
 
@@ -354,12 +355,17 @@ def _table_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _unit_spans(text: str, text_type: str) -> list[tuple[int, int]]:
-    """Unit spans of a chunk, trimmed of surrounding whitespace, empty ones dropped."""
+    """Unit spans of a chunk, trimmed of surrounding whitespace and of a leading list
+    bullet (``- ``, ``* ``, ``• ``: quoted mid-answer it would start a markdown list),
+    empty ones dropped."""
     spans = _table_spans(text) if text_type == "table" else sentence_spans(text)
     out: list[tuple[int, int]] = []
     for start, end in spans:
         piece = text[start:end]
         start, end = start + (len(piece) - len(piece.lstrip())), start + len(piece.rstrip())
+        bullet = _BULLET_RE.match(text, start, end)
+        if bullet:
+            start = bullet.end()
         if end > start:
             out.append((start, end))
     return out
@@ -417,6 +423,8 @@ class ExtractiveGenerator:
             for name in missing:  # as the question wrote it
                 found = re.search(re.escape(name).replace("'", "['\u2019]?"), question, re.I)
                 shown.append(escape_quote(found.group() if found else name))
+            if len(shown) > 5:
+                shown = [*shown[:5], "…"]
             yield NO_MENTION_TEXT.format(names=", ".join(shown))
             return
         units = self.select(question, passages)

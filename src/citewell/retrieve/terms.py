@@ -25,6 +25,7 @@ any one alternative.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -252,6 +253,8 @@ class Token:
 def tokens(text: str) -> list[Token]:
     """Tokenise ``text`` (see the module docstring); line breaks are ordinary whitespace."""
     out: list[Token] = []
+    if not text.isascii():  # fullwidth and styled letters and digits (ＲＥＶＥＮＵＥ, 𝐫𝐞𝐯) read as plain ones
+        text = unicodedata.normalize("NFKC", text)
     for match in _TOKEN_RE.finditer(text):
         raw = match.group().replace("\u2019", "'")
         low = raw.lower()
