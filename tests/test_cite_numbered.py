@@ -1,0 +1,42 @@
+"""Numbered-passage citation forms of models ([1], [1, 2], [1-3], 【1】) map to their passages."""
+
+from __future__ import annotations
+
+from citewell.cite import cite
+from citewell.cite.numbered import expand_numbered
+from citewell.models import Chunk, Passage
+
+
+def _p(cid: str, *, post: tuple[str, str] | None = None) -> Passage:
+    meta = {"source_type": "post", "source": post[0], "id": post[1]} if post else {"source_type": "pdf", "page": 1}
+    return Passage(chunk=Chunk(id=cid, resource_id=f"r-{cid}", chunk_index=0, text=f"passage {cid}",
+                               text_type="post" if post else "paragraph", metadata=meta),
+                   resource_title=f"doc {cid}", resource_kind="post" if post else "pdf")
+
+
+SOURCES = [_p("c1"), _p("c2"), _p("c3", post=("reddit", "t3_x")), _p("c4")]
+
+
+def test_model_forms_map_to_the_numbered_passages() -> None:
+    raw = "Sales rose [2]. Margins fell [1, 3]. Costs grew [2-4]. Cash held 【4†source】. Debt 【1】."
+    message = cite(expand_numbered(raw, SOURCES)[0], sources=SOURCES)
+    assert message.text == "Sales rose [1]. Margins fell [2][3]. Costs grew [1][3][4]. Cash held [4]. Debt [2]."
+    assert [(r.citation, r.chunk_id) for r in message.references] == [(1, "c2"), (2, "c1"), (3, "c3"), (4, "c4")]
+    assert (message.references[2].source, message.references[2].id) == ("reddit", "t3_x")
+    for r in message.references:
+        assert message.text[r.start_index:r.end_index] == f"[{r.citation}]"
+
+
+def test_numbers_outside_the_sources_code_and_escapes_are_not_citations() -> None:
+    raw = "Real [2]. Invented [7]. Code `x[1]` and\n```\n[1]\n```\nescaped \\[3\\] and [link](https://x.org/[1])."
+    text, warnings = expand_numbered(raw, SOURCES)
+    assert [(w["code"], w["citation"]) for w in warnings] == [("unknown_target", 7)]
+    message = cite(text, sources=SOURCES)
+    assert message.text.startswith("Real [1]. Invented \\[7\\]. Code `x[1]` and\n```\n[1]\n```\nescaped \\[3\\]")
+    assert [r.chunk_id for r in message.references] == ["c2"]
+
+
+def test_ranges_that_are_too_long_or_reversed_stay_text() -> None:
+    for raw in ("See [3-1].", "See [1-100000]."):
+        text, warnings = expand_numbered(raw, SOURCES)
+        assert text == raw and warnings == []
