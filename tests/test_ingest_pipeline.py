@@ -416,7 +416,9 @@ def test_schema_v1_store_migrates_to_the_current_version(store_path: Path, tmp_p
         conn.execute("ALTER TABLE chunks DROP COLUMN version")
         conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     with Engine(store_path) as eng:
-        assert _rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("3",)]
+        from citewell.store.sqlite import SCHEMA_VERSION
+
+        assert _rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [(str(SCHEMA_VERSION),)]
         posts, text = sorted(eng.resources(), key=lambda r: r.kind)
         assert len(eng.store.resource_chunks(eng.workspace_id, posts.id)) == 2
         assert [c.text for c in eng.store.resource_chunks(eng.workspace_id, text.id)] == ["Pumps run at forty bar."]

@@ -18,6 +18,8 @@ its own resource (keyed by (source, id)).
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -94,6 +96,7 @@ def _marker_sentence_ends(text: str, markers: Sequence[Marker]) -> list[int]:
     [1]. Next``), followed by whitespace, ends its sentence there, whatever the sentence
     splitter thinks (it reads ``$ 3,393 [2]. 2023 results`` as one sentence)."""
     ends: list[int] = []
+    starts = {x.start for x in markers}
     for m in markers:
         b = m.end
         final = False
@@ -104,7 +107,7 @@ def _marker_sentence_ends(text: str, markers: Sequence[Marker]) -> list[int]:
         while j > 0 and text[j - 1] in " \t":
             j -= 1
         final = final or (j > 0 and text[j - 1] in _SENTENCE_END)
-        if final and b < len(text) and text[b].isspace() and not any(x.start == b for x in markers):
+        if final and b < len(text) and text[b].isspace() and b not in starts:
             ends.append(b)
     return ends
 
@@ -142,7 +145,14 @@ def part_bounds(text: str, markers: Sequence[Marker],
             bounds.append(b)
             prev = b
     bounds.extend(_marker_sentence_ends(text, markers))
-    cuts = {b for b in bounds if not any(a < b < e for a, e, _ in verbatim)}
+    spans = sorted((a, e) for a, e, _ in verbatim)
+    starts = [a for a, _ in spans]
+
+    def inside(b: int) -> bool:  # b strictly inside a verbatim span (they never overlap)
+        i = bisect_left(starts, b) - 1
+        return i >= 0 and spans[i][0] < b < spans[i][1]
+
+    cuts = {b for b in bounds if not inside(b)}
     cuts.update(e for _, e, block in verbatim if block and 0 < e < len(text))
     edges = [0, *sorted(cuts), len(text)]
     return [(a, b) for a, b in zip(edges, edges[1:]) if b > a]

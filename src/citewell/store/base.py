@@ -9,11 +9,15 @@ an unknown id.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 from ..ingest.base import Extraction
-from ..models import Chunk, Mention, Passage, Resource
+from ..models import Chunk, Mention, Message, Passage, Resource
+
+if TYPE_CHECKING:  # the cite stage's resolver protocol (only for annotations)
+    from ..cite.resolver import SourceResolver
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,34 @@ class Condition:
     key: str
     op: str
     values: tuple[str, ...]
+
+
+def iso_utc(value: datetime) -> str:
+    """``value`` as ISO 8601 UTC with milliseconds and ``Z`` (``2026-08-05T10:02:11.004Z``)."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class ChatRecord:
+    """A stored chat (= session = conversation, DESIGN.md "Canonical data").
+
+    ``title`` may be None (untitled); ``updated_at`` moves when a message is added.
+    :meth:`to_dict` gives the seed 001 ``session`` shape:
+    ``{id, title, workspace_id, created_at, updated_at}`` with ISO ``Z`` times.
+    """
+
+    id: str
+    workspace_id: str
+    title: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready ``{id, title, workspace_id, created_at, updated_at}``."""
+        return {"id": self.id, "title": self.title, "workspace_id": self.workspace_id,
+                "created_at": iso_utc(self.created_at), "updated_at": iso_utc(self.updated_at)}
 
 
 class Store(Protocol):
@@ -156,6 +188,59 @@ class Store(Protocol):
         """How many ready resources with at least one chunk match ``conditions`` (and lie
         under folder ``under``): tells "nothing matched the question" from "nothing
         matched the filters"."""
+        ...
+
+    # -- chats and messages (schema v4) ------------------------------------------------
+    def create_chat(self, workspace_id: str, title: str | None = None) -> ChatRecord:
+        """Create an empty chat in the workspace (new UUIDv4 id) and return it."""
+        ...
+
+    def chat(self, workspace_id: str, chat_id: str) -> ChatRecord:
+        """One chat; :class:`citewell.errors.NotFoundError` for an unknown id or one of
+        another workspace (the two are indistinguishable)."""
+        ...
+
+    def chats(self, workspace_id: str) -> list[ChatRecord]:
+        """Chats of the workspace, oldest first."""
+        ...
+
+    def add_message(self, workspace_id: str, chat_id: str, message: Message) -> Message:
+        """Append ``message`` to a chat in one transaction; returns the stored message.
+
+        The stored message is a copy of ``message`` with ``chat_id`` set and ``id`` a new
+        UUIDv4 when it had none; it is stored whole (every field, additive ones included)
+        with the current ``format_version`` and reads back identical (rule 10).
+        Raises ``NotFoundError`` for an unknown chat, ``UsageError`` when the id is taken.
+        """
+        ...
+
+    def add_messages(self, workspace_id: str, chat_id: str, messages: Sequence[Message]) -> list[Message]:
+        """:meth:`add_message` for several messages (one turn) in one transaction, in order."""
+        ...
+
+    def add_legacy_message(self, workspace_id: str, chat_id: str, row: Mapping[str, Any]) -> str:
+        """Store a message row of an older shape as it is (``format_version`` NULL).
+
+        ``row``: ``{role, text, references?, id?, status?, created_at?, image_url?, …}``
+        with raw links in ``text`` (the pre-``format_version`` shape). It is converted
+        when read (:func:`citewell.cite.history.read_message`). Returns the message id.
+        """
+        ...
+
+    def message(self, workspace_id: str, message_id: str, *,
+                resolver: SourceResolver | None = None) -> Message:
+        """One message, read through :func:`citewell.cite.history.read_message`.
+
+        ``resolver`` resolves link targets when a legacy row is converted (default: the
+        engine's resolver over this store and workspace). ``NotFoundError`` for an unknown
+        id or one of another workspace.
+        """
+        ...
+
+    def messages(self, workspace_id: str, chat_id: str, *, limit: int | None = None,
+                 after: str | None = None, resolver: SourceResolver | None = None) -> list[Message]:
+        """Messages of a chat, oldest first (storage order); at most ``limit``; only those
+        stored after message ``after``. ``NotFoundError`` for an unknown chat or ``after``."""
         ...
 
     def close(self) -> None:

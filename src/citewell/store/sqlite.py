@@ -7,6 +7,10 @@
   deterministic ids make concurrent ingestion of the same files converge on one copy.
 - The schema carries a version (table ``meta``) and migrates on open.
 - One connection per thread, so a server may share the store between threads.
+- Chats and messages (schema v4): a message row keeps the whole canonical message as
+  JSON (``payload``) with its ``format_version``; rows of the older shape (NULL
+  version, raw links) are converted on read by :mod:`citewell.cite.history` and, with
+  ``persist_conversions`` (default), written back once, the original kept in ``legacy``.
 """
 
 from __future__ import annotations
@@ -19,15 +23,18 @@ import uuid
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path, PurePath
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
-from ..errors import NotFoundError, StoreError
+from ..errors import NotFoundError, StoreError, UsageError
 from ..ingest.base import Extraction
-from ..models import Chunk, Mention, Notice, Passage, Resource, utcnow
-from .base import Condition, FileRecord
+from ..models import FORMAT_VERSION, Chunk, Mention, Message, Notice, Passage, Resource, utcnow
+from .base import ChatRecord, Condition, FileRecord
 from .ids import chunk_id_for, post_chunk_id
 
-SCHEMA_VERSION = 3
+if TYPE_CHECKING:
+    from ..cite.resolver import SourceResolver
+
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_S = 30.0
 #: BM25 column weights of the search index: (title and entity names, chunk text).
 BM25_WEIGHTS = (0.5, 1.0)
@@ -92,7 +99,22 @@ ALTER TABLE chunks ADD COLUMN version TEXT;
 UPDATE chunks SET version = (SELECT r.extractor_version FROM resources r WHERE r.id = chunks.resource_id)
     WHERE post_source IS NULL;
 """
-_MIGRATIONS = ((1, _SCHEMA_V1), (2, _SCHEMA_V2), (3, _SCHEMA_V3))
+#: v4: chats and their messages. ``payload`` is the whole canonical message (JSON) of
+#: ``format_version``; a NULL ``format_version`` marks a row of the older shape (raw links
+#: in ``text``, no references), converted on read; ``legacy`` keeps such a row as first
+#: stored once the conversion is written back. ``seq`` orders a chat's messages.
+_SCHEMA_V4 = """
+CREATE TABLE IF NOT EXISTS chats (
+    id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, title TEXT,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS chats_by_workspace ON chats (workspace_id, created_at);
+CREATE TABLE IF NOT EXISTS messages (
+    id TEXT NOT NULL, chat_id TEXT NOT NULL REFERENCES chats (id), workspace_id TEXT NOT NULL,
+    role TEXT NOT NULL, status TEXT NOT NULL, text TEXT NOT NULL, payload TEXT,
+    format_version INTEGER, legacy TEXT, created_at TEXT NOT NULL, seq INTEGER NOT NULL,
+    PRIMARY KEY (workspace_id, id), UNIQUE (chat_id, seq));
+"""
+_MIGRATIONS = ((1, _SCHEMA_V1), (2, _SCHEMA_V2), (3, _SCHEMA_V3), (4, _SCHEMA_V4))
 
 
 def _now() -> str:
@@ -140,10 +162,13 @@ class SQLiteStore:
     ``path`` is the database file (created with its folder when missing); blobs go to
     ``<folder>/<store name>.blobs`` (``citewell.sqlite`` → ``citewell.blobs/``). Raises
     :class:`StoreError` when the file cannot be opened, is not a citewell store, or is
-    newer than this version of citewell.
+    newer than this version of citewell. ``persist_conversions``: write the conversion
+    of a legacy message row back when it is first read (see :meth:`message`).
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, persist_conversions: bool = True) -> None:
+        #: write a legacy message's conversion back on first read (rule 10 "once")
+        self.persist_conversions = persist_conversions
         self.path = Path(path).expanduser().resolve()
         self.location = str(self.path)
         self.blob_dir = self.path.parent / f"{self.path.stem}.blobs"
@@ -717,3 +742,159 @@ class SQLiteStore:
                 clauses.append(facet.format(test=f"f.value IN ({marks})"))
                 args += [cond.key] + values
         return "".join(" AND " + c for c in clauses), args
+
+    # -- chats and messages ------------------------------------------------------------
+    @staticmethod
+    def _chat_from_row(row: sqlite3.Row) -> ChatRecord:
+        return ChatRecord(id=row["id"], workspace_id=row["workspace_id"], title=row["title"],
+                          created_at=_dt(row["created_at"]), updated_at=_dt(row["updated_at"]))
+
+    def create_chat(self, workspace_id: str, title: str | None = None) -> ChatRecord:
+        """Create an empty chat (UUIDv4 id); see :meth:`Store.create_chat`."""
+        now = _now()
+        chat_id = str(uuid.uuid4())
+        with self._write() as conn:
+            conn.execute("INSERT INTO chats (id, workspace_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+                         (chat_id, workspace_id, title, now, now))
+            row = conn.execute("SELECT * FROM chats WHERE id = ?", (chat_id,)).fetchone()
+        return self._chat_from_row(row)
+
+    def chat(self, workspace_id: str, chat_id: str) -> ChatRecord:
+        """One chat of the workspace; ``NotFoundError`` otherwise (other workspaces' too)."""
+        row = self._conn().execute("SELECT * FROM chats WHERE id = ? AND workspace_id = ?",
+                                   (chat_id, workspace_id)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no chat {chat_id}")
+        return self._chat_from_row(row)
+
+    def chats(self, workspace_id: str) -> list[ChatRecord]:
+        """Chats of the workspace, oldest first."""
+        rows = self._conn().execute("SELECT * FROM chats WHERE workspace_id = ? ORDER BY created_at, id",
+                                    (workspace_id,)).fetchall()
+        return [self._chat_from_row(row) for row in rows]
+
+    @staticmethod
+    def _next_seq(conn: sqlite3.Connection, workspace_id: str, chat_id: str) -> int:
+        if conn.execute("SELECT 1 FROM chats WHERE id = ? AND workspace_id = ?",
+                        (chat_id, workspace_id)).fetchone() is None:
+            raise NotFoundError(f"no chat {chat_id}")
+        return int(conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE chat_id = ?",
+                                (chat_id,)).fetchone()[0])
+
+    @staticmethod
+    def _check_free(conn: sqlite3.Connection, workspace_id: str, message_id: str) -> None:
+        if conn.execute("SELECT 1 FROM messages WHERE workspace_id = ? AND id = ?",
+                        (workspace_id, message_id)).fetchone() is not None:
+            raise UsageError(f"message id {message_id} is already used")
+
+    def add_message(self, workspace_id: str, chat_id: str, message: Message) -> Message:
+        """Append one message (one transaction); see :meth:`Store.add_message`."""
+        return self.add_messages(workspace_id, chat_id, [message])[0]
+
+    def add_messages(self, workspace_id: str, chat_id: str, messages: Sequence[Message]) -> list[Message]:
+        """Append messages in order, all in one transaction; returns the stored copies."""
+        stored: list[Message] = []
+        with self._write() as conn:
+            seq = self._next_seq(conn, workspace_id, chat_id)
+            for message in messages:
+                copy = message.model_copy(deep=True)
+                copy.chat_id = chat_id
+                copy.id = copy.id or str(uuid.uuid4())
+                copy.format_version = FORMAT_VERSION
+                self._check_free(conn, workspace_id, copy.id)
+                payload = copy.model_dump_json()
+                conn.execute("INSERT INTO messages (id, chat_id, workspace_id, role, status, text, payload, "
+                             "format_version, legacy, created_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)",
+                             (copy.id, chat_id, workspace_id, copy.role, copy.status, copy.text,
+                              payload, FORMAT_VERSION, copy.created_at.isoformat(), seq))
+                seq += 1
+                # what a read returns (JSON round trip: tuples in additive fields become lists …)
+                stored.append(Message.model_validate_json(payload))
+            conn.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (_now(), chat_id))
+        return stored
+
+    def add_legacy_message(self, workspace_id: str, chat_id: str, row: Mapping[str, Any]) -> str:
+        """Store a row of the pre-``format_version`` shape as given (see :meth:`Store.add_legacy_message`)."""
+        original = dict(row)
+        message_id = str(original.get("id") or uuid.uuid4())
+        original["id"] = message_id
+        original["chat_id"] = chat_id
+        created = original.get("created_at") or _now()
+        original["created_at"] = str(created)
+        with self._write() as conn:
+            seq = self._next_seq(conn, workspace_id, chat_id)
+            self._check_free(conn, workspace_id, message_id)
+            conn.execute("INSERT INTO messages (id, chat_id, workspace_id, role, status, text, payload, "
+                         "format_version, legacy, created_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?)",
+                         (message_id, chat_id, workspace_id, original.get("role") or "assistant",
+                          original.get("status") or "settled", original.get("text") or "",
+                          json.dumps(original, ensure_ascii=False), original["created_at"], seq))
+            conn.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (_now(), chat_id))
+        return message_id
+
+    def _resolver(self, workspace_id: str, resolver: SourceResolver | None) -> SourceResolver:
+        if resolver is not None:
+            return resolver
+        from ..engine import StoreResolver  # the engine's resolver; imported late (engine imports the store)
+
+        return StoreResolver(self, workspace_id)
+
+    def _read(self, workspace_id: str, row: sqlite3.Row, resolver: SourceResolver | None) -> Message:
+        """A row through rule 10; a legacy row converted (and written back once when
+        ``persist_conversions``; if another process converted it first, its version wins)."""
+        from ..cite.history import is_current, read_message
+
+        fields = dict(row)
+        if is_current(fields):
+            return read_message(fields)
+        message = read_message(fields, self._resolver(workspace_id, resolver))
+        payload = message.model_dump_json()
+        message = Message.model_validate_json(payload)  # exactly what later reads return
+        if not self.persist_conversions:
+            return message
+        try:
+            with self._write() as conn:
+                updated = conn.execute(
+                    "UPDATE messages SET legacy = COALESCE(legacy, payload), payload = ?, format_version = ?, "
+                    "text = ?, status = ? WHERE workspace_id = ? AND id = ? AND format_version IS NULL",
+                    (payload, FORMAT_VERSION, message.text, message.status, workspace_id, fields["id"])).rowcount
+                if not updated:
+                    current = conn.execute("SELECT * FROM messages WHERE workspace_id = ? AND id = ?",
+                                           (workspace_id, fields["id"])).fetchone()
+                    if current is not None and is_current(dict(current)):
+                        return read_message(dict(current))
+        except sqlite3.Error:  # a read-only store still reads: the conversion is deterministic
+            pass
+        return message
+
+    def message(self, workspace_id: str, message_id: str, *,
+                resolver: SourceResolver | None = None) -> Message:
+        """One message of the workspace through rule 10; ``NotFoundError`` otherwise."""
+        row = self._conn().execute("SELECT * FROM messages WHERE workspace_id = ? AND id = ?",
+                                   (workspace_id, message_id)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no message {message_id}")
+        return self._read(workspace_id, row, resolver)
+
+    def messages(self, workspace_id: str, chat_id: str, *, limit: int | None = None,
+                 after: str | None = None, resolver: SourceResolver | None = None) -> list[Message]:
+        """A chat's messages oldest first (see :meth:`Store.messages`)."""
+        conn = self._conn()
+        self.chat(workspace_id, chat_id)
+        sql = "SELECT * FROM messages WHERE workspace_id = ? AND chat_id = ?"
+        args: list[Any] = [workspace_id, chat_id]
+        if after is not None:
+            mark = conn.execute("SELECT seq FROM messages WHERE workspace_id = ? AND chat_id = ? AND id = ?",
+                                (workspace_id, chat_id, after)).fetchone()
+            if mark is None:
+                raise NotFoundError(f"no message {after} in chat {chat_id}")
+            sql += " AND seq > ?"
+            args.append(mark["seq"])
+        sql += " ORDER BY seq"
+        if limit is not None:
+            if limit < 0:
+                raise UsageError("limit must not be negative")
+            sql += " LIMIT ?"
+            args.append(limit)
+        rows = conn.execute(sql, args).fetchall()
+        return [self._read(workspace_id, row, resolver) for row in rows]

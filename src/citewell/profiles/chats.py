@@ -1,0 +1,63 @@
+"""The chats profile (seed 000): a message as ``text`` with ``[N]`` markers and a flat
+``references[]``.
+
+Shape of :func:`render_message` (JSON-ready)::
+
+    {"id": str | None, "chat_id": str | None, "role": str,
+     "text": str,                      # Message.text: markers [N], rule 5 escapes
+     "references": [Ref, ...],         # numbered sources by citation, then entities
+     "status": "pending" | "settled" | "failed",
+     "warnings": [{"code", "message", ...}, ...],
+     "created_at": "2026-08-05T10:02:14.480Z"}
+
+A post reference is ``{type: "post", source, id, citation, start_index, end_index}``
+(seed 000) plus the canonical additive fields (``occurrences``, ``offset_unit``, and
+when the workspace knows the post ``chunk_id``, ``resource_id``, ``resource_title``,
+``chunk_index``, ``text``, ``text_type``, ``metadata``); a passage reference has
+``type: "chunk"`` and the same canonical fields without ``source``/``id``; an entity
+reference is ``{type, id}``. Absent (None) fields are omitted. ``citation`` is an int
+(seed 000). ``text[start_index:end_index] == f"[{citation}]"`` in ``offset_unit``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from citewell.cite.offsets import convert_offsets
+from citewell.models import ENTITY_TYPES, Message, Reference
+from citewell.store.base import iso_utc
+
+_LEAD = ("type", "source", "id", "citation", "start_index", "end_index")
+
+
+def render_reference(ref: Reference) -> dict[str, Any]:
+    """One ``references[]`` entry; seed fields first, then the canonical additive ones."""
+    if ref.type in ENTITY_TYPES or ref.citation is None:
+        return {"type": ref.type, "id": ref.id}
+    data = ref.model_dump(mode="json", exclude_none=True)
+    out = {key: data.pop(key) for key in _LEAD if key in data}
+    out.update(data)
+    return out
+
+
+def render_message(message: Message, *, offsets: str | None = None) -> dict[str, Any]:
+    """The seed 000 shape of ``message`` (see the module docstring).
+
+    ``offsets`` (``codepoint``, ``utf16``, ``utf8``): convert every offset to that unit
+    first (rule 3); None keeps the message's own. Raises ``ValueError`` for an unknown unit.
+    """
+    if offsets is not None and offsets != message.offset_unit:
+        message = convert_offsets(message, offsets)
+    return {
+        "id": message.id,
+        "chat_id": message.chat_id,
+        "role": message.role,
+        "text": message.text,
+        "references": [render_reference(r) for r in message.references],
+        "status": message.status,
+        "warnings": [w.model_dump(mode="json") for w in message.warnings],
+        "created_at": iso_utc(message.created_at),
+    }
+
+
+__all__ = ["render_message", "render_reference"]

@@ -1,0 +1,134 @@
+"""The sessions profile (seed 001): a message as ``content`` + ``response.parts[]`` +
+``citations[]``.
+
+Shape of :func:`render_message` (JSON-ready)::
+
+    {"id": str | None, "role": "user" | "assistant" | "system",
+     "content": str,                  # Message.text without its markers (rule 6)
+     "response": None                 # user (and system) messages
+               | {"type": "answer", "form": None,
+                  "parts": [{"text": str, "source": Source | None}, ...]},
+     "citations": [{"resource_id", "resource_title", "chunk_index", "metadata"}, ...],
+     "resource_ids": [str, ...], "image_url": str | None,
+     "created_at": "2026-08-05T10:02:14.480Z"}
+    Source = {"chunk_id", "resource_id", "resource_title", "chunk_index", "metadata"}
+
+``content``: each ``[N]`` marker (located by the numbered references' occurrences, in
+their ``offset_unit``) is removed with the whitespace directly before it; each part's
+text is its slice of the same result, so ``"".join(p["text"] for p in parts) ==
+content``. Rule 5 escapes (``\\[12\\]``) are kept: content is markdown.
+
+Additive fields the design defines appear only when they say something the seed's
+fields do not (so a plain answer has exactly the seed's shape): a part's ``sources``
+(further passages of its sentence, rule 6) when non-empty and ``support`` (rule 8) when
+checked; a citation's ``chunk_indices`` (rule 7) when it cites more than its first
+chunk; a post's ``source``/``id`` on its source objects and citations.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from citewell.cite.offsets import OffsetMap, check_unit
+from citewell.models import Citation, Message, SourceRef
+from citewell.store.base import iso_utc
+
+_SOURCE_KEYS = ("chunk_id", "resource_id", "resource_title", "chunk_index", "metadata")
+
+
+def _post_fields(obj: SourceRef | Citation) -> dict[str, Any]:
+    extra = obj.model_extra or {}
+    if extra.get("source") is not None and extra.get("id") is not None:
+        return {"source": extra["source"], "id": extra["id"]}
+    return {}
+
+
+def render_source(ref: SourceRef | None) -> dict[str, Any] | None:
+    """A part's ``source`` object: the seed's five fields (+ ``source``/``id`` for a post)."""
+    if ref is None:
+        return None
+    out = {key: getattr(ref, key) for key in _SOURCE_KEYS}
+    out["metadata"] = dict(ref.metadata or {})
+    out.update(_post_fields(ref))
+    return out
+
+
+def render_citation(citation: Citation) -> dict[str, Any]:
+    """One ``citations[]`` entry (rule 7)."""
+    out: dict[str, Any] = {"resource_id": citation.resource_id, "resource_title": citation.resource_title,
+                           "chunk_index": citation.chunk_index, "metadata": dict(citation.metadata or {})}
+    if citation.chunk_indices and citation.chunk_indices != [citation.chunk_index]:
+        out["chunk_indices"] = list(citation.chunk_indices)
+    out.update(_post_fields(citation))
+    return out
+
+
+def marker_spans(message: Message) -> list[tuple[int, int]]:
+    """Code-point spans of every ``[N]`` marker of ``message.text``, in text order,
+    from the numbered references' ``occurrences`` (else ``start_index``/``end_index``)."""
+    omap = OffsetMap(message.text)
+    spans: set[tuple[int, int]] = set()
+    for ref in message.references:
+        if ref.citation is None:
+            continue
+        unit = check_unit(ref.offset_unit or message.offset_unit)
+        pairs = [(o.start_index, o.end_index) for o in ref.occurrences or []]
+        if not pairs and ref.start_index is not None and ref.end_index is not None:
+            pairs = [(ref.start_index, ref.end_index)]
+        for a, b in pairs:
+            spans.add((omap.from_unit(a, unit), omap.from_unit(b, unit)))
+    return sorted(spans)
+
+
+def _kept(text: str, spans: list[tuple[int, int]]) -> list[bool]:
+    """Per code point: kept in ``content`` (not a marker, nor whitespace right before one)."""
+    keep = [True] * len(text)
+    for a, b in spans:
+        for i in range(a, b):
+            keep[i] = False
+        j = a - 1
+        while j >= 0 and keep[j] and text[j].isspace():
+            keep[j] = False
+            j -= 1
+    return keep
+
+
+def render_message(message: Message) -> dict[str, Any]:
+    """The seed 001 shape of ``message`` (see the module docstring).
+
+    Raises ``ValueError`` when a reference offset does not fall on a character boundary
+    of the text (a corrupt message).
+    """
+    text = message.text
+    keep = _kept(text, marker_spans(message))
+    content = "".join(ch for ch, k in zip(text, keep) if k)
+    response: dict[str, Any] | None = None
+    if message.role == "assistant":
+        parts: list[dict[str, Any]] = []
+        pos = 0
+        for part in message.parts:  # parts partition text: a part is the next len(part.text) code points
+            end = pos + len(part.text)
+            rendered: dict[str, Any] = {
+                "text": "".join(ch for ch, k in zip(text[pos:end], keep[pos:end]) if k),
+                "source": render_source(part.source),
+            }
+            if part.sources:
+                rendered["sources"] = [render_source(s) for s in part.sources]
+            if part.support is not None:
+                rendered["support"] = dict(part.support)
+            parts.append(rendered)
+            pos = end
+        response = {"type": "answer", "parts": parts, "form": None}
+    return {
+        "id": message.id,
+        "role": message.role,
+        "content": content,
+        "response": response,
+        "citations": [render_citation(c) for c in message.citations] if message.role == "assistant" else [],
+        "resource_ids": list(message.resource_ids),
+        "image_url": message.image_url,
+        "created_at": iso_utc(message.created_at),
+    }
+
+
+__all__ = ["marker_spans", "render_citation", "render_message", "render_source"]
