@@ -213,3 +213,39 @@ def test_shared_corpus_readme_question_runs(store: Path) -> None:
                        "document_name=3M_2022_10K")
     check_message(message)
     assert {r["resource_title"] for r in message["references"]} == {"3M_2022_10K"}
+
+
+def test_cite_command_reads_stdin_and_streams_chunks(corpus: Path, store: Path, tmp_path: Path) -> None:
+    assert run("ingest", str(corpus), store=store).returncode == 0
+    listed = json.loads(run("resources", "--json", store=store).stdout)
+    posts = next(r for r in listed if r["file_name"] == "reddit_wallstreetbets_2022-01.jsonl")
+    assert posts["status"] == "ready"
+    raw = "Elon wants kids [a](post:reddit:t3_s74lpw) but [b](post:tiktok:1) disagrees [c](chunk:nope)."
+    proc = subprocess.run([sys.executable, "-m", "citewell", "cite", "--store", str(store)], input=raw,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    message = json.loads(proc.stdout)
+    assert message["text"] == "Elon wants kids [1] but [2] disagrees c."
+    assert [(r["source"], r["id"]) for r in message["references"]] == [("reddit", "t3_s74lpw"), ("tiktok", "1")]
+    assert message["references"][0]["text"].startswith("Elon Musk want you to have more kids")
+    assert [w["code"] for w in message["warnings"]] == ["unknown_target"]
+    sources = tmp_path / "sources.json"
+    sources.write_text(json.dumps([{"source": "reddit", "id": "t3_s74lpw"}]), encoding="utf-8")
+    numbered = subprocess.run([sys.executable, "-m", "citewell", "cite", "--store", str(store), "--sources",
+                               str(sources), "--numbered", "--offsets", "utf16"],
+                              input="Musk wants more kids 🙂 [1] and [2].", capture_output=True, text=True, timeout=120)
+    assert numbered.returncode == 0, numbered.stderr
+    out = json.loads(numbered.stdout)
+    data = out["text"].encode("utf-16-le")
+    ref = out["references"][0]
+    assert data[2 * ref["start_index"]:2 * ref["end_index"]].decode("utf-16-le") == "[1]"
+    assert out["text"].endswith("and \\[2\\].") and out["warnings"][0]["code"] == "unknown_target"
+    chunks = tmp_path / "chunks.json"
+    chunks.write_text(json.dumps(["Elon wants kids [a](post:red", "dit:t3_s74lpw) today."]), encoding="utf-8")
+    streamed = run("cite", "--chunks", str(chunks), store=store)
+    assert streamed.returncode == 0, streamed.stderr
+    events = [json.loads(line) for line in streamed.stdout.splitlines()]
+    assert [e["event"] for e in events][0] == "citation" and events[-1]["event"] == "done"
+    deltas = "".join(e["text"] for e in events if e["event"] == "delta")
+    assert deltas == events[-1]["message"]["text"] == "Elon wants kids [1] today."
+    assert all("post:" not in e.get("text", "") for e in events if e["event"] == "delta")

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from citewell import Engine, Message, NotFoundError, Notice, UsageError
-from citewell.cite import cite
+from citewell.cite import apply_support, cite
 from citewell.cite.history import read_message
 from citewell.models import FORMAT_VERSION
 from citewell.store.sqlite import SCHEMA_VERSION, SQLiteStore
@@ -79,8 +79,8 @@ def test_bc18_legacy_row_is_converted_on_read_exactly(store: SQLiteStore, store_
     assert (message.id, message.chat_id, message.role) == (message_id, chat.id, "assistant")
     assert "".join(p.text for p in message.parts) == message.text
 
-    # exactly what a fresh turn returns: the cite stage without sources (rule 4)
-    fresh = cite(LEGACY_BC18["text"])
+    # exactly what a fresh turn returns: the cite stage without sources (rule 4), then support
+    fresh = apply_support(cite(LEGACY_BC18["text"]))
     keep = {"text", "references", "parts", "citations", "resource_ids", "warnings", "grounded", "offset_unit"}
     assert message.model_dump(include=keep) == fresh.model_dump(include=keep)
 

@@ -15,22 +15,58 @@ from __future__ import annotations
 
 import os
 import uuid
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .cite import cite as _cite
 from .cite import convert_offsets
 from .cite.stream import Event, StreamingCiter
+from .cite.numbered import expand_numbered
+from .cite.support import apply_support, check_support
 from .errors import UsageError
 from .generate import ExtractiveGenerator, Generator
 from .ingest.pipeline import IngestReport, Ingestor, ProgressCallback
 from .models import Message, Notice, Passage, Resource, utcnow
 from .retrieve import BM25Retriever, Retriever, parse_filters
+from .store.base import Condition
 from .settings import Settings
 from .store import Store, open_store
 from .store.base import ChatRecord
 
 OFFSET_UNITS = ("codepoint", "utf16", "utf8")
+POLICIES = ("flag", "drop")
+
+
+@dataclass(frozen=True)
+class _Turn:
+    """A validated question and its arguments (see :meth:`Engine.ask`)."""
+
+    question: str
+    k: int
+    conditions: list[Condition]
+    corpus: str | os.PathLike[str] | None
+    under: str | None
+    offsets: str
+    chat_id: str | None
+    policy: str
+    asked_at: datetime
+
+
+def _support_of(sentence: str, passage: Passage) -> dict[str, Any]:
+    """Rule-8 support of one sentence against one passage, for streaming support events."""
+    chunk = passage.chunk
+    return check_support(sentence, chunk.text, text_type=chunk.text_type, title=passage.resource_title).to_dict()
+
+
+def _whole_message_events(message: Message) -> Iterator[Event]:
+    """A finished message as events: each citation, then the whole text as one delta."""
+    for ref in message.references:
+        if ref.citation is not None:
+            yield Event("citation", {k: v for k, v in ref.model_dump(mode="json").items()
+                                     if k not in ("start_index", "end_index", "occurrences", "offset_unit")})
+    yield Event("delta", {"text": message.text})
 
 
 def _valid_text(text: str) -> str:
@@ -124,12 +160,14 @@ class Engine:
     def ask(self, question: str, *, k: int = 5, filters: Iterable[str] | Mapping[str, Any] | None = None,
             corpus: str | os.PathLike[str] | None = None, sync: bool = True, offsets: str = "codepoint",
             manifests: Sequence[str | os.PathLike[str]] = (), progress: ProgressCallback | None = None,
-            chat_id: str | None = None) -> Message:
+            chat_id: str | None = None, policy: str = "flag") -> Message:
         """Answer ``question`` with numbered citations.
 
         With ``corpus`` the folder is synced first (unless ``sync=False``) and only its
         resources are searched; without, the whole workspace is. ``offsets`` is the unit
-        of every offset in the message: codepoint (default), utf16 or utf8.
+        of every offset in the message: codepoint (default), utf16 or utf8. Every
+        (sentence, cited passage) pair gets a rule-8 ``support`` object; ``policy``
+        ``flag`` (default) marks unsupported citations, ``drop`` removes them.
         With ``chat_id`` (a chat of this workspace, see :meth:`chat`) the turn is stored:
         the user message (``text`` = the question, ``resource_ids`` = the resources the
         ``resource_id`` filter restricted it to) then the returned assistant message, in
@@ -137,38 +175,56 @@ class Engine:
         Raises ``INVALID_FILTER`` for bad filters, ``INVALID_REQUEST`` for bad arguments
         and ``NOT_FOUND`` for an unknown ``chat_id`` (checked before any work).
         """
+        turn = self._prepare(question, k=k, filters=filters, corpus=corpus, offsets=offsets, chat_id=chat_id,
+                             policy=policy)
+        passages = self._retrieve_for(turn, sync=sync, manifests=manifests, progress=progress)
+        message = _cite(self.generator.generate(turn.question, passages), sources=passages, resolver=self.resolver)
+        return self._finish(turn, message, passages)
+
+    def _prepare(self, question: str, *, k: int, filters: Iterable[str] | Mapping[str, Any] | None,
+                 corpus: str | os.PathLike[str] | None, offsets: str, chat_id: str | None,
+                 policy: str) -> "_Turn":
+        """Validate a question's arguments before any work (raises as :meth:`ask`)."""
         if offsets not in OFFSET_UNITS:
             raise UsageError(f"offsets must be one of {', '.join(OFFSET_UNITS)}")
+        if policy not in POLICIES:
+            raise UsageError(f"policy must be one of {', '.join(POLICIES)}")
         if not question or not question.strip():
             raise UsageError("the question is empty")
-        question = _valid_text(question)
         if k < 1:
             raise UsageError("k must be at least 1")
         conditions = parse_filters(filters)
         if chat_id is not None:
             self.store.chat(self.workspace_id, chat_id)
-        asked_at = utcnow()
-        if corpus is not None and sync:
-            self.sync(corpus, manifests=manifests, progress=progress)
         under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
-        passages = self.retriever.retrieve(question, k=k, conditions=conditions, under=under)
-        raw = self.generator.generate(question, passages)
-        message = _cite(raw, sources=passages, resolver=self.resolver)
-        if not passages and not self.store.count_resources(self.workspace_id, conditions=conditions, under=under):
-            what = "matches the filters" if conditions else ("is in that folder" if under else "is in the workspace")
+        return _Turn(_valid_text(question), k, conditions, corpus, under, offsets, chat_id, policy, utcnow())
+
+    def _retrieve_for(self, turn: "_Turn", *, sync: bool, manifests: Sequence[str | os.PathLike[str]],
+                      progress: ProgressCallback | None) -> list[Passage]:
+        if turn.corpus is not None and sync:
+            self.sync(turn.corpus, manifests=manifests, progress=progress)
+        return self.retriever.retrieve(turn.question, k=turn.k, conditions=turn.conditions, under=turn.under)
+
+    def _finish(self, turn: "_Turn", message: Message, passages: Sequence[Passage]) -> Message:
+        """Support (rule 8), the no-match warning, ids, offsets and storage of a cited answer."""
+        message = apply_support(message, policy=turn.policy)
+        if not passages and not self.store.count_resources(self.workspace_id, conditions=turn.conditions,
+                                                           under=turn.under):
+            what = "matches the filters" if turn.conditions else (
+                "is in that folder" if turn.under else "is in the workspace")
             message.warnings.append(Notice(
                 code="NO_MATCHING_RESOURCES",
                 message=f"no searchable resource {what} (check filter values with citewell resources --json; "
                         "files without a text layer are not searchable)"))
         message.id = str(uuid.uuid4())
         message.grounded = bool(message.references)
-        message = convert_offsets(message, offsets) if offsets != "codepoint" else message
-        if chat_id is None:
+        message = convert_offsets(message, turn.offsets) if turn.offsets != "codepoint" else message
+        if turn.chat_id is None:
             return message
-        restricted = [v for c in conditions if c.key == "resource_id" and c.op == "eq" for v in c.values]
-        user = Message(role="user", text=question, resource_ids=list(dict.fromkeys(restricted)),
-                       offset_unit=message.offset_unit, created_at=asked_at)
-        _, stored = self.store.add_messages(self.workspace_id, chat_id, [user, message])
+        restricted = [v for c in turn.conditions if c.key == "resource_id" and c.op == "eq" for v in c.values]
+        user = Message(role="user", text=turn.question, resource_ids=list(dict.fromkeys(restricted)),
+                       offset_unit=message.offset_unit, created_at=turn.asked_at)
+        _, stored = self.store.add_messages(self.workspace_id, turn.chat_id, [user, message])
         return stored
 
     # -- chats -------------------------------------------------------------------------
@@ -191,13 +247,45 @@ class Engine:
         """One stored message of this workspace; ``NOT_FOUND`` otherwise."""
         return self.store.message(self.workspace_id, message_id, resolver=self.resolver)
 
-    def cite(self, raw_text: str, *, sources: Sequence[Passage] | None = None, offsets: str = "codepoint") -> Message:
+    def cite(self, raw_text: str, *, sources: Sequence[Passage] | None = None, offsets: str = "codepoint",
+             policy: str = "flag", numbered: bool = False) -> Message:
         """Run the cite stage on generator output: links → ``[N]``, references, parts,
-        citations. Without ``sources`` every resolvable link counts (rule 4)."""
+        citations, rule-8 support (``policy`` flag or drop). Without ``sources`` every
+        resolvable link counts (rule 4). ``numbered``: the generator was shown ``sources``
+        as passages 1, 2, 3 … and may cite them as ``[1]``, ``[1, 2]``, ``[1-3]``, ``【1】``
+        (:func:`~citewell.cite.numbered.expand_numbered`). Raises ``INVALID_REQUEST`` for a
+        bad unit or policy, or ``numbered`` without sources."""
         if offsets not in OFFSET_UNITS:
             raise UsageError(f"offsets must be one of {', '.join(OFFSET_UNITS)}")
+        if policy not in POLICIES:
+            raise UsageError(f"policy must be one of {', '.join(POLICIES)}")
+        extra: list[dict[str, Any]] = []
+        if numbered:
+            if sources is None:
+                raise UsageError("numbered citations need the sources, in the order the generator saw them")
+            raw_text, extra = expand_numbered(raw_text, sources)
         message = _cite(raw_text, sources=sources, resolver=self.resolver)
+        message.warnings.extend(Notice(**w) for w in extra)
+        message = apply_support(message, policy=policy)
         return convert_offsets(message, offsets) if offsets != "codepoint" else message
+
+    def resolve_sources(self, items: Sequence[Mapping[str, Any]]) -> tuple[list[Passage], list[dict[str, Any]]]:
+        """Turn source descriptions — ``{"chunk_id": …}`` or ``{"source": …, "id": …}`` (a
+        post) — into passages of this workspace, in order. Returns ``(passages, unknown)``:
+        the items that name nothing in this workspace (they are not numbered, rule 4)."""
+        passages: list[Passage] = []
+        unknown: list[dict[str, Any]] = []
+        for item in items:
+            found: Passage | None = None
+            if isinstance(item, Mapping) and isinstance(item.get("chunk_id"), str):
+                found = self.resolver.chunk(item["chunk_id"])
+            elif isinstance(item, Mapping) and isinstance(item.get("source"), str) and item.get("id") is not None:
+                found = self.resolver.post(item["source"], str(item["id"]))
+            if found is None:
+                unknown.append(dict(item) if isinstance(item, Mapping) else {"item": item})
+            else:
+                passages.append(found)
+        return passages, unknown
 
     def close(self) -> None:
         """Close the store's connections."""
@@ -213,53 +301,34 @@ class Engine:
     def ask_stream(self, question: str, *, k: int = 5, filters: Iterable[str] | Mapping[str, Any] | None = None,
                    corpus: str | os.PathLike[str] | None = None, sync: bool = True, offsets: str = "codepoint",
                    manifests: Sequence[str | os.PathLike[str]] = (), progress: ProgressCallback | None = None,
-                   chat_id: str | None = None, support: Any = None) -> Iterator[Event]:
+                   chat_id: str | None = None, policy: str = "flag") -> Iterator[Event]:
         """:meth:`ask`, streamed: the generator's pieces go through the cite stage's
         :class:`~citewell.cite.stream.StreamingCiter`, so every answer path is one path.
 
         Yields ``citation``/``delta``/``support`` events as they become safe to send
         (DESIGN.md rule 9) and a last ``done`` event whose ``message`` is the message
         :meth:`ask` returns for the same call (same text, numbering, references, parts,
-        warnings; its own ``id``). Arguments and errors as :meth:`ask` (raised before the
-        first event). ``support(sentence, passage) -> dict`` adds support events.
+        support, warnings; its own ``id``). Arguments and errors as :meth:`ask` (raised
+        before the first event). Under policy ``drop`` nothing unchecked may reach the
+        client, so the answer is checked whole and sent as one delta.
         """
-        if offsets not in OFFSET_UNITS:
-            raise UsageError(f"offsets must be one of {', '.join(OFFSET_UNITS)}")
-        if not question or not question.strip():
-            raise UsageError("the question is empty")
-        question = _valid_text(question)
-        if k < 1:
-            raise UsageError("k must be at least 1")
-        conditions = parse_filters(filters)
-        if chat_id is not None:
-            self.store.chat(self.workspace_id, chat_id)
+        turn = self._prepare(question, k=k, filters=filters, corpus=corpus, offsets=offsets, chat_id=chat_id,
+                             policy=policy)
 
         def events() -> Iterator[Event]:
-            asked_at = utcnow()
-            if corpus is not None and sync:
-                self.sync(corpus, manifests=manifests, progress=progress)
-            under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
-            passages = self.retriever.retrieve(question, k=k, conditions=conditions, under=under)
-            citer = StreamingCiter(sources=passages, resolver=self.resolver, support=support)
-            for piece in self.generator.stream(question, passages):
-                yield from citer.feed(piece)
-            tail, message = citer.close()
-            yield from tail
-            if not passages and not self.store.count_resources(self.workspace_id, conditions=conditions,
-                                                               under=under):
-                what = "matches the filters" if conditions else ("is in that folder" if under else "is in the workspace")
-                message.warnings.append(Notice(
-                    code="NO_MATCHING_RESOURCES",
-                    message=f"no searchable resource {what} (check filter values with citewell resources --json; "
-                            "files without a text layer are not searchable)"))
-            message.id = str(uuid.uuid4())
-            message.grounded = bool(message.references)
-            message = convert_offsets(message, offsets) if offsets != "codepoint" else message
-            if chat_id is not None:
-                restricted = [v for c in conditions if c.key == "resource_id" and c.op == "eq" for v in c.values]
-                user = Message(role="user", text=question, resource_ids=list(dict.fromkeys(restricted)),
-                               offset_unit=message.offset_unit, created_at=asked_at)
-                _, message = self.store.add_messages(self.workspace_id, chat_id, [user, message])
+            passages = self._retrieve_for(turn, sync=sync, manifests=manifests, progress=progress)
+            citer = StreamingCiter(sources=passages, resolver=self.resolver,
+                                   support=None if turn.policy == "drop" else _support_of)
+            if turn.policy == "drop":
+                message = self._finish(turn, _cite(self.generator.generate(turn.question, passages),
+                                                   sources=passages, resolver=self.resolver), passages)
+                yield from _whole_message_events(message)
+            else:
+                for piece in self.generator.stream(turn.question, passages):
+                    yield from citer.feed(piece)
+                tail, message = citer.close()
+                yield from tail
+                message = self._finish(turn, message, passages)
             yield Event("done", {"message": message.model_dump(mode="json")})
 
         return events()

@@ -10,7 +10,10 @@ Public names:
 - :class:`SourceResolver` (protocol the store implements), :class:`InMemoryResolver`;
 - :func:`scan`, :class:`Token`, :class:`Target`, :func:`parse_target` — the link scanner;
 - :func:`format_link`, :func:`encode_id`, :func:`decode_id` — writing links generators emit;
-- :func:`escape_numbers`, :func:`unescape_numbers` — rule 5 escapes.
+- :func:`escape_numbers`, :func:`unescape_numbers` — rule 5 escapes;
+- :class:`StreamingCiter`, :func:`stream_cite`, :class:`Event` — the streaming citer (rule 9);
+- :func:`check_support`, :func:`apply_support`, :class:`Support` — support checks (rule 8);
+- :func:`expand_numbered` — the ``[1]``/``[1, 2]``/``[1-3]``/``【1】`` forms of numbered passages.
 """
 
 from .links import (
@@ -26,11 +29,22 @@ from .links import (
 )
 from .offsets import UNITS, OffsetMap, convert_offsets
 from .parts import Marker, build_citations, build_parts, source_ref
+from .numbered import expand_numbered
 from .processor import cite
 from .resolver import InMemoryResolver, SourceResolver, post_key
+from .stream import Event, StreamingCiter, stream_cite
+from .support import Embedder, Support, apply_support, check_support
 
 __all__ = [
     "UNITS",
+    "Embedder",
+    "Event",
+    "StreamingCiter",
+    "Support",
+    "apply_support",
+    "check_support",
+    "expand_numbered",
+    "stream_cite",
     "InMemoryResolver",
     "Marker",
     "OffsetMap",

@@ -40,6 +40,7 @@ from citewell.models import FORMAT_VERSION, Chunk, Message, Passage, Reference
 from .offsets import OffsetMap, check_unit
 from .parts import Marker, build_citations, build_parts, source_ref
 from .processor import cite
+from .support import apply_support
 from .resolver import SourceResolver
 
 #: Row keys :func:`read_message` looks at (the columns of the ``messages`` table).
@@ -126,8 +127,8 @@ def convert_legacy(row: Mapping[str, Any], resolver: SourceResolver | None = Non
             message.resource_ids = [str(r) for r in old["resource_ids"]]
     elif references:
         message = _renumbered(text, references)
-    else:
-        message = cite(text, resolver=resolver)
+    else:  # exactly what a fresh turn returns: cited, then checked for support (flag)
+        message = apply_support(cite(text, resolver=resolver))
     message.id = str(old["id"]) if old.get("id") is not None else None
     message.chat_id = str(old["chat_id"]) if old.get("chat_id") is not None else None
     if old.get("status") in ("pending", "settled", "failed"):

@@ -14,7 +14,7 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, List, Optional, get_args
+from typing import Any, Iterator, List, Optional, get_args
 
 import typer
 from rich.console import Console
@@ -137,6 +137,7 @@ def ask(
     as_json: bool = typer.Option(False, "--json", help="Print the canonical Message as one JSON document."),
     full: bool = typer.Option(False, "--full", help="Print whole passages under the sources."),
     offsets: str = typer.Option("codepoint", "--offsets", help="Offset unit: codepoint, utf16 or utf8."),
+    policy: str = typer.Option("flag", "--policy", help="Unsupported citations: flag (mark) or drop (remove)."),
     manifests: Optional[List[Path]] = typer.Option(None, "--manifest", help="Metadata manifest JSONL (repeatable)."),
     store: Optional[Path] = StoreOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
@@ -160,7 +161,8 @@ def ask(
         elif not engine.resources(statuses=["ready"]):
             err.print(f"note: workspace {engine.workspace!r} has no ingested files yet; use --corpus DIR or "
                       "citewell ingest PATH", markup=False)
-        message = engine.ask(question, k=k, filters=filters or None, corpus=corpus, sync=False, offsets=offsets)
+        message = engine.ask(question, k=k, filters=filters or None, corpus=corpus, sync=False, offsets=offsets,
+                             policy=policy)
     if as_json:
         _write(json.dumps(message.model_dump(mode="json"), ensure_ascii=False) + "\n")
     else:
@@ -192,6 +194,72 @@ def ingest(
     _report(report, verbose=True)
     if report.failed:
         raise typer.Exit(1)
+
+
+@app.command()
+def cite(
+    sources_file: Optional[Path] = typer.Option(None, "--sources", help="JSON list of the retrieved sources: "
+                                                "posts as {source, id}, passages as {chunk_id}."),
+    offsets: str = typer.Option("codepoint", "--offsets", help="Offset unit: codepoint, utf16 or utf8."),
+    policy: str = typer.Option("flag", "--policy", help="Unsupported citations: flag (mark) or drop (remove)."),
+    chunks_file: Optional[Path] = typer.Option(None, "--chunks", help="JSON array of text chunks to stream "
+                                               "through the citer; prints each client event as a JSON line."),
+    numbered: bool = typer.Option(False, "--numbered", help="The model saw --sources as passages 1, 2, 3 … and "
+                                  "cites them as [1], [1, 2], [1-3] or 【1】."),
+    store: Optional[Path] = StoreOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
+) -> None:
+    """Cite your own model's output: raw text with [label](chunk:ID) / [label](post:SOURCE:ID)
+    links on stdin (or --chunks), the Message JSON on stdout."""
+    from ..cite.stream import stream_cite
+    from ..engine import POLICIES
+
+    if offsets not in OFFSET_UNITS:
+        raise ExitError(f"--offsets must be one of {', '.join(OFFSET_UNITS)}", 2)
+    if policy not in POLICIES:
+        raise ExitError(f"--policy must be one of {', '.join(POLICIES)}", 2)
+    items = _read_json(sources_file, "--sources", list) if sources_file is not None else None
+    if numbered and items is None:
+        raise ExitError("--numbered needs --sources (the passages in the order the model saw them)", 2)
+    chunks = _read_json(chunks_file, "--chunks", list) if chunks_file is not None else None
+    if chunks is not None and not all(isinstance(c, str) for c in chunks):
+        raise ExitError("--chunks must be a JSON array of strings", 2)
+    if chunks is not None and (numbered or policy == "drop"):
+        raise ExitError("--chunks streams as the text arrives: use it without --numbered and --policy drop", 2)
+    with _engine(store, workspace, config) as engine:
+        passages = None
+        if items is not None:
+            passages, unknown = engine.resolve_sources(items)
+            for item in unknown:
+                err.print(f"warning: source {json.dumps(item, ensure_ascii=False)} is not in workspace "
+                          f"{engine.workspace!r}: it cannot be numbered", markup=False)
+        if chunks is None:
+            raw = sys.stdin.read() if sys.stdin is not None else ""
+            message = engine.cite(raw, sources=passages, offsets=offsets, policy=policy, numbered=numbered)
+            _write(json.dumps(message.model_dump(mode="json"), ensure_ascii=False) + "\n")
+            return
+        from ..engine import _support_of
+
+        for event in stream_cite(chunks, sources=passages, resolver=engine.resolver, offset_unit=offsets,
+                                 support=_support_of):
+            if event.kind == "done":
+                from ..cite import convert_offsets
+                from ..cite.support import apply_support
+                from ..models import Message
+
+                final = apply_support(Message(**event.data["message"]), policy=policy)
+                final = convert_offsets(final, offsets) if offsets != "codepoint" else final
+                event.data["message"] = final.model_dump(mode="json")
+            _write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+
+
+def _read_json(path: Path, flag: str, kind: type) -> Any:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ExitError(f"{flag} {path}: not readable JSON ({exc})", 2) from exc
+    if not isinstance(value, kind):
+        raise ExitError(f"{flag} {path}: expected a JSON {kind.__name__}", 2)
+    return value
 
 
 @app.command()
