@@ -27,6 +27,8 @@ from .cite.numbered import expand_numbered
 from .cite.support import apply_support, check_support
 from .errors import UsageError
 from .generate import ExtractiveGenerator, Generator
+from .generate.extractive import escape_quote
+from .ingest.image_text import image_text
 from .ingest.pipeline import IngestReport, Ingestor, ProgressCallback
 from .models import Message, Notice, Passage, Resource, utcnow
 from .retrieve import BM25Retriever, Retriever, parse_filters
@@ -37,6 +39,10 @@ from .store.base import ChatRecord
 
 OFFSET_UNITS = ("codepoint", "utf16", "utf8")
 POLICIES = ("flag", "drop")
+#: Words of an image's text used as the query of an image-only question.
+IMAGE_QUERY_WORDS = 60
+NO_IMAGE_TEXT = ("The image has no text to search with (no text layer, and no OCR available), so no passage "
+                 "can be cited as evidence.")
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,8 @@ class _Turn:
     chat_id: str | None
     policy: str
     asked_at: datetime
+    preface: str | None = None  # rule 11: what the answer says about an image-only question
+    image_url: str | None = None
 
 
 def _support_of(sentence: str, passage: Passage) -> dict[str, Any]:
@@ -160,7 +168,7 @@ class Engine:
     def ask(self, question: str, *, k: int = 5, filters: Iterable[str] | Mapping[str, Any] | None = None,
             corpus: str | os.PathLike[str] | None = None, sync: bool = True, offsets: str = "codepoint",
             manifests: Sequence[str | os.PathLike[str]] = (), progress: ProgressCallback | None = None,
-            chat_id: str | None = None, policy: str = "flag") -> Message:
+            chat_id: str | None = None, policy: str = "flag", image: str | os.PathLike[str] | None = None) -> Message:
         """Answer ``question`` with numbered citations.
 
         With ``corpus`` the folder is synced first (unless ``sync=False``) and only its
@@ -176,20 +184,38 @@ class Engine:
         and ``NOT_FOUND`` for an unknown ``chat_id`` (checked before any work).
         """
         turn = self._prepare(question, k=k, filters=filters, corpus=corpus, offsets=offsets, chat_id=chat_id,
-                             policy=policy)
+                             policy=policy, image=image)
         passages = self._retrieve_for(turn, sync=sync, manifests=manifests, progress=progress)
-        message = _cite(self.generator.generate(turn.question, passages), sources=passages, resolver=self.resolver)
-        return self._finish(turn, message, passages)
+        raw = "".join(self._pieces(turn, passages))
+        return self._finish(turn, _cite(raw, sources=passages, resolver=self.resolver), passages)
 
     def _prepare(self, question: str, *, k: int, filters: Iterable[str] | Mapping[str, Any] | None,
                  corpus: str | os.PathLike[str] | None, offsets: str, chat_id: str | None,
-                 policy: str) -> "_Turn":
-        """Validate a question's arguments before any work (raises as :meth:`ask`)."""
+                 policy: str, image: str | os.PathLike[str] | None = None) -> "_Turn":
+        """Validate a question's arguments before any work (raises as :meth:`ask`).
+
+        An image-only question (rule 11: ``image`` and no question text) never retrieves
+        with a placeholder word: the image's own text (text layer, or OCR when tesseract
+        is installed) becomes the query and the answer says so; with no text, the turn
+        answers that there is no evidence and retrieves nothing.
+        """
         if offsets not in OFFSET_UNITS:
             raise UsageError(f"offsets must be one of {', '.join(OFFSET_UNITS)}")
         if policy not in POLICIES:
             raise UsageError(f"policy must be one of {', '.join(POLICIES)}")
-        if not question or not question.strip():
+        preface: str | None = None
+        image_url = str(Path(image).expanduser().resolve()) if image is not None else None
+        if image is not None and (not question or not question.strip()):
+            found = image_text(image)
+            words = found.text.split()
+            if words:
+                question = " ".join(words[:IMAGE_QUERY_WORDS])
+                shown = " ".join(words[:12]) + (" …" if len(words) > 12 else "")
+                how = "text layer" if found.method == "text_layer" else "text recognised by OCR"
+                preface = f"The question was taken from the image's {how}: \u201c{escape_quote(shown)}\u201d.\n\n"
+            else:
+                question, preface = "", NO_IMAGE_TEXT
+        elif not question or not question.strip():
             raise UsageError("the question is empty")
         if k < 1:
             raise UsageError("k must be at least 1")
@@ -197,10 +223,21 @@ class Engine:
         if chat_id is not None:
             self.store.chat(self.workspace_id, chat_id)
         under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
-        return _Turn(_valid_text(question), k, conditions, corpus, under, offsets, chat_id, policy, utcnow())
+        return _Turn(_valid_text(question), k, conditions, corpus, under, offsets, chat_id, policy, utcnow(),
+                     preface, image_url)
+
+    def _pieces(self, turn: "_Turn", passages: Sequence[Passage]) -> Iterator[str]:
+        """The raw answer in pieces: the image preface (rule 11), then the generator's."""
+        if turn.preface is not None:
+            yield turn.preface
+            if turn.preface == NO_IMAGE_TEXT:
+                return
+        yield from self.generator.stream(turn.question, passages)
 
     def _retrieve_for(self, turn: "_Turn", *, sync: bool, manifests: Sequence[str | os.PathLike[str]],
                       progress: ProgressCallback | None) -> list[Passage]:
+        if not turn.question:  # an image without text: nothing to retrieve with (rule 11)
+            return []
         if turn.corpus is not None and sync:
             self.sync(turn.corpus, manifests=manifests, progress=progress)
         return self.retriever.retrieve(turn.question, k=turn.k, conditions=turn.conditions, under=turn.under)
@@ -218,11 +255,13 @@ class Engine:
                         "files without a text layer are not searchable)"))
         message.id = str(uuid.uuid4())
         message.grounded = bool(message.references)
+        message.image_url = turn.image_url
         message = convert_offsets(message, turn.offsets) if turn.offsets != "codepoint" else message
         if turn.chat_id is None:
             return message
         restricted = [v for c in turn.conditions if c.key == "resource_id" and c.op == "eq" for v in c.values]
-        user = Message(role="user", text=turn.question, resource_ids=list(dict.fromkeys(restricted)),
+        user = Message(role="user", text=turn.question if turn.preface is None else "",
+                       resource_ids=list(dict.fromkeys(restricted)), image_url=turn.image_url,
                        offset_unit=message.offset_unit, created_at=turn.asked_at)
         _, stored = self.store.add_messages(self.workspace_id, turn.chat_id, [user, message])
         return stored
@@ -301,7 +340,8 @@ class Engine:
     def ask_stream(self, question: str, *, k: int = 5, filters: Iterable[str] | Mapping[str, Any] | None = None,
                    corpus: str | os.PathLike[str] | None = None, sync: bool = True, offsets: str = "codepoint",
                    manifests: Sequence[str | os.PathLike[str]] = (), progress: ProgressCallback | None = None,
-                   chat_id: str | None = None, policy: str = "flag") -> Iterator[Event]:
+                   chat_id: str | None = None, policy: str = "flag",
+                   image: str | os.PathLike[str] | None = None) -> Iterator[Event]:
         """:meth:`ask`, streamed: the generator's pieces go through the cite stage's
         :class:`~citewell.cite.stream.StreamingCiter`, so every answer path is one path.
 
@@ -313,18 +353,18 @@ class Engine:
         client, so the answer is checked whole and sent as one delta.
         """
         turn = self._prepare(question, k=k, filters=filters, corpus=corpus, offsets=offsets, chat_id=chat_id,
-                             policy=policy)
+                             policy=policy, image=image)
 
         def events() -> Iterator[Event]:
             passages = self._retrieve_for(turn, sync=sync, manifests=manifests, progress=progress)
             citer = StreamingCiter(sources=passages, resolver=self.resolver,
                                    support=None if turn.policy == "drop" else _support_of)
             if turn.policy == "drop":
-                message = self._finish(turn, _cite(self.generator.generate(turn.question, passages),
+                message = self._finish(turn, _cite("".join(self._pieces(turn, passages)),
                                                    sources=passages, resolver=self.resolver), passages)
                 yield from _whole_message_events(message)
             else:
-                for piece in self.generator.stream(turn.question, passages):
+                for piece in self._pieces(turn, passages):
                     yield from citer.feed(piece)
                 tail, message = citer.close()
                 yield from tail

@@ -129,7 +129,9 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 @app.command()
 def ask(
-    question: str = typer.Argument(..., help="The question to answer."),
+    question: str = typer.Argument("", help="The question to answer (may be empty with --image)."),
+    image: Optional[Path] = typer.Option(None, "--image", help="An image or PDF the question is about; alone, "
+                                         "its text (text layer or OCR) is the question."),
     corpus: Optional[Path] = typer.Option(None, "--corpus", help="Sync this folder first and search only its files."),
     k: int = typer.Option(5, "-k", min=1, max=100, help="Passages to retrieve."),
     filters: Optional[List[str]] = typer.Option(None, "--filter", help="KEY=VALUE (repeatable), e.g. ticker=MMM."),
@@ -162,7 +164,7 @@ def ask(
             err.print(f"note: workspace {engine.workspace!r} has no ingested files yet; use --corpus DIR or "
                       "citewell ingest PATH", markup=False)
         message = engine.ask(question, k=k, filters=filters or None, corpus=corpus, sync=False, offsets=offsets,
-                             policy=policy)
+                             policy=policy, image=image)
     if as_json:
         _write(json.dumps(message.model_dump(mode="json"), ensure_ascii=False) + "\n")
     else:
