@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 
-import syntok.segmenter as _segmenter
+from syntok.segmenter import preprocess_with_offsets as _preprocess_with_offsets
+from syntok.segmenter import segment as _segment
+from syntok.tokenizer import Tokenizer as _Tokenizer
 
 _RUN = re.compile(r"\S+")
 
@@ -19,18 +21,25 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     A span runs from the first token of a sentence to the end of its last token, so it
     has no leading or trailing whitespace; text between spans is whitespace only.
     Empty or whitespace-only text gives ``[]``. Never raises on any ``str``.
+
+    Linear in the length of ``text``: syntok's ``analyze`` tokenizes each paragraph at
+    its offset by prefixing that many spaces (quadratic in the number of paragraphs), so
+    each paragraph is tokenized on its own here and its token offsets are shifted, which
+    gives the same tokens.
     """
     spans: list[tuple[int, int]] = []
     if not text.strip():
         return spans
     try:
-        for paragraph in _segmenter.analyze(text):
-            for sentence in paragraph:
+        tokenizer = _Tokenizer(replace_not_contraction=False)
+        n = len(text)
+        for offset, paragraph in _preprocess_with_offsets(text):
+            for sentence in _segment(tokenizer.tokenize(paragraph)):
                 tokens = list(sentence)
                 if not tokens:
                     continue
-                start = tokens[0].offset
-                end = min(max(t.offset + len(t.value) for t in tokens), len(text))
+                start = tokens[0].offset + offset
+                end = min(max(t.offset + len(t.value) for t in tokens) + offset, n)
                 while end > start and text[end - 1].isspace():
                     end -= 1
                 while start < end and text[start].isspace():

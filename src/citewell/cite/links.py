@@ -119,6 +119,16 @@ _FENCE_CLOSE = re.compile(r"[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*")
 _LIST_MARKER = re.compile(r"(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$)")
 _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)?")
 _BLANK_LINE = re.compile(r"\n[ \t]*(?:\r?\n|\r)|\r[ \t]*\r")
+#: The characters the inline scanner acts on; everything else is skipped in one search.
+_LINK_STOP = re.compile(r"[\\`\[\]]")
+#: "[…]" with no bracket, backslash or backtick inside and no "(" after it.
+_SIMPLE_PAIR = re.compile(r"\[[^\[\]\\`]*\](?!\()")
+_CODE_STOP = re.compile(r"[\\`]")
+#: A citation link with a plain label (no bracket, backslash or backtick) whose destination
+#: starts right after the "(" and is closed by the line's first ")", with no "(" before it.
+_SIMPLE_CITE = re.compile(r"\[([^\[\]\\`]*)\]\(((?i:" + "|".join(SCHEMES) + r"):[^\r\n()]*)\)")
+#: A citation destination closed by the line's first ")" with no "(" before it.
+_SIMPLE_CLOSE = re.compile(r"[^\r\n()]*\)")
 
 
 def encode_id(value: str, *, source: bool = False) -> str:
@@ -189,6 +199,22 @@ class Target:
     type: str | None = None
 
 
+#: Parsed citation destinations (a :class:`Target` is immutable), bounded.
+_TARGETS: dict[str, Target] = {}
+
+
+def _target(dest: str) -> Target:
+    """:func:`parse_target` of a citation destination, cached."""
+    target = _TARGETS.get(dest)
+    if target is None:
+        target = parse_target(dest)
+        assert target is not None
+        if len(_TARGETS) >= 4096:
+            _TARGETS.clear()
+        _TARGETS[dest] = target
+    return target
+
+
 def parse_target(dest: str) -> Target | None:
     """Parse a destination such as ``post:Reddit:t3_x`` or ``chunk:…``; ``None`` if it is
     not one of the citation schemes (an ordinary URL)."""
@@ -232,6 +258,20 @@ class Token:
     target: Target | None = None
     dest_span: tuple[int, int] | None = None
     block: bool = False
+
+
+_new = object.__new__
+
+
+def _token(kind: str, start: int, end: int, text: str, label: str | None = None,
+           label_start: int | None = None, tail: str | None = None, target: Target | None = None,
+           dest_span: tuple[int, int] | None = None, block: bool = False) -> Token:
+    """``Token(...)`` without the frozen dataclass's per-field ``object.__setattr__``
+    (the same object: same fields, same order)."""
+    tok = _new(Token)
+    tok.__dict__.update(kind=kind, start=start, end=end, text=text, label=label, label_start=label_start,
+                        tail=tail, target=target, dest_span=dest_span, block=block)
+    return tok
 
 
 def _lines(text: str, lo: int, hi: int):
@@ -343,6 +383,8 @@ def code_blocks(text: str) -> list[tuple[int, int]]:
     to the end of the text.
     """
     blocks: list[tuple[int, int]] = []
+    if "```" not in text and "~~~" not in text:
+        return blocks  # no line can open a fence
     lines = list(_lines(text, 0, len(text)))
     items: list[tuple[int, int]] = []
     k = 0
@@ -382,6 +424,25 @@ def code_blocks(text: str) -> list[tuple[int, int]]:
     return blocks
 
 
+def _para_ends(text: str, lo: int, hi: int) -> list[int]:
+    """``[m.start() + 1 for m in _BLANK_LINE.finditer(text, lo, hi)]``; without a ``\r``
+    only a ``\n`` can start a match, and ``str.find`` gets there faster than the regex."""
+    if text.find("\r", lo, hi) >= 0:
+        return [m.start() + 1 for m in _BLANK_LINE.finditer(text, lo, hi)]
+    ends: list[int] = []
+    match = _BLANK_LINE.match
+    find = text.find
+    i = find("\n", lo, hi)
+    while i >= 0:
+        m = match(text, i, hi)
+        if m is not None:
+            ends.append(i + 1)
+            i = find("\n", m.end(), hi)
+        else:
+            i = find("\n", i + 1, hi)
+    return ends
+
+
 class _Inline:
     """Inline scanner over ``text[lo:hi]`` (a region outside fenced code).
 
@@ -395,11 +456,12 @@ class _Inline:
         self.lo = lo
         self.hi = hi
         # A label or code span never crosses a blank line: limits are paragraph ends.
-        self.para_ends = [m.start() + 1 for m in _BLANK_LINE.finditer(text, lo, hi)]
+        self.para_ends = _para_ends(text, lo, hi)
         # Starts of the maximal backtick runs, by run length (code-span closers).
         self.runs: dict[int, list[int]] = {}
-        for m in re.finditer("`+", text[lo:hi]):
-            self.runs.setdefault(m.end() - m.start(), []).append(lo + m.start())
+        if text.find("`", lo, hi) >= 0:
+            for m in re.finditer("`+", text[lo:hi]):
+                self.runs.setdefault(m.end() - m.start(), []).append(lo + m.start())
         # "[" of a simple link -> (end, token); "[" of a citation link whose label holds
         # links (dropped); "]" or "\\]" starting a citation tail "](target)" -> (end, token)
         self.links: dict[int, tuple[int, Token]] = {}
@@ -407,7 +469,8 @@ class _Inline:
         # "[" of a bracket pair holding a link and followed by "(" or "[": written "\\["
         self.literal: set[int] = set()
         self.tails: dict[int, tuple[int, Token]] = {}
-        self._find_links()
+        if text.find("](", lo, hi) >= 0:  # every link and tail has one
+            self._find_links()
 
     def para_end(self, i: int) -> int:
         k = bisect_left(self.para_ends, i + 1)
@@ -434,41 +497,51 @@ class _Inline:
 
         def flush(upto: int) -> None:
             if upto > buf:
-                out.append(Token("text", buf, upto, s[buf:upto]))
+                out.append(_token("text", buf, upto, s[buf:upto]))
 
-        while i < hi:
-            c = s[i]
-            if i in self.tails:
+        # Only the positions found by _find_links (links, tails, dropped and literal
+        # "[") and backslashes and backticks (which may skip over them) need a look.
+        tails, links, opens = self.tails, self.links, self.opens
+        events = sorted({*tails, *links, *opens, *self.literal})
+        k, n_events = 0, len(events)
+        search = _CODE_STOP.search
+        special = search(s, i, hi)
+        while True:
+            while k < n_events and events[k] < i:
+                k += 1
+            e = events[k] if k < n_events else hi
+            if special is not None and special.start() < i:
+                special = search(s, i, hi)
+            sp = special.start() if special is not None else hi
+            if e <= sp:  # a tail starting with "\\" is taken before the escape
+                if e >= hi:
+                    break
+                i = e
                 flush(i)
-                end, tok = self.tails[i]
-                out.append(tok)
-                i = buf = end
-                continue
-            if c == "\\" and i + 1 < hi and s[i + 1] in _PUNCT:
-                i += 2
-                continue
-            if c == "`":
-                run = self.run_len(i, hi)
-                end = self.code_close(i, run, self.para_end(i))
-                if end is not None:
-                    flush(i)
-                    out.append(Token("code", i, end, s[i:end]))
+                if i in tails:
+                    end, tok = tails[i]
+                    out.append(tok)
+                    i = buf = end
+                elif i in links:
+                    end, tok = links[i]
+                    out.append(tok)
                     i = buf = end
                 else:
-                    i += run
+                    out.append(_token("open" if i in opens else "bracket", i, i + 1, "["))
+                    i = buf = i + 1
                 continue
-            if c == "[" and i in self.links:
+            i = sp
+            if s[i] == "\\":
+                i += 2 if i + 1 < hi and s[i + 1] in _PUNCT else 1
+                continue
+            run = self.run_len(i, hi)
+            end = self.code_close(i, run, self.para_end(i))
+            if end is not None:
                 flush(i)
-                end, tok = self.links[i]
-                out.append(tok)
+                out.append(_token("code", i, end, s[i:end]))
                 i = buf = end
-                continue
-            if c == "[" and (i in self.opens or i in self.literal):
-                flush(i)
-                out.append(Token("open" if i in self.opens else "bracket", i, i + 1, "["))
-                i = buf = i + 1
-                continue
-            i += 1
+            else:
+                i += run
         flush(hi)
         return out
 
@@ -477,11 +550,35 @@ class _Inline:
         pass per paragraph with a bracket stack (inner pairs first, no recursion)."""
         s = self.s
         start = self.lo
+        search = _LINK_STOP.search
+        simple = _SIMPLE_PAIR.match
+        simple_cite = _SIMPLE_CITE.match
         for limit in [*self.para_ends, self.hi]:
             stack: list[list[Any]] = []  # [position of "[", contains a link]
             j = start
-            while j < limit:
+            while True:
+                m = search(s, j, limit)
+                if m is None:
+                    break
+                j = m.start()
                 c = s[j]
+                if c == "[":
+                    pair = simple(s, j, limit)
+                    if pair is not None:
+                        # pushed and popped with no effect (not a link, nothing to flag)
+                        j = pair.end()
+                        continue
+                    link = simple_cite(s, j, limit)
+                    if link is not None:
+                        # the common "[label](scheme:…)" with a plain label, closed by the
+                        # first ")" of its line: what _link_at finds, without the detour
+                        end = link.end()
+                        self.links[j] = (end, _token("link", j, end, link.group(), label=link.group(1),
+                                                     label_start=j + 1, target=_target(link.group(2))))
+                        if stack:
+                            stack[-1][1] = True
+                        j = end
+                        continue
                 if c == "\\" and j + 1 < limit and s[j + 1] in _PUNCT:
                     if s[j + 1] == "]":
                         # "\\](post:…)": an escaped bracket cannot hide a citation target
@@ -540,8 +637,7 @@ class _Inline:
         if not _SCHEME_RE.match(s, k, limit):
             return None
         dest_end, end = self._citation_close(k, limit)
-        target = parse_target(s[dest_start:dest_end])
-        assert target is not None
+        target = _target(s[dest_start:dest_end])
         return end, target
 
     def _tail_at(self, i: int, bracket: int, limit: int, opener: int | None) -> tuple[int, Token] | None:
@@ -552,7 +648,7 @@ class _Inline:
             return None
         end, target = found
         label = self.s[opener + 1:bracket] if opener is not None else ""
-        return end, Token("tail", i, end, self.s[i:end], label=label,
+        return end, _token("tail", i, end, self.s[i:end], label=label,
                           label_start=opener + 1 if opener is not None else None, target=target)
 
     def _link_at(self, i: int, label_end: int, limit: int) -> tuple[int, Token] | None:
@@ -565,13 +661,13 @@ class _Inline:
         cited = self._citation_dest(label_end, limit)
         if cited is not None:
             end, target = cited
-            return end, Token("link", i, end, s[i:end], label=label, label_start=i + 1, target=target)
+            return end, _token("link", i, end, s[i:end], label=label, label_start=i + 1, target=target)
         found = self._markdown_close(label_end + 2, limit)
         if found is None:
             return None
         close, dest_lo, dest_hi = found
         end = close + 1
-        return end, Token("mdlink", i, end, s[i:end], label=label, label_start=i + 1,
+        return end, _token("mdlink", i, end, s[i:end], label=label, label_start=i + 1,
                           tail=s[label_end:end], dest_span=(dest_lo - label_end, dest_hi - label_end))
 
     def _citation_close(self, k: int, limit: int) -> tuple[int, int]:
@@ -581,6 +677,9 @@ class _Inline:
         is unclosed and ends at the first whitespace (or the line end), and so does the
         link (a target never stays in the text)."""
         s = self.s
+        m = _SIMPLE_CLOSE.match(s, k, limit)
+        if m is not None:
+            return m.end() - 1, m.end()
         line_end = min((p for p in (s.find("\n", k, limit), s.find("\r", k, limit)) if p >= 0), default=limit)
         first = s.find(")", k, line_end)
         if first < 0:
@@ -671,7 +770,7 @@ def scan(text: str) -> list[Token]:
     for start, end in code_blocks(text):
         if start > pos:
             tokens.extend(_Inline(text, pos, start).tokens())
-        tokens.append(Token("code", start, end, text[start:end], block=True))
+        tokens.append(_token("code", start, end, text[start:end], block=True))
         pos = end
     if pos < len(text):
         tokens.extend(_Inline(text, pos, len(text)).tokens())
@@ -716,11 +815,11 @@ def _mark_fence_like(text: str, tokens: list[Token]) -> list[Token]:
         pos = tok.start
         for lo, hi in cuts:
             if lo > pos:
-                out.append(Token("text", pos, lo, text[pos:lo]))
-            out.append(Token("ticks", lo, hi, text[lo:hi]))
+                out.append(_token("text", pos, lo, text[pos:lo]))
+            out.append(_token("ticks", lo, hi, text[lo:hi]))
             pos = hi
         if pos < tok.end:
-            out.append(Token("text", pos, tok.end, text[pos:tok.end]))
+            out.append(_token("text", pos, tok.end, text[pos:tok.end]))
     return out
 
 
@@ -733,6 +832,7 @@ _NUM_TAIL = re.compile(r"(\d+)\\?\]")
 _BRACKETED_NUM = re.compile(r"\[(\d+)\]")
 _ESCAPED_NUM = re.compile(r"\\\[(\d+)\\\]")
 _PADDED_DEF = re.compile(r"\s*\d+\s*\]:")
+_ESCAPE_STOP = re.compile(r"[\\\[]")
 
 
 def escape_numbers(prose: str) -> str:
@@ -742,33 +842,44 @@ def escape_numbers(prose: str) -> str:
     escaped ``\\[12\\]`` and other backslash escapes are left alone. ``prose`` must be text
     outside code (the caller never passes code).
     """
+    if "[" not in prose:
+        return prose  # only a "[" can be escaped
     out: list[str] = []
     i, n = 0, len(prose)
-    while i < n:
+    last = 0  # prose[last:i] is copied as it is
+    search = _ESCAPE_STOP.search
+    while True:
+        found = search(prose, i)
+        if found is None:
+            break
+        i = found.start()
         c = prose[i]
-        if c == "\\" and i + 1 < n:
-            if prose[i + 1] == "[":
-                m = _NUM_TAIL.match(prose, i + 2)
-                if m:
-                    out.append(f"\\[{m.group(1)}\\]")
-                    i = m.end()
+        if c == "\\":
+            if i + 1 < n:
+                if prose[i + 1] == "[":
+                    m = _NUM_TAIL.match(prose, i + 2)
+                    if m:
+                        out.append(prose[last:i])
+                        out.append(f"\\[{m.group(1)}\\]")
+                        i = last = m.end()
+                        continue
+                if prose[i + 1] in _PUNCT:
+                    i += 2
                     continue
-            if prose[i + 1] in _PUNCT:
-                out.append(prose[i:i + 2])
-                i += 2
-                continue
-        elif c == "[":
+        else:  # "["
             m = _NUM_TAIL.match(prose, i + 1)
             if m:
+                out.append(prose[last:i])
                 out.append(f"\\[{m.group(1)}\\]")
-                i = m.end()
+                i = last = m.end()
                 continue
             if _PADDED_DEF.match(prose, i + 1):
+                out.append(prose[last:i])
                 out.append("\\[")  # "[ 1 ]: url" would define label 1: every [1] a link
-                i += 1
+                i = last = i + 1
                 continue
-        out.append(c)
         i += 1
+    out.append(prose[last:])
     return "".join(out)
 
 

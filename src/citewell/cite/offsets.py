@@ -17,12 +17,17 @@ surrogate pair, the middle of a UTF-8 sequence) is rejected rather than rounded.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+import re
+from bisect import bisect_left, bisect_right
 from typing import Any
 
 from citewell.models import Message
 
 UNITS: tuple[str, ...] = ("codepoint", "utf16", "utf8")
+
+#: Characters wider than one unit: non-ASCII (utf8), astral (utf16).
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_ASTRAL = re.compile(r"[\U00010000-\U0010ffff]")
 
 
 def check_unit(unit: str) -> str:
@@ -51,16 +56,29 @@ class OffsetMap:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._tables: dict[str, list[int]] = {}
+        # per unit: (code-point positions of the characters wider than 1 unit, their
+        # offsets in the unit, their widths, extra units after each); built lazily
+        self._tables: dict[str, tuple[list[int], list[int], list[int], list[int]]] = {}
 
-    def _table(self, unit: str) -> list[int]:
+    def _table(self, unit: str) -> tuple[list[int], list[int], list[int], list[int]]:
         table = self._tables.get(unit)
         if table is None:
-            table = [0] * (len(self.text) + 1)
-            pos = 0
-            for i, ch in enumerate(self.text):
-                pos += _width(ch, unit)
-                table[i + 1] = pos
+            text = self.text
+            pos: list[int] = []
+            upos: list[int] = []
+            widths: list[int] = []
+            extras: list[int] = []
+            if not text.isascii():
+                extra = 0
+                for m in (_ASTRAL if unit == "utf16" else _NON_ASCII).finditer(text):
+                    i = m.start()
+                    w = _width(text[i], unit)
+                    pos.append(i)
+                    upos.append(i + extra)
+                    widths.append(w)
+                    extra += w - 1
+                    extras.append(extra)
+            table = (pos, upos, widths, extras)
             self._tables[unit] = table
         return table
 
@@ -75,7 +93,11 @@ class OffsetMap:
             raise ValueError(f"code-point offset {index} outside 0..{len(self.text)}")
         if unit == "codepoint":
             return index
-        return self._table(unit)[index]
+        pos, _, _, extras = self._table(unit)
+        if not pos:
+            return index
+        k = bisect_left(pos, index)  # wide characters before index
+        return index + extras[k - 1] if k else index
 
     def from_unit(self, index: int, unit: str) -> int:
         """Map an offset in ``unit`` back to a code-point index."""
@@ -84,9 +106,17 @@ class OffsetMap:
             if not 0 <= index <= len(self.text):
                 raise ValueError(f"code-point offset {index} outside 0..{len(self.text)}")
             return index
-        table = self._table(unit)
-        i = bisect_left(table, index)
-        if i >= len(table) or table[i] != index:
+        pos, upos, widths, extras = self._table(unit)
+        k = bisect_right(upos, index) - 1  # the last wide character starting at or before index
+        if k < 0:
+            i = index
+        elif index == upos[k]:
+            i = pos[k]
+        elif index < upos[k] + widths[k]:
+            i = -1  # inside that character
+        else:
+            i = index - extras[k]
+        if not 0 <= i <= len(self.text):
             raise ValueError(f"{unit} offset {index} is not on a character boundary of this text")
         return i
 

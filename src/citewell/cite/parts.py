@@ -45,6 +45,13 @@ class Marker:
     ref: SourceRef | None
 
 
+def _marker(start: int, end: int, citation: int, ref: SourceRef | None) -> Marker:
+    """``Marker(...)`` without the frozen dataclass's per-field ``object.__setattr__``."""
+    marker = object.__new__(Marker)
+    marker.__dict__.update(start=start, end=end, citation=citation, ref=ref)
+    return marker
+
+
 def source_ref(passage: Passage, citation: int | None = None) -> SourceRef:
     """The :class:`SourceRef` of ``passage``; a post's also has additive ``source``/``id``,
     and ``citation`` (the marker number) when given."""
@@ -68,6 +75,24 @@ def source_ref(passage: Passage, citation: int | None = None) -> SourceRef:
 def _content_map(text: str, markers: Sequence[Marker]) -> tuple[str, list[int]]:
     """``text`` without markers and the whitespace directly before each, plus the
     index in ``text`` of every kept character."""
+    pieces: list[str] = []
+    where: list[int] = []
+    pos = 0
+    for m in markers:
+        if m.start < pos or m.end <= m.start:  # unordered, overlapping or empty: the slow way
+            return _content_map_slow(text, markers)
+        # only this run can lose whitespace: the previous marker stands between
+        kept = text[pos:m.start].rstrip()
+        pieces.append(kept)
+        where.extend(range(pos, pos + len(kept)))
+        pos = m.end
+    if pos < len(text):
+        pieces.append(text[pos:])
+        where.extend(range(pos, len(text)))
+    return "".join(pieces), where
+
+
+def _content_map_slow(text: str, markers: Sequence[Marker]) -> tuple[str, list[int]]:
     chars: list[str] = []
     where: list[int] = []
     pos = 0

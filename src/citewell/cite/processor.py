@@ -34,11 +34,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from citewell.models import Message, Notice, Occurrence, Passage, Reference
+from citewell.models import Message, Notice, Passage, Reference
 
 from .links import Target, Token, escape_link_tail, escape_numbers, scan, scan_label
 from .offsets import OffsetMap, check_unit, convert_offsets
-from .parts import Marker, build_citations, build_parts, source_ref
+from .parts import Marker, _marker, build_citations, build_parts, source_ref
 from .resolver import SourceResolver, post_key
 
 
@@ -267,6 +267,8 @@ def _reads_back(text: str, markers: Sequence[tuple[int, int, _Source]],
                 verbatim: Sequence[tuple[int, int, bool]]) -> bool:
     """Whether ``text``, scanned again, has no citation link, no fenced block that was not
     copied as one, and no marker inside code (removing link markup can join backticks)."""
+    if "](" not in text and "`" not in text and "~~~" not in text:
+        return True  # no link or tail (each has a "]("), no code span, no fence
     blocks = {(a, b) for a, b, block in verbatim if block}
     code: list[tuple[int, int]] = []
     for tok in scan(text):
@@ -363,7 +365,8 @@ def _reference(src: _Source) -> Reference:
         "citation": src.citation,
         "start_index": start,
         "end_index": end,
-        "occurrences": [Occurrence(start_index=a, end_index=b) for a, b in src.spans],
+        # validated into Occurrence objects with the reference, in one call
+        "occurrences": [{"start_index": a, "end_index": b} for a, b in src.spans],
         "offset_unit": "codepoint",
     }
     if src.kind == "post":
@@ -423,7 +426,7 @@ def cite(raw_text: str, *, sources: Sequence[Passage] | None = None,
         src.spans.append((start, end))
         if src.key not in refs_by_key:
             refs_by_key[src.key] = source_ref(src.passage, src.citation) if src.passage else None
-        markers.append(Marker(start, end, src.citation, refs_by_key[src.key]))
+        markers.append(_marker(start, end, src.citation, refs_by_key[src.key]))
 
     numbered = sorted(citer.numbered.values(), key=lambda s: s.citation)
     references = [_reference(s) for s in numbered if s.spans]

@@ -123,6 +123,10 @@ class Event:
 _INTERESTING = re.compile(r"[\\\[\]`\r\n]")
 #: What the fast path of :meth:`StreamingCiter.feed` cannot skip (line ends, markup).
 _SPECIAL = re.compile(r"[\\\[\]`\r\n\t~]")
+_SPECIAL_CHARS = "\\[]`\r\n\t~"  # the same, for a one-character chunk
+#: What can settle a citation destination waiting for its ")" (fast path of feed()).
+_WAIT = re.compile(r"[)\r\n]")
+_WAIT_CHARS = ")\r\n"
 _TICKS_INTERESTING = re.compile(r"[`\r\n]")
 _PAD_SKIP = re.compile(r"[\s\d]*")
 #: Characters a line may start with before it is known not to open a fence.
@@ -186,6 +190,7 @@ class StreamingCiter:
         self._closed = False
         # raw text: _buf == raw[_B:]; _n == len(raw); raw[:_W] is rendered and sent
         self._buf = ""
+        self._merged = 0  # chunks already in _buf (feed() defers the concatenation)
         self._B = 0
         self._n = 0
         self._W = 0
@@ -224,27 +229,39 @@ class StreamingCiter:
             self._chunks.append(chunk)  # stalled: the rest waits for close()
             self._n += len(chunk)
             return []
-        self._chunks.append(chunk)
+        self._chunks.append(chunk)  # joined to _buf by _sync(), when the buffer is read
         start = self._n
-        self._n = n = start + len(chunk)
-        self._buf += chunk
-        events: list[Event] = []
+        size = len(chunk)
+        self._n = n = start + size
         quiet = self._quiet
-        if quiet and self._p == start and not _SPECIAL.search(chunk):
+        if quiet == 3:
+            # waiting for the ")" (or line end) of a citation destination
+            if (chunk not in _WAIT_CHARS) if size == 1 else not _WAIT.search(chunk):
+                return []
+        elif quiet and self._p == start and (chunk not in _SPECIAL_CHARS if size == 1 else not _SPECIAL.search(chunk)):
             # fast path: plain text on a prose line, nothing pending that it could settle
             self._p = n
             if quiet == 2:  # neutral: a space is a safe cut
-                k = chunk.rfind(" ")
+                k = chunk.rfind(" ") if size != 1 else (0 if chunk == " " else -1)
                 if k >= 0:
-                    self._safe = start + k + 1
-                    if self._safe - self._W >= self._min_delta:
-                        self._render(self._safe, events)
-            return events
+                    self._safe = safe = start + k + 1
+                    if safe - self._W >= self._min_delta:
+                        events: list[Event] = []
+                        self._sync()
+                        self._render(safe, events)
+                        return events
+            return []
+        events = []
+        self._sync()
         self._advance(events)
-        # 0: slow path; 1: plain text only moves the scan; 2: ... and is neutral
-        if self._dest is None and self._pad is None and self._line_state == _PROSE and self._mode == _NORMAL \
+        # 0: slow path; 1: plain text only moves the scan; 2: ... and is neutral; 3: only a
+        # ")" or a line end can settle the pending citation destination
+        if self._pad is None and self._line_state == _PROSE and self._mode == _NORMAL \
                 and self._region_end is None and not self._stalled:
-            self._quiet = 2 if not self._stack and self._ticks is None else 1
+            if self._dest is None:
+                self._quiet = 2 if not self._stack and self._ticks is None else 1
+            else:
+                self._quiet = 3 if self._cite_wait is self._dest else 0
         else:
             self._quiet = 0
         return events
@@ -288,6 +305,14 @@ class StreamingCiter:
         return "".join(self._sent)
 
     # ------------------------------------------------------------------ driver
+
+    def _sync(self) -> None:
+        """Append the chunks fed since the last call to ``_buf``."""
+        chunks = self._chunks
+        k = len(chunks)
+        if self._merged < k:
+            self._buf += chunks[-1] if k - self._merged == 1 else "".join(chunks[self._merged:])
+            self._merged = k
 
     def _advance(self, events: list[Event]) -> None:
         while not self._stalled:
@@ -396,6 +421,7 @@ class StreamingCiter:
         self._stack: list[list[Any]] = []
         self._ticks: int | None = None
         self._dest: tuple[int, int | None, bool, bool] | None = None  # (]-pos, opener, inner, escaped)
+        self._cite_wait: tuple[int, int | None, bool, bool] | None = None  # _dest waiting for ")"
         self._pad: int | None = None
         self._neutral_from = pos
         self._safe = pos
@@ -559,6 +585,7 @@ class StreamingCiter:
     def _resolve_dest(self, limit: int) -> int | None:
         """Settle the pending destination: the absolute position to go on from, or None."""
         assert self._dest is not None
+        self._cite_wait = None
         bracket, opener, inner, escaped = self._dest
         buf, off = self._buf, self._B
         L = limit - off
@@ -570,6 +597,8 @@ class StreamingCiter:
         if is_cite:
             end = self._cite_close(k, L)
             if end is None:
+                # only a ")" or a line end can settle it: feed() may skip other text
+                self._cite_wait = self._dest
                 return None
             self._dest = None
             if self._stack:
