@@ -633,3 +633,47 @@ def test_drop_keeps_invariants_on_hostile_markdown(data: st.DataObject) -> None:
     raw = data.draw(raw_texts)
     _drop_properties(raw, data.draw(st.sampled_from(["codepoint", "utf16"])), data.draw(st.booleans()), sources)
 
+
+
+ELON = "Elon Musk want you to have more kids but won't help you to raise your kids"
+
+
+@pytest.mark.parametrize("sentence, verdict", [
+    ("Elon Musk wants you to have more kids", "supported"),  # the negation belongs to the other clause
+    ("Elon Musk will help you raise your kids", "uncertain"),  # clauses tie: one negated, one not
+    ("Elon Musk does not want you to have more kids", "unsupported"),
+])
+def test_negation_is_judged_clause_by_clause(sentence: str, verdict: str) -> None:
+    assert check_support(sentence, ELON).verdict == verdict
+
+
+def test_streamed_support_events_agree_with_the_final_message(tmp_path) -> None:
+    from citewell import Engine
+
+    folder = tmp_path / "c"
+    folder.mkdir()
+    (folder / "capex.txt").write_text("3M's capital expenditure was $1,749 million in 2022. Sales fell.\n",
+                                      encoding="utf-8")
+    with Engine(tmp_path / "s.sqlite") as engine:
+        events = list(engine.ask_stream("What was 3M's capital expenditure in 2022?", corpus=folder))
+    streamed = [e.data["support"]["verdict"] for e in events if e.kind == "support"]
+    final = events[-1].data["message"]
+    assert streamed and set(streamed) == {"supported"}
+    assert {p["support"]["verdict"] for p in final["parts"] if p["support"]} == {"supported"}
+
+
+def test_dropping_a_marker_before_a_kept_one_keeps_the_space() -> None:
+    from citewell.models import Chunk, Passage
+
+    def passage(cid: str, text: str) -> Passage:
+        return Passage(chunk=Chunk(id=cid, resource_id=f"r{cid}", chunk_index=0, text=text),
+                       resource_title=f"d{cid}", resource_kind="text")
+
+    capex = passage("a", "Capital expenditure was $1,749 million in 2022.")
+    ppe = passage("b", "US net PP&E was $5,662 million at December 31, 2022.")
+    message = cite("US net PP&E was $5,662 million [x](chunk:a)[y](chunk:b).", sources=[capex, ppe])
+    dropped = apply_support(message, policy="drop")
+    assert dropped.text == "US net PP&E was $5,662 million [1]."
+    assert [r.chunk_id for r in dropped.references] == ["b"]
+    (warning,) = dropped.warnings
+    assert (warning.code, warning.model_extra["chunk_id"], warning.model_extra["citation"]) == ("citation_dropped", "a", 1)

@@ -14,6 +14,7 @@ Pipeline: ingest → store → retrieve (BM25) → generate (extractive) → cit
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,7 +25,7 @@ from .cite import cite as _cite
 from .cite import convert_offsets
 from .cite.stream import Event, StreamingCiter
 from .cite.numbered import expand_numbered
-from .cite.support import apply_support, check_support
+from .cite.support import apply_support, check_support, unescape_markdown
 from .errors import UsageError
 from .generate import ExtractiveGenerator, Generator
 from .generate.extractive import escape_quote
@@ -62,10 +63,16 @@ class _Turn:
     image_url: str | None = None
 
 
+_MARKER_RE = re.compile(r"[ \t]*(?<!\\)\[\d+\]")
+
+
 def _support_of(sentence: str, passage: Passage) -> dict[str, Any]:
-    """Rule-8 support of one sentence against one passage, for streaming support events."""
+    """Rule-8 support of one streamed part against one passage: its markers and the
+    whitespace before them removed and escapes undone first, exactly as
+    :func:`~citewell.cite.support.apply_support` reads a part."""
     chunk = passage.chunk
-    return check_support(sentence, chunk.text, text_type=chunk.text_type, title=passage.resource_title).to_dict()
+    plain = unescape_markdown(_MARKER_RE.sub("", sentence)).strip()
+    return check_support(plain, chunk.text, text_type=chunk.text_type, title=passage.resource_title).to_dict()
 
 
 def _whole_message_events(message: Message) -> Iterator[Event]:

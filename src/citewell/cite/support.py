@@ -78,7 +78,9 @@ Verdicts and rules (in this order)
      sentence's numbers names years, none of them a year of the sentence (``In 2021 …
      $34.2 billion`` against ``In 2022 … $34.2 billion. In 2021 … $35.4 billion.``);
    - ``quarter_not_found:Q<n>``, ``date_not_found:<mm>-<dd>`` (prose only);
-   - ``negation_mismatch``: exactly one of the sentence and its best unit is negated
+   - ``negation_mismatch``: exactly one of the sentence and its best unit is negated —
+     judged on the unit's clauses that share the most words with the sentence (all of
+     them must disagree; when only some do, the soft reason ``negation_unclear``)
      (``not``, ``no``, ``never``, ``neither``, ``nor``, ``none``, ``cannot``, ``n't``;
      not ``not only`` nor ``No.`` before a number), and the best unit covers at least half of the sentence's concepts;
    - ``direction_mismatch``: the sentence says only up (``increased``, ``rose``, ``grew``,
@@ -529,6 +531,20 @@ def _direction(text: str) -> set[str]:
     return dirs
 
 
+_CLAUSE_RE = re.compile(r"[,;:]|\b(?:but|while|whereas|although|though|however|yet)\b", re.IGNORECASE)
+
+
+def _best_clauses(text: str, terms: frozenset[str]) -> list[str]:
+    """The clauses of ``text`` that share the most content terms with a sentence (all of
+    them on a tie): a negation or direction word in another clause ("… kids but won't
+    help …") is about something else."""
+    scored = [(len(terms & content_terms(c)), c) for c in _CLAUSE_RE.split(text) if c.strip()]
+    if not scored:
+        return [text]
+    top = max(h for h, _ in scored)
+    return [c for h, c in scored if h == top]
+
+
 def _negated(text: str) -> bool:
     cleaned = _NOT_NEGATION_RE.sub(" ", text)
     return bool(_NEGATION_RE.search(cleaned))
@@ -825,9 +841,15 @@ def check_support(sentence: str, passage: str | None, *, embedder: Embedder | No
     if best is not None:
         unit_cov = _coverage(concepts, best.terms) if concepts else 1.0
         target = hard if unit_cov >= MIN_BEST_UNIT_COVERAGE else soft
-        if _negated(plain) != _negated(best.text):
+        # compare like with like: in "wants kids, but won't help" the negation is another clause's
+        clauses = _best_clauses(best.text, s_terms)
+        differ = [_negated(plain) != _negated(c) for c in clauses]
+        if all(differ):
             target.append("negation_mismatch")
-        s_dir, u_dir = _direction(plain), _direction(best.text)
+        elif any(differ):
+            soft.append("negation_unclear")
+        clause = clauses[0]
+        s_dir, u_dir = _direction(plain), _direction(clause)
         if len(s_dir) == 1 and len(u_dir) == 1 and s_dir != u_dir:
             target.append("direction_mismatch")
 
@@ -1059,6 +1081,7 @@ def _rebuild_with(msg: Message, drop: set[tuple[int, int]], keeper: str, everywh
     numbered = [r for r in msg.references if r.citation is not None]
     entities = [r for r in msg.references if r.citation is None]
     markers = sorted(((a, b, r) for r in numbered for a, b in _spans(r)), key=lambda m: m[0])
+    kept_starts = {a for a, b, _ in markers if (a, b) not in drop}
     known = _source_refs(msg)
     out: list[str] = []
     pos = 0
@@ -1071,8 +1094,9 @@ def _rebuild_with(msg: Message, drop: set[tuple[int, int]], keeper: str, everywh
         piece = text[pos:a]
         if (a, b) in drop:
             cut = len(piece)
-            while cut > 0 and piece[cut - 1].isspace() and piece[cut - 1] not in _LINE_BREAKS:
-                cut -= 1
+            if b not in kept_starts:  # "million [2][1]": the space stays before the kept [1]
+                while cut > 0 and piece[cut - 1].isspace() and piece[cut - 1] not in _LINE_BREAKS:
+                    cut -= 1
             piece = piece[:cut]
             if keeper and (everywhere or _starts_line(text, a)):
                 piece += keeper
@@ -1154,11 +1178,16 @@ def apply_support(message: Message, *, policy: str = "flag", embedder: Embedder 
             for p in bad:
                 drop.update(p.spans)
                 old = original.get(_key(p.ref), p.ref.citation)
+                what = (f"post {p.ref.source}/{p.ref.id}" if p.ref.type == "post"
+                        else f"{p.ref.resource_title or 'passage'} chunk {p.ref.chunk_index}")
                 warnings.append(Notice(
                     code="citation_dropped",
-                    message=(f"citation [{old}] was removed: its passage does not support the sentence "
-                             f"({p.support.verdict}: {', '.join(p.support.reasons[:3])})"),
+                    message=(f"a citation of {what} (numbered [{old}] before removal) was removed from a sentence "
+                             f"it does not support ({p.support.verdict}: {', '.join(p.support.reasons[:3])})"),
                     citation=old,
+                    chunk_id=p.ref.chunk_id,
+                    source=p.ref.source,
+                    id=p.ref.id,
                     verdict=p.support.verdict,
                     score=p.support.score,
                     reasons=list(p.support.reasons),
@@ -1167,8 +1196,8 @@ def apply_support(message: Message, *, policy: str = "flag", embedder: Embedder 
             if rebuilt is None:  # cannot remove them safely: they stay, flagged
                 for w in warnings[len(warnings) - len(bad):]:
                     w.code = "citation_kept"
-                    w.message = w.message.replace("was removed", "could not be removed without changing "
-                                                  "the markdown structure; it stays, flagged")
+                    w.message = w.message.replace("was removed from", "could not be removed (the markdown "
+                                                  "structure would change) from") + "; it stays, flagged"
                 break
             msg = rebuilt
             pairs = _check_message(msg, embedder)
