@@ -187,20 +187,21 @@ class _Citer:
                                          Reference(type=target.type or "", id=target.id))
             else:
                 self.warn(target, label)
-            if not label_shown:
-                self.segments.append(("label_start", None))
-                self.emit(scan_label(label), in_label=True)
-            self.segments.append(("label_end", None))
+            self.show_label(label, label_shown)
             return
         resolved = self.resolve(target)
         if resolved is None:
             self.warn(target, label)
-            if not label_shown:
-                self.segments.append(("label_start", None))
-                self.emit(scan_label(label), in_label=True)
-            self.segments.append(("label_end", None))
+            self.show_label(label, label_shown)
             return
         self.segments.append(("marker", self.number(*resolved)))
+
+    def show_label(self, label: str, label_shown: bool) -> None:
+        """Keep a link's label as plain text (entity links, unresolved targets)."""
+        if not label_shown:
+            self.segments.append(("label_start", None))
+            self.emit(scan_label(label), in_label=True)
+        self.segments.append(("label_end", None))
 
     def render_label(self, label: str) -> str:
         """The processed label of an ordinary link (prose escaped, code verbatim).
