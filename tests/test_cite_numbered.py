@@ -40,3 +40,26 @@ def test_ranges_that_are_too_long_or_reversed_stay_text() -> None:
     for raw in ("See [3-1].", "See [1-100000]."):
         text, warnings = expand_numbered(raw, SOURCES)
         assert text == raw and warnings == []
+
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from citewell.cite.numbered import NumberedExpander
+
+_PIECES = st.sampled_from(["Sales rose ", "[2]", "[1, 3]", "[2-4]", "【4†source】", "【1】", "[7]", " and ", ". ",
+                           "[", "]", "【", "】", "x", "\n", "`code [1]`", "[link](https://a.org)", "\\[3\\]", "[1-", "(https://b.org)", "(", ")",
+                           "\\", "[a ", " b]", "(post:reddit:t3_x)", "(https://x.org/a(b))", "\n\n"])
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_PIECES, max_size=20), st.data())
+def test_streamed_expansion_equals_the_whole(pieces: list[str], data: st.DataObject) -> None:
+    text = "".join(pieces)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=8)))
+    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    expander = NumberedExpander(SOURCES)
+    out = "".join(expander.feed(c) for c in chunks) + expander.close()
+    whole, warnings = expand_numbered(text, SOURCES)
+    assert out == whole
+    assert [w["citation"] for w in expander.warnings] == [w["citation"] for w in warnings]

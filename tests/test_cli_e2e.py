@@ -249,3 +249,18 @@ def test_cite_command_reads_stdin_and_streams_chunks(corpus: Path, store: Path, 
     deltas = "".join(e["text"] for e in events if e["event"] == "delta")
     assert deltas == events[-1]["message"]["text"] == "Elon wants kids [1] today."
     assert all("post:" not in e.get("text", "") for e in events if e["event"] == "delta")
+
+
+def test_cite_command_streams_numbered_forms(store: Path, tmp_path: Path, corpus: Path) -> None:
+    assert run("ingest", str(corpus), store=store).returncode == 0
+    sources = tmp_path / "s.json"
+    sources.write_text(json.dumps([{"source": "reddit", "id": "t3_s74lpw"}]), encoding="utf-8")
+    chunks = tmp_path / "c.json"
+    chunks.write_text(json.dumps(["Musk wants more kids [", "1]. Other [", "7]."]), encoding="utf-8")
+    proc = run("cite", "--chunks", str(chunks), "--sources", str(sources), "--numbered", store=store)
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    final = events[-1]["message"]
+    assert "".join(e["text"] for e in events if e["event"] == "delta") == final["text"]
+    assert final["text"] == "Musk wants more kids [1]. Other \\[7\\]."
+    assert [(w["code"], w["citation"]) for w in final["warnings"]] == [("unknown_target", 7)]

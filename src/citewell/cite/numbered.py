@@ -30,7 +30,7 @@ from .links import format_link, scan
 from .resolver import post_key
 
 _FORM = re.compile(
-    r"(?<!\\)\[(?P<list>\d+(?:\s*(?:,|[-\u2013])\s*\d+)*)\]"
+    r"\[(?P<list>\d+(?:\s*(?:,|[-\u2013])\s*\d+)*)\]"
     r"|\u3010(?P<wide>\d+(?:\s*(?:,|[-\u2013])\s*\d+)*)(?:\u2020[^\u3011\n]*)?\u3011"
 )
 #: Longest range a ``[a-b]`` form may span (a guard against ``[1-100000]``).
@@ -76,6 +76,9 @@ def expand_numbered(raw_text: str, sources: Sequence[Passage]) -> tuple[str, lis
             continue
         pos = 0
         for match in _FORM.finditer(token.text):
+            slashes = len(token.text[:match.start()]) - len(token.text[:match.start()].rstrip("\\"))
+            if slashes % 2:  # an escaped bracket (an even run of backslashes escapes only itself)
+                continue
             spec = match.group("list") or match.group("wide")
             numbers = _numbers(spec)
             if numbers is None:
@@ -92,3 +95,51 @@ def expand_numbered(raw_text: str, sources: Sequence[Passage]) -> tuple[str, lis
             pos = match.end()
         out.append(token.text[pos:])
     return "".join(out), warnings
+
+
+class NumberedExpander:
+    """:func:`expand_numbered` for a stream: feed the model's chunks, get rule-1 text.
+
+    ``feed(chunk)`` returns the expansion of the input up to the last point no later
+    input can change — the end of its last complete paragraph, and nothing while the
+    input holds a backtick or ``~~~`` (code decides at close) — so the streaming citer
+    never sees half a numbered form; ``close()`` returns the rest. The concatenated output equals
+    ``expand_numbered(whole input, sources)[0]`` for every split, and :attr:`warnings`
+    then equals its warnings. Each call re-reads the held input only.
+    """
+
+    def __init__(self, sources: Sequence[Passage]) -> None:
+        self.sources = list(sources)
+        self.warnings: list[dict[str, Any]] = []
+        self._done = ""  # input already expanded and returned
+        self._held = ""  # input not yet returned
+
+    def _safe_end(self, text: str) -> int:
+        """Length of the settled prefix of ``text``: through its last blank line. No link,
+        label, escape or numbered form spans a blank line, so what comes after cannot
+        change how the paragraphs before it read; code (a backtick or ``~~~``) can, so
+        input holding code waits for :meth:`close`."""
+        if "`" in text or "~~~" in text:
+            return 0
+        last = text.rfind("\n\n")
+        return last + 2 if last >= 0 else 0
+
+    def feed(self, chunk: str) -> str:
+        """Add ``chunk``; return the expanded text that is now settled (maybe ``""``)."""
+        self._held += chunk
+        end = self._safe_end(self._held)
+        if end == 0:
+            return ""
+        ready, self._held = self._held[:end], self._held[end:]
+        text, warnings = expand_numbered(ready, self.sources)
+        self.warnings.extend(warnings)
+        self._done += ready
+        return text
+
+    def close(self) -> str:
+        """The expansion of what is still held."""
+        text, warnings = expand_numbered(self._held, self.sources)
+        self.warnings.extend(warnings)
+        self._done += self._held
+        self._held = ""
+        return text

@@ -225,8 +225,8 @@ def cite(
     chunks = _read_json(chunks_file, "--chunks", list) if chunks_file is not None else None
     if chunks is not None and not all(isinstance(c, str) for c in chunks):
         raise ExitError("--chunks must be a JSON array of strings", 2)
-    if chunks is not None and (numbered or policy == "drop"):
-        raise ExitError("--chunks streams as the text arrives: use it without --numbered and --policy drop", 2)
+    if chunks is not None and policy == "drop":
+        raise ExitError("--chunks streams as the text arrives: --policy drop needs the whole text (omit --chunks)", 2)
     with _engine(store, workspace, config) as engine:
         passages = None
         if items is not None:
@@ -241,6 +241,11 @@ def cite(
             return
         from ..engine import _support_of
 
+        if numbered:
+            from ..cite.numbered import NumberedExpander
+
+            expander = NumberedExpander(passages or [])
+            chunks = [*(expander.feed(c) for c in chunks), expander.close()]
         for event in stream_cite(chunks, sources=passages, resolver=engine.resolver, offset_unit=offsets,
                                  support=_support_of):
             if event.kind == "done":
@@ -249,6 +254,10 @@ def cite(
                 from ..models import Message
 
                 final = apply_support(Message(**event.data["message"]), policy=policy)
+                if numbered:
+                    from ..models import Notice
+
+                    final.warnings.extend(Notice(**w) for w in expander.warnings)
                 final = convert_offsets(final, offsets) if offsets != "codepoint" else final
                 event.data["message"] = final.model_dump(mode="json")
             _write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
