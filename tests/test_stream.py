@@ -13,11 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from citewell.cite import InMemoryResolver, cite, encode_id
+from citewell.cite import InMemoryResolver, cite
 from citewell.cite.stream import Event, StreamingCiter, stream_cite
 from citewell.models import Chunk, Message, Passage
 
 from .conftest import CASES, copy_corpus_files
+from .test_cite_properties import _link as _property_link
 
 ALL_CASES = json.loads(CASES.read_text()) if CASES.exists() else []
 BY_ID = {c["id"]: c for c in ALL_CASES}
@@ -181,15 +182,9 @@ ODD: list[str]
 
 
 def _link(kind: str, label: str, a: str, b: str) -> str:
-    if kind == "post":
-        return f"[{label}](post:{encode_id(a, source=True)}:{encode_id(b)})"
-    if kind == "chunk":
-        return f"[{label}](chunk:{a})"
-    if kind == "entity":
-        return f"[{label}](pattern:{b})"
     if kind == "odd":
         return ODD[sum(map(ord, b)) % len(ODD)].replace("L", label)
-    return f"[{label}](https://e.com/post:reddit:1/(x))"
+    return _property_link(kind, label, a, b)  # post, chunk, entity and ordinary links
 
 
 ODD = ["[L](<post:x:1>)", "[L](\npost:x:1)", "[L](post:x:1 more)", "[L](post:x:(1))", "L](post:x:1)",

@@ -14,7 +14,6 @@ Pipeline: ingest → store → retrieve (BM25) → generate (extractive) → cit
 from __future__ import annotations
 
 import os
-import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,7 +24,7 @@ from .cite import cite as _cite
 from .cite import convert_offsets
 from .cite.stream import Event, StreamingCiter
 from .cite.numbered import expand_numbered
-from .cite.support import apply_support, check_support, unescape_markdown
+from .cite.support import apply_support, part_support
 from .errors import UsageError
 from .generate import ExtractiveGenerator, Generator
 from .generate.extractive import escape_quote
@@ -33,10 +32,9 @@ from .ingest.image_text import image_text
 from .ingest.pipeline import IngestReport, Ingestor, ProgressCallback
 from .models import Message, Notice, Passage, Resource, utcnow
 from .retrieve import BM25Retriever, Retriever, parse_filters
-from .store.base import Condition
 from .settings import Settings
 from .store import Store, open_store
-from .store.base import ChatRecord
+from .store.base import ChatRecord, Condition
 
 OFFSET_UNITS = ("codepoint", "utf16", "utf8")
 POLICIES = ("flag", "drop")
@@ -61,18 +59,6 @@ class _Turn:
     asked_at: datetime
     preface: str | None = None  # rule 11: what the answer says about an image-only question
     image_url: str | None = None
-
-
-_MARKER_RE = re.compile(r"[ \t]*(?<!\\)\[\d+\]")
-
-
-def _support_of(sentence: str, passage: Passage) -> dict[str, Any]:
-    """Rule-8 support of one streamed part against one passage: its markers and the
-    whitespace before them removed and escapes undone first, exactly as
-    :func:`~citewell.cite.support.apply_support` reads a part."""
-    chunk = passage.chunk
-    plain = unescape_markdown(_MARKER_RE.sub("", sentence)).strip()
-    return check_support(plain, chunk.text, text_type=chunk.text_type, title=passage.resource_title).to_dict()
 
 
 def _whole_message_events(message: Message) -> Iterator[Event]:
@@ -365,7 +351,7 @@ class Engine:
         def events() -> Iterator[Event]:
             passages = self._retrieve_for(turn, sync=sync, manifests=manifests, progress=progress)
             citer = StreamingCiter(sources=passages, resolver=self.resolver,
-                                   support=None if turn.policy == "drop" else _support_of)
+                                   support=None if turn.policy == "drop" else part_support)
             if turn.policy == "drop":
                 message = self._finish(turn, _cite("".join(self._pieces(turn, passages)),
                                                    sources=passages, resolver=self.resolver), passages)

@@ -29,11 +29,11 @@ from .links import (
 )
 from .offsets import UNITS, OffsetMap, convert_offsets
 from .parts import Marker, build_citations, build_parts, source_ref
-from .numbered import expand_numbered
+from .numbered import NumberedExpander, expand_numbered
 from .processor import cite
 from .resolver import InMemoryResolver, SourceResolver, post_key
 from .stream import Event, StreamingCiter, stream_cite
-from .support import Embedder, Support, apply_support, check_support
+from .support import Embedder, Support, apply_support, check_support, part_support
 
 __all__ = [
     "UNITS",
@@ -44,8 +44,10 @@ __all__ = [
     "apply_support",
     "check_support",
     "expand_numbered",
+    "part_support",
     "stream_cite",
     "InMemoryResolver",
+    "NumberedExpander",
     "Marker",
     "OffsetMap",
     "SourceResolver",

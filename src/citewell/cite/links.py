@@ -858,9 +858,8 @@ def escape_numbers(prose: str) -> str:
             if i + 1 < n:
                 if prose[i + 1] == "[":
                     m = _NUM_TAIL.match(prose, i + 2)
-                    if m:
-                        out.append(prose[last:i])
-                        out.append(f"\\[{m.group(1)}\\]")
+                    if m:  # half-escaped "\\[12]": completed
+                        out += (prose[last:i], f"\\[{m.group(1)}\\]")
                         i = last = m.end()
                         continue
                 if prose[i + 1] in _PUNCT:
@@ -868,9 +867,8 @@ def escape_numbers(prose: str) -> str:
                     continue
         else:  # "["
             m = _NUM_TAIL.match(prose, i + 1)
-            if m:
-                out.append(prose[last:i])
-                out.append(f"\\[{m.group(1)}\\]")
+            if m:  # "[12]" (or "[12\\]"): escaped
+                out += (prose[last:i], f"\\[{m.group(1)}\\]")
                 i = last = m.end()
                 continue
             if _PADDED_DEF.match(prose, i + 1):

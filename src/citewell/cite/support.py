@@ -174,7 +174,7 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Any, Protocol, runtime_checkable
 
-from citewell.models import Message, Notice, Occurrence, Reference, SourceRef
+from citewell.models import Message, Notice, Occurrence, Passage, Reference, SourceRef
 from citewell.retrieve.terms import NAME_BOOST, content_terms, porter_stem, question_concepts, tokens
 from citewell.sentences import sentence_spans
 
@@ -1204,3 +1204,19 @@ def apply_support(message: Message, *, policy: str = "flag", embedder: Embedder 
         if warnings:
             msg = msg.model_copy(update={"warnings": [*msg.warnings, *warnings]})
     return msg if unit == "codepoint" else convert_offsets(msg, unit)
+
+
+_PART_MARKER_RE = re.compile(r"[ \t]*(?<!\\)\[\d+\]")
+
+
+def part_support(part_text: str, passage: Passage) -> dict[str, Any]:
+    """Rule-8 support of one part's text (markers and all, as the streaming citer sends
+    it) against one cited passage, as ``Support.to_dict()``.
+
+    The markers and the whitespace before them are removed and escapes undone first —
+    the sentence :func:`apply_support` checks — so streamed support events and the final
+    message agree.
+    """
+    chunk = passage.chunk
+    plain = unescape_markdown(_PART_MARKER_RE.sub("", part_text)).strip()
+    return check_support(plain, chunk.text, text_type=chunk.text_type, title=passage.resource_title).to_dict()

@@ -20,10 +20,12 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..engine import OFFSET_UNITS, Engine
+from ..cite import NumberedExpander, apply_support, convert_offsets, part_support, stream_cite
+from ..engine import OFFSET_UNITS, POLICIES, Engine
 from ..errors import CitewellError, FilterError, UsageError
+from ..generate import ExtractiveGenerator
 from ..ingest.pipeline import IngestReport, ProgressCallback
-from ..models import ResourceStatus
+from ..models import Message, Notice, ResourceStatus
 from ..retrieve import parse_filters
 from ..settings import Settings
 
@@ -152,8 +154,6 @@ def ask(
     if manifests and corpus is None:
         raise ExitError("--manifest applies while syncing: give --corpus DIR too (or use citewell ingest)", 2)
     _check_manifests(manifests)
-    from ..generate import ExtractiveGenerator
-
     with _engine(store, workspace, config) as engine:
         engine.generator = ExtractiveGenerator(max_sentences=max_sentences)
         if corpus is not None:
@@ -212,8 +212,6 @@ def cite(
 ) -> None:
     """Cite your own model's output: raw text with [label](chunk:ID) / [label](post:SOURCE:ID)
     links on stdin (or --chunks), the Message JSON on stdout."""
-    from ..cite.stream import stream_cite
-    from ..engine import POLICIES
 
     if offsets not in OFFSET_UNITS:
         raise ExitError(f"--offsets must be one of {', '.join(OFFSET_UNITS)}", 2)
@@ -239,24 +237,14 @@ def cite(
             message = engine.cite(raw, sources=passages, offsets=offsets, policy=policy, numbered=numbered)
             _write(json.dumps(message.model_dump(mode="json"), ensure_ascii=False) + "\n")
             return
-        from ..engine import _support_of
-
         if numbered:
-            from ..cite.numbered import NumberedExpander
-
             expander = NumberedExpander(passages or [])
             chunks = [*(expander.feed(c) for c in chunks), expander.close()]
         for event in stream_cite(chunks, sources=passages, resolver=engine.resolver, offset_unit=offsets,
-                                 support=_support_of):
+                                 support=part_support):
             if event.kind == "done":
-                from ..cite import convert_offsets
-                from ..cite.support import apply_support
-                from ..models import Message
-
                 final = apply_support(Message(**event.data["message"]), policy=policy)
                 if numbered:
-                    from ..models import Notice
-
                     final.warnings.extend(Notice(**w) for w in expander.warnings)
                 final = convert_offsets(final, offsets) if offsets != "codepoint" else final
                 event.data["message"] = final.model_dump(mode="json")

@@ -52,7 +52,7 @@ class BM25Retriever:
         pool = self.store.search_text(self.workspace_id, terms, limit=limit, conditions=conditions, under=under)
         if not pool:
             return []
-        resources = self.store.resources(self.workspace_id, statuses=["ready"], under=under)
+        resources = self.store.resources(self.workspace_id, statuses=["ready"], under=under, paths=False)
         priors = resource_priors(question, resources)
         pooled = {p.chunk.resource_id for p in pool}
         if priors and (len(pooled) > 1 or any(rid not in pooled for rid in priors)):

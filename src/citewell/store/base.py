@@ -136,8 +136,14 @@ class Store(Protocol):
         ...
 
     def resources(self, workspace_id: str, *, statuses: Sequence[str] | None = None,
-                  under: str | None = None) -> list[Resource]:
-        """Resources of the workspace, oldest first, optionally by status or path prefix."""
+                  under: str | None = None, paths: bool = True) -> list[Resource]:
+        """Resources of the workspace, oldest first, optionally by status or path prefix;
+        ``paths=False`` skips filling ``Resource.paths``."""
+        ...
+
+    def resource_text(self, workspace_id: str, resource_id: str) -> str:
+        """The resource's whole extracted text (each chunk is its ``[char_start:char_end]``
+        slice, code points); ``NotFoundError`` if not in this workspace."""
         ...
 
     def resource(self, workspace_id: str, resource_id: str) -> Resource:

@@ -117,6 +117,13 @@ CREATE TABLE IF NOT EXISTS messages (
 _MIGRATIONS = ((1, _SCHEMA_V1), (2, _SCHEMA_V2), (3, _SCHEMA_V3), (4, _SCHEMA_V4))
 
 
+#: Every column of ``resources`` but ``extracted_text`` (megabytes for a long filing): rows
+#: are read on every question, the text only by :meth:`SQLiteStore.resource_text`.
+_RESOURCE_COLUMNS = ("id, workspace_id, sha256, title, file_name, kind, media_type, size_bytes, blob_key, status, "
+                     "error_code, error_message, warnings, metadata, custom_metadata, extractor_version, "
+                     "chunk_count, created_at, updated_at")
+
+
 def _now() -> str:
     return utcnow().isoformat()
 
@@ -306,7 +313,7 @@ class SQLiteStore:
 
     def resource_by_sha(self, workspace_id: str, sha256: str) -> Resource | None:
         """The resource with this content in the workspace (any status), or None."""
-        row = self._conn().execute("SELECT * FROM resources WHERE workspace_id = ? AND sha256 = ?",
+        row = self._conn().execute(f"SELECT {_RESOURCE_COLUMNS} FROM resources WHERE workspace_id = ? AND sha256 = ?",
                                    (workspace_id, sha256)).fetchone()
         return self._resource_from_row(row) if row else None
 
@@ -379,7 +386,7 @@ class SQLiteStore:
                         *, path: str | None, size_bytes: int, mtime_ns: int) -> Resource:
         """Write a ready (with ``extraction``) or failed resource in one transaction."""
         with self._write() as conn:
-            row = conn.execute("SELECT * FROM resources WHERE workspace_id = ? AND sha256 = ?",
+            row = conn.execute(f"SELECT {_RESOURCE_COLUMNS} FROM resources WHERE workspace_id = ? AND sha256 = ?",
                                (workspace_id, resource.sha256)).fetchone()
             if row is not None:
                 existing = self._resource_from_row(row)
@@ -452,7 +459,7 @@ class SQLiteStore:
         cite them); the new chunks (ids of the new version) are inserted and indexed.
         """
         with self._write() as conn:
-            row = conn.execute("SELECT * FROM resources WHERE id = ? AND workspace_id = ?",
+            row = conn.execute(f"SELECT {_RESOURCE_COLUMNS} FROM resources WHERE id = ? AND workspace_id = ?",
                                (resource_id, workspace_id)).fetchone()
             if row is None:
                 raise NotFoundError(f"no resource {resource_id}")
@@ -546,9 +553,10 @@ class SQLiteStore:
 
     # -- reads -------------------------------------------------------------------------
     def resources(self, workspace_id: str, *, statuses: Sequence[str] | None = None,
-                  under: str | None = None) -> list[Resource]:
-        """Resources of the workspace, oldest first; filter by status or present path prefix."""
-        sql = "SELECT * FROM resources r WHERE r.workspace_id = ?"
+                  under: str | None = None, paths: bool = True) -> list[Resource]:
+        """Resources of the workspace, oldest first; filter by status or present path prefix;
+        ``paths=False`` leaves ``Resource.paths`` empty (one query fewer)."""
+        sql = f"SELECT {_RESOURCE_COLUMNS} FROM resources r WHERE r.workspace_id = ?"
         args: list[Any] = [workspace_id]
         if statuses:
             sql += f" AND r.status IN ({','.join('?' * len(statuses))})"
@@ -561,13 +569,13 @@ class SQLiteStore:
             args += [len(prefix), prefix, len(prefix), prefix]
         conn = self._conn()
         rows = conn.execute(sql + " ORDER BY r.created_at, r.id", args).fetchall()
-        paths = self._paths(conn, [row["id"] for row in rows])
-        return [self._resource_from_row(row, paths.get(row["id"])) for row in rows]
+        found = self._paths(conn, [row["id"] for row in rows]) if paths else {}
+        return [self._resource_from_row(row, found.get(row["id"])) for row in rows]
 
     def resource(self, workspace_id: str, resource_id: str) -> Resource:
         """One resource of the workspace; ``NotFoundError`` otherwise."""
         conn = self._conn()
-        row = conn.execute("SELECT * FROM resources WHERE id = ? AND workspace_id = ?",
+        row = conn.execute(f"SELECT {_RESOURCE_COLUMNS} FROM resources WHERE id = ? AND workspace_id = ?",
                            (resource_id, workspace_id)).fetchone()
         if row is None:
             raise NotFoundError(f"no resource {resource_id}")
