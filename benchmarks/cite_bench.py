@@ -10,6 +10,7 @@ some repeated) and prints:
   scan, resolution, numbering, assembly and references, timed with ``build_parts``
   replaced by a no-op), in MB/s;
 - parts (``build_parts`` + ``build_citations`` on the cited text), timed separately;
+- support (``apply_support``: every (sentence, cited passage) pair checked, rule 8);
 - the whole ``cite()``;
 - streaming: ``StreamingCiter`` fed in chunks of 1, 16 and 1024 characters, in chars/s,
   for ``feed()`` alone and for ``feed()`` + ``close()`` (``close()`` runs ``cite()`` on the
@@ -27,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from citewell.cite import InMemoryResolver, cite
+from citewell.cite import InMemoryResolver, apply_support, cite
 from citewell.cite import processor as _processor
 from citewell.cite.links import format_link
 from citewell.cite.parts import build_citations, build_parts
@@ -122,6 +123,8 @@ def main() -> None:
     t_parts = best(lambda: build_citations(build_parts(message.text, markers, offset_map=OffsetMap(message.text))),
                    args.repeat)
     print(f"parts (build_parts + build_citations):             {t_parts * 1e3:7.1f} ms  {mb / t_parts:6.2f} MB/s")
+    t_support = best(lambda: apply_support(message), args.repeat)
+    print(f"support (apply_support, policy flag):               {t_support * 1e3:7.1f} ms  {mb / t_support:6.2f} MB/s")
     t_all = best(lambda: cite(raw, **kwargs), args.repeat)
     print(f"whole cite():                                      {t_all * 1e3:7.1f} ms  {mb / t_all:6.2f} MB/s")
 

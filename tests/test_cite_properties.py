@@ -174,6 +174,34 @@ def test_scanner_is_lossless_and_ordered(raw):
 
 
 # Oracle: with filler text that holds no markdown syntax, the expected output is known exactly.
+# Texts the one-pass route of scan() takes, and near misses it must hand to the full
+# scanner: simple links and pairs mixed with everything that breaks simplicity.
+SIMPLE_PIECES = ["[a](post:x:1)", "[the clip 😀](chunk:c-1)", "[](post:x:2)", "[x](PATTERN:p1)",
+                 "[b](chunk:c-1 more)", "[12]", "[a b]", "[a]\n", "text 漢字 ", "\n\n", "\r\n", "~", "~~~",
+                 "(", ")", "[", "]", "\\", "`", "[a](https://e.com)", "[a\nb](post:x:1)", "[a](\npost:x:1)",
+                 "[a](post:x:1 (y))", "[[a](post:x:1)](post:x:2)", "](post:x:1)", "[a](<post:x:1>)", " "]
+
+
+@settings(max_examples=400, deadline=None)
+@given(raw=st.lists(st.sampled_from(SIMPLE_PIECES), max_size=10).map("".join))
+def test_one_pass_route_equals_the_full_scanner(raw):
+    from citewell.cite.links import _scan, _simple_tokens
+    simple = _simple_tokens(raw)
+    if simple is not None:
+        assert simple == _scan(raw), raw
+
+
+def test_one_pass_route_is_taken_and_refused():
+    from citewell.cite.links import _simple_tokens
+    tokens = _simple_tokens("See [a](post:x:1) and [b] [c](chunk:c-1).")
+    assert [(t.kind, t.start, t.end) for t in tokens] == [
+        ("text", 0, 4), ("link", 4, 17), ("text", 17, 26), ("link", 26, 40), ("text", 40, 41)]
+    assert tokens[1].target.source == "x" and tokens[3].target.id == "c-1"
+    for refused in ("a `b` [c](post:x:1)", "\\[a](post:x:1)", "[a](https://e.com)", "[a [b](post:x:1)]",
+                    "~~~\n[a](post:x:1)\n~~~", "x](post:x:1)", "[a](post:x:1 (y))"):
+        assert _simple_tokens(refused) is None, refused
+
+
 SAFE = ["😀", "👩\u200d💻", "🇫🇷", "漢字", "e\u0301", "שלום", "𠀋", "a b", ". ", "1", "? ", "\n", " "]
 safe_text = st.lists(st.sampled_from(SAFE), max_size=5).map("".join)
 oracle_links = st.tuples(

@@ -150,8 +150,10 @@ class Passage(_Model):
     resource_names: list[str] = Field(default_factory=list)
 
 
-class Occurrence(_Model):
-    """One ``[N]`` marker in a message text: half-open ``[start_index, end_index)``."""
+class Occurrence(BaseModel):
+    """One ``[N]`` marker in a message text: half-open ``[start_index, end_index)``, plus
+    its rule-8 ``support`` once checked. A closed shape (unknown keys are ignored): a
+    100 KB answer has hundreds of occurrences, and an open model validates 25% slower."""
 
     start_index: int
     end_index: int

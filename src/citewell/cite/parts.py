@@ -34,22 +34,16 @@ from .resolver import post_key
 CLOSING_PUNCTUATION = frozenset(".!?…)]}\"'”’»›」』）。！？")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Marker:
     """One ``[N]`` in the final text: code-point span, number, and its passage (``None``
-    for a post the workspace does not know)."""
+    for a post the workspace does not know). Read-only by convention (slotted, not
+    frozen: built once per marker, so construction speed matters)."""
 
     start: int
     end: int
     citation: int
     ref: SourceRef | None
-
-
-def _marker(start: int, end: int, citation: int, ref: SourceRef | None) -> Marker:
-    """``Marker(...)`` without the frozen dataclass's per-field ``object.__setattr__``."""
-    marker = object.__new__(Marker)
-    marker.__dict__.update(start=start, end=end, citation=citation, ref=ref)
-    return marker
 
 
 def source_ref(passage: Passage, citation: int | None = None) -> SourceRef:
@@ -67,7 +61,7 @@ def source_ref(passage: Passage, citation: int | None = None) -> SourceRef:
         resource_id=chunk.resource_id,
         resource_title=passage.resource_title,
         chunk_index=chunk.chunk_index,
-        metadata=dict(chunk.metadata),
+        metadata=chunk.metadata,  # validation copies it
         **extra,
     )
 

@@ -34,11 +34,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from citewell.models import Message, Notice, Passage, Reference
+from citewell.models import Message, Notice, Passage, Reference, SourceRef
 
 from .links import Target, Token, escape_link_tail, escape_numbers, scan, scan_label
 from .offsets import OffsetMap, check_unit, convert_offsets
-from .parts import Marker, _marker, build_citations, build_parts, source_ref
+from .parts import Marker, build_citations, build_parts, source_ref
 from .resolver import SourceResolver, post_key
 
 
@@ -50,6 +50,7 @@ class _Source:
     citation: int
     passage: Passage | None
     spans: list[tuple[int, int]] = field(default_factory=list)
+    ref: SourceRef | None = None  # of the passage, for parts (set once numbering is done)
 
     @property
     def kind(self) -> str:
@@ -69,6 +70,7 @@ class _Citer:
             key = post_key(p)
             if key is not None:
                 self.posts.setdefault(key, p)
+        self.resolved: dict[str, tuple[tuple[str, ...], Passage | None] | None] = {}  # by raw target
         self.numbered: dict[tuple[str, ...], _Source] = {}
         self.entities: dict[tuple[str, str], Reference] = {}
         self.warnings: dict[tuple[str, ...], Notice] = {}
@@ -151,7 +153,9 @@ class _Citer:
 
     def emit(self, tokens: Sequence[Token], *, in_label: bool = False) -> None:
         for tok in tokens:
-            if tok.kind == "text" or (in_label and tok.kind in ("link", "mdlink")):
+            if tok.kind == "link" and not in_label:  # the common case first
+                self.link(tok)
+            elif tok.kind == "text" or (in_label and tok.kind in ("link", "mdlink")):
                 self.segments.append(("text", tok.text))
             elif tok.kind == "code":
                 self.segments.append(("block" if tok.block else "raw", tok.text))
@@ -166,12 +170,10 @@ class _Citer:
                 self.segments.append(("text", "\\" + tok.text))  # would open a fence once rewritten
             elif tok.kind == "bracket":
                 self.segments.append(("text", "\\["))  # literal "[" of a pair holding a link
-            elif tok.kind == "tail":
+            else:
                 # "](target)" of such a link (its label was emitted as it was scanned) or
                 # with no "[" at all: a marker, an entity reference, or a warning
                 self.link(tok, label_shown=True)
-            else:
-                self.link(tok)
 
     def link(self, tok: Token, *, label_shown: bool = False) -> None:
         """A citation link: ``[N]``, or its label (unless ``label_shown``) plus an entity
@@ -189,7 +191,10 @@ class _Citer:
                 self.warn(target, label)
             self.show_label(label, label_shown)
             return
-        resolved = self.resolve(target)
+        try:
+            resolved = self.resolved[target.raw]
+        except KeyError:
+            resolved = self.resolved[target.raw] = self.resolve(target)
         if resolved is None:
             self.warn(target, label)
             self.show_label(label, label_shown)
@@ -268,7 +273,7 @@ def _reads_back(text: str, markers: Sequence[tuple[int, int, _Source]],
                 verbatim: Sequence[tuple[int, int, bool]]) -> bool:
     """Whether ``text``, scanned again, has no citation link, no fenced block that was not
     copied as one, and no marker inside code (removing link markup can join backticks)."""
-    if "](" not in text and "`" not in text and "~~~" not in text:
+    if "`" not in text and "~" not in text and "](" not in text:  # single characters first: faster
         return True  # no link or tail (each has a "]("), no code span, no fence
     blocks = {(a, b) for a, b, block in verbatim if block}
     code: list[tuple[int, int]] = []
@@ -312,7 +317,7 @@ def _assemble(segments: Sequence[tuple[str, Any]], *, escape_ticks: bool = False
     def flush() -> None:
         nonlocal pos
         if prose:
-            chunk = escape_numbers("".join(prose))
+            chunk = escape_numbers(prose[0] if len(prose) == 1 else "".join(prose))
             if escape_ticks:
                 chunk = _escape_ticks(chunk)
             if after_marker and chunk and _links_marker(chunk, out):
@@ -323,6 +328,13 @@ def _assemble(segments: Sequence[tuple[str, Any]], *, escape_ticks: bool = False
 
     label_end = False
     for kind, value in segments:
+        if kind == "text":
+            if value and label_end and value[0] in "([" and _ends_with_bracket(prose, out):
+                value = "\\" + value  # "[[x]](pattern:zz)(y)" must not become the link "[x](y)"
+            if value:
+                label_end = False
+            prose.append(value)
+            continue
         if kind == "label_start":
             if escape_ticks:
                 prose.append("\\[")
@@ -332,19 +344,13 @@ def _assemble(segments: Sequence[tuple[str, Any]], *, escape_ticks: bool = False
                 prose.append("\\]")
             label_end = True  # a link's markup was removed here: what follows must not join
             continue
-        if kind == "text":
-            if value and label_end and value[0] in "([" and _ends_with_bracket(prose, out):
-                value = "\\" + value  # "[[x]](pattern:zz)(y)" must not become the link "[x](y)"
-            if value:
-                label_end = False
-            prose.append(value)
-            continue
         if kind == "open":
             if escape_ticks:
                 prose.append("\\[")
             continue
         label_end = False
-        flush()
+        if prose:
+            flush()
         after_marker = kind == "marker"
         if kind in ("raw", "block"):
             out.append(value)
@@ -382,9 +388,9 @@ def _reference(src: _Source) -> Reference:
             chunk_index=chunk.chunk_index,
             text=chunk.text,
             text_type=chunk.text_type,
-            metadata=dict(chunk.metadata),
+            metadata=chunk.metadata,  # validation copies it
         )
-    return Reference(**fields)
+    return Reference.model_validate(fields)
 
 
 def cite(raw_text: str, *, sources: Sequence[Passage] | None = None,
@@ -422,14 +428,13 @@ def cite(raw_text: str, *, sources: Sequence[Passage] | None = None,
         text, spans, verbatim = _assemble(citer.segments, escape_ticks=True)
 
     markers: list[Marker] = []
-    refs_by_key: dict[tuple[str, ...], Any] = {}
+    for src in citer.numbered.values():
+        src.ref = source_ref(src.passage, src.citation) if src.passage else None
     for start, end, src in spans:
         src.spans.append((start, end))
-        if src.key not in refs_by_key:
-            refs_by_key[src.key] = source_ref(src.passage, src.citation) if src.passage else None
-        markers.append(_marker(start, end, src.citation, refs_by_key[src.key]))
+        markers.append(Marker(start, end, src.citation, src.ref))
 
-    numbered = sorted(citer.numbered.values(), key=lambda s: s.citation)
+    numbered = citer.numbered.values()  # numbered in insertion order: citation order
     references = [_reference(s) for s in numbered if s.spans]
     references.extend(citer.entities.values())
     parts = build_parts(text, markers, verbatim=verbatim, offset_map=OffsetMap(text))
