@@ -262,7 +262,7 @@ def test_workspace_isolation(store: SQLiteStore) -> None:
 
 # -- migration -------------------------------------------------------------------------
 
-def test_v3_store_migrates_to_v4_keeping_data(tmp_path: Path, store_path: Path) -> None:
+def test_v3_store_migrates_to_current_keeping_data(tmp_path: Path, store_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "note.txt").write_text("Clinic visits last thirty minutes on average.\n", encoding="utf-8")
     with Engine(store_path) as engine:
@@ -286,7 +286,7 @@ def test_v3_store_migrates_to_v4_keeping_data(tmp_path: Path, store_path: Path) 
         assert [m.model_dump() for m in engine.history(chat.id)][1] == answer.model_dump()
     conn = sqlite3.connect(store_path)
     assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
-    assert SCHEMA_VERSION == 4
+    assert SCHEMA_VERSION == 5
     conn.close()
 
 

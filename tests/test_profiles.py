@@ -172,3 +172,61 @@ def test_engine_history_renders_like_the_live_answer(tmp_path: Path, store_path:
         stored = engine.history(chat.id)[-1]
         assert sessions.render_message(stored) == sessions.render_message(live)
         assert chats.render_message(stored) == chats.render_message(live)
+
+
+# -- sessions: part offsets (additive, opt-in) --------------------------------------------
+
+def _slice(content: str, start: int, end: int, unit: str) -> str:
+    if unit == "utf16":
+        return content.encode("utf-16-le")[2 * start:2 * end].decode("utf-16-le")
+    if unit == "utf8":
+        return content.encode()[start:end].decode()
+    return content[start:end]
+
+
+@pytest.mark.parametrize("unit", ["codepoint", "utf16", "utf8"])
+@pytest.mark.parametrize("stored_unit", ["codepoint", "utf16", "utf8"])
+def test_sessions_part_offsets_locate_each_part_in_content(unit: str, stored_unit: str) -> None:
+    passages = [passage_of(s, f"text {i}", "pdf") for i, s in enumerate(SOURCES)]
+    raw = ("😍🚀 Sales 中文 rose [a](chunk:c0). 𝔘nicode [b](chunk:c1) held, é [c](chunk:c2)\n\n"
+           "漢字 end [a](chunk:c0).")
+    message = cite(raw, sources=passages, offset_unit=stored_unit)
+    plain = sessions.render_message(message)
+    out = sessions.render_message(message, offsets=unit)
+    parts = out["response"]["parts"]
+    assert out["offset_unit"] == unit and len(parts) >= 3
+    content = out["content"]
+    assert content == "😍🚀 Sales 中文 rose. 𝔘nicode held, é\n\n漢字 end."
+    pos = 0
+    for part in parts:
+        assert list(part)[:4] == ["text", "source", "start_index", "end_index"]
+        assert _slice(content, part["start_index"], part["end_index"], unit) == part["text"]
+        assert part["start_index"] == pos  # adjacent, half-open
+        pos = part["end_index"]
+    total = {"codepoint": len(content), "utf16": len(content.encode("utf-16-le")) // 2,
+             "utf8": len(content.encode())}[unit]
+    assert pos == total
+    # everything else is the seed shape unchanged
+    stripped = dict(out, response=dict(out["response"], parts=[
+        {k: v for k, v in p.items() if k not in ("start_index", "end_index")} for p in parts]))
+    stripped.pop("offset_unit")
+    assert stripped == plain
+
+
+def test_sessions_part_offsets_exact_values_and_defaults() -> None:
+    passages = [passage_of(s, f"text {i}", "pdf") for i, s in enumerate(SOURCES)]
+    message = cite("😍 A [a](chunk:c0). 中 B [b](chunk:c1).", sources=passages)
+    spans = {unit: [(p["start_index"], p["end_index"]) for p in
+                    sessions.render_message(message, offsets=unit)["response"]["parts"]]
+             for unit in ("codepoint", "utf16", "utf8")}
+    # content "😍 A. 中 B.": parts "😍 A." and " 中 B."
+    assert spans == {"codepoint": [(0, 4), (4, 9)], "utf16": [(0, 5), (5, 10)], "utf8": [(0, 7), (7, 14)]}
+    plain = sessions.render_message(message)
+    assert "offset_unit" not in plain
+    assert all("start_index" not in p for p in plain["response"]["parts"])
+    user = Message(id="u1", role="user", text="😍 why?")
+    assert sessions.render_message(user, offsets="utf16") == dict(sessions.render_message(user),
+                                                                  offset_unit="utf16")
+    for bad in ("bytes", "UTF16", ""):
+        with pytest.raises(ValueError):
+            sessions.render_message(message, offsets=bad)

@@ -15,6 +15,14 @@ def test_known_sentences() -> None:
     assert sentence_spans("  \n ") == []
 
 
+def test_format_characters_stay_inside_a_sentence() -> None:
+    # syntok skips U+200B (zero-width space) between tokens, but it is no whitespace to Python
+    assert sentence_spans("\u200b") == [(0, 1)]
+    assert sentence_spans("\u200bNet sales rose.") == [(0, 16)]
+    assert sentence_spans("Net sales rose. \u200b") == [(0, 17)]
+    assert sentence_spans(" \u200b ") == [(1, 2)]
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("ab .!?\n\t,()[]1😀é中")), max_size=80) | st.text(max_size=60))
 def test_spans_partition_the_non_space_text(text: str) -> None:

@@ -13,6 +13,7 @@ Pipeline: ingest → store → retrieve (BM25) → generate (extractive) → cit
 
 from __future__ import annotations
 
+import mimetypes
 import os
 import uuid
 from dataclasses import dataclass
@@ -25,16 +26,17 @@ from .cite import convert_offsets
 from .cite.stream import Event, StreamingCiter
 from .cite.numbered import expand_numbered
 from .cite.support import apply_support, part_support
-from .errors import UsageError
+from .errors import NotFoundError, UsageError
 from .generate import ExtractiveGenerator, Generator
 from .generate.extractive import escape_quote
 from .ingest.image_text import image_text
 from .ingest.pipeline import IngestReport, Ingestor, ProgressCallback
+from .keys import SHOWN_PREFIX, hash_key, new_key
 from .models import Message, Notice, Passage, Resource, utcnow
 from .retrieve import BM25Retriever, Retriever, parse_filters
 from .settings import Settings
 from .store import Store, open_store
-from .store.base import ChatRecord, Condition
+from .store.base import ApiKeyRecord, ChatRecord, Condition
 
 OFFSET_UNITS = ("codepoint", "utf16", "utf8")
 POLICIES = ("flag", "drop")
@@ -127,6 +129,20 @@ class Engine:
         self.resolver = StoreResolver(self.store, self.workspace_id)
         self._ingestor = Ingestor(self.store, self.workspace_id)
 
+    @classmethod
+    def for_workspace_id(cls, store: Store, workspace_id: str, **kwargs: Any) -> "Engine":
+        """An engine on the workspace with this id (the HTTP API knows workspaces by id);
+        ``NotFoundError`` for an unknown id. ``kwargs`` as the constructor's."""
+        return cls(store, workspace=store.workspace_name(workspace_id), **kwargs)
+
+    def create_key(self, *, platform: bool = False) -> tuple[str, ApiKeyRecord]:
+        """Make an API key for this workspace: ``(key, record)``. The key is returned only
+        here; the store keeps its SHA-256 (:mod:`citewell.keys`). A ``platform`` key may act
+        for other workspaces and their users (seed 003 ``organization_id``, ``user_id``)."""
+        key = new_key()
+        return key, self.store.create_api_key(self.workspace_id, hash_key(key), platform=platform,
+                                              prefix=key[:SHOWN_PREFIX])
+
     # -- ingestion ---------------------------------------------------------------------
     def ingest(self, paths: Iterable[str | os.PathLike[str]], *, manifests: Sequence[str | os.PathLike[str]] = (),
                progress: ProgressCallback | None = None) -> IngestReport:
@@ -140,11 +156,64 @@ class Engine:
         """Sync a folder: new/changed files ingested, unchanged skipped, gone ones missing."""
         return self._ingestor.sync(Path(directory), manifests=[Path(m) for m in manifests], progress=progress)
 
+    def upload(self, file_name: str, data: bytes, *, metadata: Mapping[str, Any] | None = None) -> Resource:
+        """Accept an uploaded file: stage its bytes and record one resource with status
+        ``processing`` (or return the resource already holding these bytes). Extraction
+        is :meth:`process`, which a server runs in the background. ``metadata``: ``title``,
+        ``custom_metadata`` and the seeds' typed fields (as a manifest row). Raises
+        ``INVALID_REQUEST`` for an empty file name or a bad metadata value; bad *content*
+        is found by :meth:`process`."""
+        return self._ingestor.stage_upload(file_name, data, metadata=metadata)
+
+    def process(self, resource_id: str) -> Resource | None:
+        """Extract an upload staged by :meth:`upload`: ready, or failed with its coded
+        error (``UNSUPPORTED_FILE``, ``EMPTY_FILE``, ``PDF_CORRUPT`` …) and nothing else
+        left behind. Idempotent; None when the resource was deleted meanwhile."""
+        return self._ingestor.process_upload(resource_id)
+
+    @staticmethod
+    def pending_uploads(store: Store) -> list[tuple[str, str]]:
+        """``(workspace_id, resource_id)`` of uploads still processing in ``store`` (all
+        workspaces): what a restarted server processes first."""
+        return store.pending_uploads()
+
     def resources(self, *, statuses: Sequence[str] | None = None,
-                  corpus: str | os.PathLike[str] | None = None) -> list[Resource]:
-        """Resources of the workspace, oldest first (optionally by status or corpus folder)."""
+                  corpus: str | os.PathLike[str] | None = None, limit: int | None = None,
+                  offset: int = 0) -> list[Resource]:
+        """Resources of the workspace, oldest first (optionally by status or corpus
+        folder), ``limit``/``offset`` paging them."""
+        if (limit is not None and limit < 0) or offset < 0:
+            raise UsageError("limit and offset must not be negative")
         under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
-        return self.store.resources(self.workspace_id, statuses=statuses, under=under)
+        return self.store.resources(self.workspace_id, statuses=statuses, under=under, limit=limit, offset=offset)
+
+    def count_resources_total(self, *, statuses: Sequence[str] | None = None) -> int:
+        """How many resources the workspace has (of these statuses), for paging."""
+        return self.store.total_resources(self.workspace_id, statuses=statuses)
+
+    def resource(self, resource_id: str) -> Resource:
+        """One resource of the workspace; ``NOT_FOUND`` otherwise (another workspace's too)."""
+        return self.store.resource(self.workspace_id, resource_id)
+
+    def delete_resource(self, resource_id: str) -> None:
+        """Delete a resource, its passages, search rows and file records, and its original
+        bytes unless another resource shares them. Stored messages keep their citations
+        (they carry their own copies). ``NOT_FOUND`` if not in this workspace."""
+        blob_key = self.store.delete_resource(self.workspace_id, resource_id)
+        (self._ingestor.incoming / resource_id).unlink(missing_ok=True)
+        if blob_key and not self.store.blob_referenced(blob_key):
+            (self.store.blob_dir / blob_key).unlink(missing_ok=True)
+
+    def resource_content(self, resource_id: str) -> tuple[Path, str, str]:
+        """``(path of the original bytes, media type, file name)`` of a resource;
+        ``NOT_FOUND`` when it is not in this workspace or has no stored bytes (failed or
+        still processing)."""
+        resource = self.store.resource(self.workspace_id, resource_id)
+        path = self.store.blob_dir / resource.blob_key if resource.blob_key else None
+        if path is None or not path.is_file():
+            raise NotFoundError(f"resource {resource_id} has no stored content (status {resource.status})")
+        media_type = resource.media_type or mimetypes.guess_type(resource.file_name)[0] or "application/octet-stream"
+        return path, media_type, resource.file_name
 
     # -- answering ---------------------------------------------------------------------
     def retrieve(self, question: str, *, k: int = 5,
@@ -161,7 +230,8 @@ class Engine:
     def ask(self, question: str, *, k: int = 5, filters: Iterable[str] | Mapping[str, Any] | None = None,
             corpus: str | os.PathLike[str] | None = None, sync: bool = True, offsets: str = "codepoint",
             manifests: Sequence[str | os.PathLike[str]] = (), progress: ProgressCallback | None = None,
-            chat_id: str | None = None, policy: str = "flag", image: str | os.PathLike[str] | None = None) -> Message:
+            chat_id: str | None = None, policy: str = "flag", image: str | os.PathLike[str] | None = None,
+            image_url: str | None = None, user_id: str | None = None) -> Message:
         """Answer ``question`` with numbered citations.
 
         With ``corpus`` the folder is synced first (unless ``sync=False``) and only its
@@ -173,18 +243,22 @@ class Engine:
         the user message (``text`` = the question, ``resource_ids`` = the resources the
         ``resource_id`` filter restricted it to) then the returned assistant message, in
         one transaction; :meth:`history` returns them exactly as returned here.
+        ``image`` (a file path) with an empty question is an image-only question (rule 11);
+        ``image_url`` is what the messages record as their ``image_url`` (default: the
+        image's path). ``user_id``: the chat must belong to that user.
         Raises ``INVALID_FILTER`` for bad filters, ``INVALID_REQUEST`` for bad arguments
         and ``NOT_FOUND`` for an unknown ``chat_id`` (checked before any work).
         """
         turn = self._prepare(question, k=k, filters=filters, corpus=corpus, offsets=offsets, chat_id=chat_id,
-                             policy=policy, image=image)
+                             policy=policy, image=image, image_url=image_url, user_id=user_id)
         passages = self._retrieve_for(turn, sync=sync, manifests=manifests, progress=progress)
         raw = "".join(self._pieces(turn, passages))
         return self._finish(turn, _cite(raw, sources=passages, resolver=self.resolver), passages)
 
     def _prepare(self, question: str, *, k: int, filters: Iterable[str] | Mapping[str, Any] | None,
                  corpus: str | os.PathLike[str] | None, offsets: str, chat_id: str | None,
-                 policy: str, image: str | os.PathLike[str] | None = None) -> "_Turn":
+                 policy: str, image: str | os.PathLike[str] | None = None, image_url: str | None = None,
+                 user_id: str | None = None) -> "_Turn":
         """Validate a question's arguments before any work (raises as :meth:`ask`).
 
         An image-only question (rule 11: ``image`` and no question text) never retrieves
@@ -197,7 +271,8 @@ class Engine:
         if policy not in POLICIES:
             raise UsageError(f"policy must be one of {', '.join(POLICIES)}")
         preface: str | None = None
-        image_url = str(Path(image).expanduser().resolve()) if image is not None else None
+        if image_url is None and image is not None:
+            image_url = str(Path(image).expanduser().resolve())
         if image is not None and (not question or not question.strip()):
             found = image_text(image)
             words = found.text.split()
@@ -214,7 +289,7 @@ class Engine:
             raise UsageError("k must be at least 1")
         conditions = parse_filters(filters)
         if chat_id is not None:
-            self.store.chat(self.workspace_id, chat_id)
+            self.store.chat(self.workspace_id, chat_id, user_id=user_id)
         under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
         return _Turn(_valid_text(question), k, conditions, corpus, under, offsets, chat_id, policy, utcnow(),
                      preface, image_url)
@@ -260,24 +335,33 @@ class Engine:
         return stored
 
     # -- chats -------------------------------------------------------------------------
-    def chat(self, title: str | None = None) -> ChatRecord:
-        """Create a chat in this workspace; pass its ``id`` as ``ask(chat_id=…)``."""
-        return self.store.create_chat(self.workspace_id, title)
+    def chat(self, title: str | None = None, *, user_id: str | None = None,
+             user_email: str | None = None) -> ChatRecord:
+        """Create a chat in this workspace (of a user, when given: only that user then sees
+        it); pass its ``id`` as ``ask(chat_id=…)``."""
+        return self.store.create_chat(self.workspace_id, title, user_id=user_id, user_email=user_email)
 
-    def chats(self) -> list[ChatRecord]:
-        """Chats of this workspace, oldest first."""
-        return self.store.chats(self.workspace_id)
+    def get_chat(self, chat_id: str, *, user_id: str | None = None) -> ChatRecord:
+        """One chat of this workspace (of that user, when ``user_id``); ``NOT_FOUND`` otherwise."""
+        return self.store.chat(self.workspace_id, chat_id, user_id=user_id)
 
-    def history(self, chat_id: str, *, limit: int | None = None, after: str | None = None) -> list[Message]:
+    def chats(self, *, user_id: str | None = None) -> list[ChatRecord]:
+        """Chats of this workspace (of that user, when ``user_id``), oldest first."""
+        return self.store.chats(self.workspace_id, user_id=user_id)
+
+    def history(self, chat_id: str, *, limit: int | None = None, after: str | None = None,
+                user_id: str | None = None) -> list[Message]:
         """Messages of a chat, oldest first, as first returned (rule 10: stored messages
         read back unchanged; legacy rows converted once). ``after``: a message id, only
         later ones; ``limit``: at most that many. ``NOT_FOUND`` for an unknown chat (or
-        one of another workspace) or ``after``."""
-        return self.store.messages(self.workspace_id, chat_id, limit=limit, after=after, resolver=self.resolver)
+        one of another workspace or user) or ``after``."""
+        return self.store.messages(self.workspace_id, chat_id, limit=limit, after=after, resolver=self.resolver,
+                                   user_id=user_id)
 
-    def message(self, message_id: str) -> Message:
-        """One stored message of this workspace; ``NOT_FOUND`` otherwise."""
-        return self.store.message(self.workspace_id, message_id, resolver=self.resolver)
+    def message(self, message_id: str, *, user_id: str | None = None) -> Message:
+        """One stored message of this workspace (in that user's chats, when ``user_id``);
+        its ``chat_id`` names its chat. ``NOT_FOUND`` otherwise."""
+        return self.store.message(self.workspace_id, message_id, resolver=self.resolver, user_id=user_id)
 
     def cite(self, raw_text: str, *, sources: Sequence[Passage] | None = None, offsets: str = "codepoint",
              policy: str = "flag", numbered: bool = False) -> Message:
@@ -334,7 +418,8 @@ class Engine:
                    corpus: str | os.PathLike[str] | None = None, sync: bool = True, offsets: str = "codepoint",
                    manifests: Sequence[str | os.PathLike[str]] = (), progress: ProgressCallback | None = None,
                    chat_id: str | None = None, policy: str = "flag",
-                   image: str | os.PathLike[str] | None = None) -> Iterator[Event]:
+                   image: str | os.PathLike[str] | None = None, image_url: str | None = None,
+                   user_id: str | None = None) -> Iterator[Event]:
         """:meth:`ask`, streamed: the generator's pieces go through the cite stage's
         :class:`~citewell.cite.stream.StreamingCiter`, so every answer path is one path.
 
@@ -346,7 +431,7 @@ class Engine:
         client, so the answer is checked whole and sent as one delta.
         """
         turn = self._prepare(question, k=k, filters=filters, corpus=corpus, offsets=offsets, chat_id=chat_id,
-                             policy=policy, image=image)
+                             policy=policy, image=image, image_url=image_url, user_id=user_id)
 
         def events() -> Iterator[Event]:
             passages = self._retrieve_for(turn, sync=sync, manifests=manifests, progress=progress)

@@ -50,7 +50,29 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
                     spans.append((start, end))
     except Exception:  # syntok is robust, but a boundary finder must never fail a request
         return _fallback_spans(text)
-    return spans
+    return _cover_gaps(text, spans)
+
+
+def _cover_gaps(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Widen ``spans`` over the non-space characters syntok leaves out (a zero-width space
+    or another format character between tokens is no token to it, yet ``str.isspace`` says
+    it is text): such characters join the next sentence, or the last one at the end."""
+    out: list[tuple[int, int]] = []
+    pos = 0
+    for start, end in spans:
+        gap = text[pos:start]
+        if gap.strip():
+            start = pos + len(gap) - len(gap.lstrip())
+        out.append((start, end))
+        pos = end
+    tail = text[pos:]
+    if tail.strip():
+        end = pos + len(tail.rstrip())
+        if out:
+            out[-1] = (out[-1][0], end)
+        else:
+            out.append((len(text) - len(text.lstrip()), end))
+    return out
 
 
 def _fallback_spans(text: str) -> list[tuple[int, int]]:

@@ -30,11 +30,13 @@ from ..retrieve import parse_filters
 from ..settings import Settings
 
 RESOURCE_STATUSES: tuple[str, ...] = get_args(ResourceStatus)
+from .keys import keys_app
 from .render import render_answer
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Grounded answers with exact citations over your own files.")
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+app.add_typer(keys_app, name="keys")
 
 StoreOpt = typer.Option(None, "--store", help="SQLite store file (env CITEWELL_STORE; default: citewell.sqlite in the user data directory).")
 WorkspaceOpt = typer.Option(None, "--workspace", help="Workspace name (env CITEWELL_WORKSPACE; default: default).")

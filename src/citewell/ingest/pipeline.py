@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..errors import CitewellError, IngestError
+from ..errors import CitewellError, IngestError, NotFoundError, UsageError
 from ..models import ErrorInfo, Notice, Resource, utcnow
 from ..store.base import Store
 from ..store.ids import resource_id_for
 from .base import Extraction
-from .manifest import AUTO_MANIFEST, Manifest, ManifestEntry
+from .manifest import AUTO_MANIFEST, Manifest, ManifestEntry, entry_from_row
 from .posts import NOT_A_POSTS_FILE, extract_posts, is_posts_file
 from .text import extract_text
 
@@ -184,6 +185,128 @@ class Ingestor:
         report.missing = self.store.mark_missing(self.workspace_id, _text(root), [_text(p) for p in files])
         return report
 
+    # -- uploads (the HTTP API) ---------------------------------------------------------
+    @property
+    def incoming(self) -> Path:
+        """Folder of uploaded bytes waiting for extraction (one file per resource id)."""
+        return self.store.blob_dir / ".incoming"
+
+    def stage_upload(self, file_name: str, data: bytes, *, metadata: Mapping[str, Any] | None = None) -> Resource:
+        """Record an uploaded file: its bytes are staged and one resource row is written
+        with status ``processing`` (extraction is :meth:`process_upload`, run later). The
+        same bytes already in the workspace return that resource (with ``metadata``, when
+        given, applied to it).
+
+        ``metadata``: a JSON object as a user sends it: ``title``, ``custom_metadata`` and
+        the typed fields of seeds 003/004, read like a manifest row
+        (:func:`~citewell.ingest.manifest.entry_from_row`; other keys go to custom metadata).
+        Raises :class:`~citewell.errors.UsageError` for an empty file name or a bad value.
+        """
+        name = upload_name(file_name)
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise UsageError("metadata must be a JSON object")
+        try:
+            entry = entry_from_row(dict(metadata or {}))
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"metadata: {exc}") from exc
+        sha = hashlib.sha256(data).hexdigest()
+        now = utcnow()
+        resource = Resource(
+            id=resource_id_for(self.workspace_id, sha), workspace_id=self.workspace_id,
+            title=entry.title or Path(name).stem or name, file_name=name, sha256=sha, size_bytes=len(data),
+            status="processing", metadata=entry.metadata, custom_metadata=entry.custom_metadata or None,
+            extractor_version=EXTRACTOR_VERSIONS.get(file_format(Path(name)) or "", "none"),
+            created_at=now, updated_at=now)
+        staged = self.incoming / resource.id
+        _write_atomic(staged, data)
+        try:
+            stored = self.store.begin_upload(self.workspace_id, resource)
+        except BaseException:
+            staged.unlink(missing_ok=True)
+            raise
+        if stored.status == "processing":
+            return stored
+        staged.unlink(missing_ok=True)  # the same bytes are stored already
+        if metadata:
+            kept = {k: v for k, v in stored.metadata.items() if k in _EXTRACTED_KEYS}
+            self.store.update_resource_metadata(self.workspace_id, stored.id, title=entry.title,
+                                                metadata={**kept, **entry.metadata},
+                                                custom_metadata=entry.custom_metadata or None)
+            stored = self.store.resource(self.workspace_id, stored.id)
+        return stored
+
+    def process_upload(self, resource_id: str) -> Resource | None:
+        """Extract a staged upload: the resource becomes ``ready`` (chunks, search index,
+        blob) or ``failed`` with its coded error and nothing else (DESIGN.md "Errors").
+
+        Idempotent: a resource no longer processing is returned as it is; one deleted
+        meanwhile gives None. Bytes lost before extraction (a crash between the upload and
+        its processing) fail with ``UPLOAD_LOST``.
+        """
+        staged = self.incoming / resource_id
+        try:
+            resource = self.store.resource(self.workspace_id, resource_id)
+        except NotFoundError:
+            staged.unlink(missing_ok=True)
+            return None
+        if resource.status != "processing":
+            staged.unlink(missing_ok=True)
+            return resource
+        name = resource.file_name
+        fmt = file_format(Path(name))
+        extraction: Extraction | None = None
+        error: IngestError | None = None
+        try:
+            data = staged.read_bytes()
+        except FileNotFoundError:
+            data = b""
+            error = IngestError(f"{name}: the uploaded bytes were lost before extraction (the server stopped); "
+                                "upload the file again", code="UPLOAD_LOST")
+        if error is not None:
+            pass
+        elif fmt is None:
+            error = IngestError(f"{name}: unsupported file type (supported: {', '.join(sorted(FORMATS))})",
+                                code="UNSUPPORTED_FILE")
+        else:
+            try:
+                if fmt == "posts" and data.strip() and not is_posts_file(data, name=name):
+                    raise IngestError(f"{name}: JSONL but not a posts file (its first line lacks a string "
+                                      "source, an id and a string text)", code="UNSUPPORTED_FILE")
+                extraction = extract(data, name=name, fmt=fmt)
+            except IngestError as exc:
+                error = exc
+            except Exception as exc:  # noqa: BLE001 - an extractor bug fails this upload only
+                error = IngestError(f"{name}: could not be read ({type(exc).__name__}: {exc})",
+                                    code=_FAILURE_CODES.get(fmt, "UNSUPPORTED_FILE"))
+        if extraction is None:
+            assert error is not None
+            failed = resource.model_copy(update={"status": "failed", "error": ErrorInfo(code=error.code,
+                                                                                        message=error.message)})
+            stored = self._commit_upload(failed, None, data)
+        else:
+            metadata = {k: v for k, v in extraction.metadata.items() if k != "pdf_title"}
+            ready = resource.model_copy(update={
+                "status": "ready", "kind": extraction.kind, "media_type": extraction.media_type,
+                "warnings": [Notice(**w) for w in extraction.warnings], "metadata": {**metadata, **resource.metadata},
+                "extractor_version": EXTRACTOR_VERSIONS[fmt], "updated_at": utcnow()})
+            stored = self._commit_upload(ready, extraction, data)
+        staged.unlink(missing_ok=True)
+        return stored
+
+    def _commit_upload(self, resource: Resource, extraction: Extraction | None, data: bytes) -> Resource | None:
+        """Write an extracted (or failed) upload; None when it was deleted meanwhile."""
+        created = False
+        if extraction is not None:
+            resource.blob_key, created = self._write_blob(data, resource.sha256, Path(resource.file_name).suffix.lower())
+        try:
+            return self.store.commit_resource(self.workspace_id, resource, extraction, path=None,
+                                              size_bytes=len(data), mtime_ns=0, upload=True)
+        except NotFoundError:
+            return None
+        finally:
+            if created and resource.blob_key and not self.store.blob_referenced(resource.blob_key):
+                (self.store.blob_dir / resource.blob_key).unlink(missing_ok=True)
+
     # -- internals ---------------------------------------------------------------------
     @staticmethod
     def _auto_manifest(manifest: Manifest, root: Path) -> None:
@@ -301,9 +424,7 @@ class Ingestor:
                                resource.error.message if resource.error else None)
         if entry is not None:
             title = entry.title or resource.title
-            metadata = {**{k: v for k, v in resource.metadata.items() if k in ("page_count", "post_count",
-                                                                                  "cue_count", "duration")},
-                        **entry.metadata}
+            metadata = {**{k: v for k, v in resource.metadata.items() if k in _EXTRACTED_KEYS}, **entry.metadata}
             custom = entry.custom_metadata or None
             if title != resource.title or metadata != resource.metadata or custom != resource.custom_metadata:
                 self.store.update_resource_metadata(self.workspace_id, resource.id, title=entry.title,
@@ -347,13 +468,32 @@ class Ingestor:
         target = self.store.blob_dir / key
         if target.exists():
             return key, False
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        _write_atomic(target, data)
         return key, True
+
+
+#: Resource metadata that extraction writes (kept when a user's metadata replaces the rest).
+_EXTRACTED_KEYS = ("page_count", "post_count", "cue_count", "duration")
+_UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def upload_name(file_name: str) -> str:
+    """The file name to keep for an upload: its last path component (``/`` or ``\\``),
+    without control characters, at most 255 characters; ``UsageError`` when nothing is left."""
+    name = _UNSAFE_NAME.sub("", re.split(r"[/\\]", file_name or "")[-1]).strip()
+    if name in ("", ".", ".."):
+        raise UsageError("the upload has no file name (send the file with a filename, e.g. report.pdf)")
+    return name[-255:] if len(name) > 255 else name
+
+
+def _write_atomic(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` through a temporary file and a rename (never half-written)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -23,6 +23,12 @@ fields do not (so a plain answer has exactly the seed's shape): a part's ``sourc
 (further passages of its sentence, rule 6) when non-empty and ``support`` (rule 8) when
 checked; a citation's ``chunk_indices`` (rule 7) when it cites more than its first
 chunk; a post's ``source``/``id`` on its source objects and citations.
+
+With ``render_message(message, offsets=UNIT)`` (``codepoint``, ``utf16``, ``utf8``) each
+part also gets ``start_index``/``end_index``: the half-open span of the part's text in
+``content``, in that unit (``content[start:end]`` for code points, UTF-16 code units
+``content.encode("utf-16-le")[2*start:2*end]``, UTF-8 bytes ``content.encode()[start:end]``),
+and the message gets ``offset_unit``. Without ``offsets`` the shape is exactly the seed's.
 """
 
 from __future__ import annotations
@@ -93,18 +99,25 @@ def _kept(text: str, spans: list[tuple[int, int]]) -> list[bool]:
     return keep
 
 
-def render_message(message: Message) -> dict[str, Any]:
+def render_message(message: Message, *, offsets: str | None = None) -> dict[str, Any]:
     """The seed 001 shape of ``message`` (see the module docstring).
 
-    Raises ``ValueError`` when a reference offset does not fall on a character boundary
-    of the text (a corrupt message).
+    ``offsets``: None (default) renders exactly the seed's shape; a unit (``codepoint``,
+    ``utf16``, ``utf8``) adds to each part ``start_index``/``end_index`` (half-open, the
+    part's span of ``content`` in that unit) and to the message ``offset_unit``.
+
+    Raises ``ValueError`` for an unknown unit, and when a reference offset does not fall
+    on a character boundary of the text (a corrupt message).
     """
+    if offsets is not None:
+        check_unit(offsets)
     text = message.text
     keep = _kept(text, marker_spans(message))
     content = "".join(ch for ch, k in zip(text, keep) if k)
     response: dict[str, Any] | None = None
     if message.role == "assistant":
         parts: list[dict[str, Any]] = []
+        spans: list[tuple[int, int]] = []  # code points of each rendered part in content
         pos = 0
         for part in message.parts:  # parts partition text: a part is the next len(part.text) code points
             end = pos + len(part.text)
@@ -117,9 +130,13 @@ def render_message(message: Message) -> dict[str, Any]:
             if part.support is not None:
                 rendered["support"] = dict(part.support)
             parts.append(rendered)
+            at = spans[-1][1] if spans else 0
+            spans.append((at, at + len(rendered["text"])))
             pos = end
+        if offsets is not None:
+            _locate_parts(parts, spans, content, offsets)
         response = {"type": "answer", "parts": parts, "form": None}
-    return {
+    out: dict[str, Any] = {
         "id": message.id,
         "role": message.role,
         "content": content,
@@ -129,6 +146,22 @@ def render_message(message: Message) -> dict[str, Any]:
         "image_url": message.image_url,
         "created_at": iso_utc(message.created_at),
     }
+    if offsets is not None:
+        out["offset_unit"] = offsets
+    return out
+
+
+def _locate_parts(parts: list[dict[str, Any]], spans: list[tuple[int, int]], content: str, unit: str) -> None:
+    """Give each rendered part its ``start_index``/``end_index`` in ``content`` (in ``unit``),
+    right after its ``source`` (the parts partition ``content``, so ``spans`` are adjacent)."""
+    omap = OffsetMap(content)
+    for i, (part, (a, b)) in enumerate(zip(parts, spans)):
+        items = list(part.items())
+        located = dict(items[:2])  # text, source
+        located["start_index"] = omap.to_unit(a, unit)
+        located["end_index"] = omap.to_unit(b, unit)
+        located.update(items[2:])
+        parts[i] = located
 
 
 __all__ = ["marker_spans", "render_citation", "render_message", "render_source"]

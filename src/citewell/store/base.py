@@ -72,11 +72,30 @@ class ChatRecord:
     title: str | None
     created_at: datetime
     updated_at: datetime
+    #: the workspace user the chat belongs to (set when a platform key acts for a user);
+    #: None for a workspace-level chat
+    user_id: str | None = None
+    user_email: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready ``{id, title, workspace_id, created_at, updated_at}``."""
         return {"id": self.id, "title": self.title, "workspace_id": self.workspace_id,
                 "created_at": iso_utc(self.created_at), "updated_at": iso_utc(self.updated_at)}
+
+
+@dataclass(frozen=True)
+class ApiKeyRecord:
+    """A stored API key: never the key itself, only its SHA-256 (see :mod:`citewell.keys`).
+
+    ``platform``: the key may act for another workspace (``organization_id``) and for a
+    user of it (seed 003); ``prefix``: the key's first characters, to tell keys apart.
+    """
+
+    id: str
+    workspace_id: str
+    platform: bool
+    prefix: str
+    created_at: datetime
 
 
 class Store(Protocol):
@@ -92,6 +111,18 @@ class Store(Protocol):
         """
         ...
 
+    def workspace_name(self, workspace_id: str) -> str:
+        """Name of the workspace with this id; ``NotFoundError`` for an unknown id."""
+        ...
+
+    def create_api_key(self, workspace_id: str, key_hash: str, *, platform: bool, prefix: str) -> ApiKeyRecord:
+        """Store an API key of the workspace by its hash; ``NotFoundError`` for an unknown workspace."""
+        ...
+
+    def api_key(self, key_hash: str) -> ApiKeyRecord | None:
+        """The key whose SHA-256 is ``key_hash``, or None."""
+        ...
+
     def file_record(self, workspace_id: str, path: str) -> FileRecord | None:
         """The record of an absolute file path, or None if never seen."""
         ...
@@ -101,8 +132,12 @@ class Store(Protocol):
         ...
 
     def commit_resource(self, workspace_id: str, resource: Resource, extraction: Extraction | None,
-                        *, path: str | None, size_bytes: int, mtime_ns: int) -> Resource:
+                        *, path: str | None, size_bytes: int, mtime_ns: int, upload: bool = False) -> Resource:
         """Write one resource (ready with ``extraction``, or failed without) in one transaction.
+
+        A row of the same content still ``processing`` (an upload) is replaced. With
+        ``upload`` (the extraction of an upload) the row must still exist: one deleted
+        meanwhile raises ``NotFoundError`` instead of coming back.
 
         Ready: inserts the resource, its chunks (ids from the resource), the search index,
         mentions and metadata facets; the path's previous version becomes superseded.
@@ -136,9 +171,33 @@ class Store(Protocol):
         ...
 
     def resources(self, workspace_id: str, *, statuses: Sequence[str] | None = None,
-                  under: str | None = None, paths: bool = True) -> list[Resource]:
+                  under: str | None = None, paths: bool = True, limit: int | None = None,
+                  offset: int = 0) -> list[Resource]:
         """Resources of the workspace, oldest first, optionally by status or path prefix;
-        ``paths=False`` skips filling ``Resource.paths``."""
+        ``paths=False`` skips filling ``Resource.paths``; ``limit``/``offset`` page it."""
+        ...
+
+    def total_resources(self, workspace_id: str, *, statuses: Sequence[str] | None = None) -> int:
+        """How many resources the workspace has (of these statuses)."""
+        ...
+
+    def begin_upload(self, workspace_id: str, resource: Resource) -> Resource:
+        """Record an uploaded file before extraction: insert ``resource`` (status
+        processing) in one transaction and return it; when the workspace already holds
+        the same bytes, return that row instead (ready, or still processing; a superseded
+        or missing one becomes ready again; a failed one is replaced to be tried again)."""
+        ...
+
+    def pending_uploads(self) -> list[tuple[str, str]]:
+        """``(workspace_id, resource_id)`` of every resource still processing (all
+        workspaces), for a server to resume after a restart."""
+        ...
+
+    def delete_resource(self, workspace_id: str, resource_id: str) -> str | None:
+        """Delete a resource with its chunks, search rows, facets, mentions (a post that
+        another ready posts file holds moves there) and file records, in one transaction.
+        Returns its blob key (the caller removes the blob when no resource refers to it);
+        ``NotFoundError`` if not in this workspace. Stored messages keep their copies."""
         ...
 
     def resource_text(self, workspace_id: str, resource_id: str) -> str:
@@ -197,17 +256,18 @@ class Store(Protocol):
         ...
 
     # -- chats and messages (schema v4) ------------------------------------------------
-    def create_chat(self, workspace_id: str, title: str | None = None) -> ChatRecord:
-        """Create an empty chat in the workspace (new UUIDv4 id) and return it."""
+    def create_chat(self, workspace_id: str, title: str | None = None, *, user_id: str | None = None,
+                    user_email: str | None = None) -> ChatRecord:
+        """Create an empty chat in the workspace (new UUIDv4 id), of a user when given."""
         ...
 
-    def chat(self, workspace_id: str, chat_id: str) -> ChatRecord:
-        """One chat; :class:`citewell.errors.NotFoundError` for an unknown id or one of
-        another workspace (the two are indistinguishable)."""
+    def chat(self, workspace_id: str, chat_id: str, *, user_id: str | None = None) -> ChatRecord:
+        """One chat (of that user, when ``user_id``); :class:`citewell.errors.NotFoundError`
+        for an unknown id or one of another workspace or user (indistinguishable)."""
         ...
 
-    def chats(self, workspace_id: str) -> list[ChatRecord]:
-        """Chats of the workspace, oldest first."""
+    def chats(self, workspace_id: str, *, user_id: str | None = None) -> list[ChatRecord]:
+        """Chats of the workspace (of that user, when ``user_id``), oldest first."""
         ...
 
     def add_message(self, workspace_id: str, chat_id: str, message: Message) -> Message:
@@ -234,17 +294,18 @@ class Store(Protocol):
         ...
 
     def message(self, workspace_id: str, message_id: str, *,
-                resolver: SourceResolver | None = None) -> Message:
+                resolver: SourceResolver | None = None, user_id: str | None = None) -> Message:
         """One message, read through :func:`citewell.cite.history.read_message`.
 
         ``resolver`` resolves link targets when a legacy row is converted (default: the
         engine's resolver over this store and workspace). ``NotFoundError`` for an unknown
-        id or one of another workspace.
+        id or one of another workspace (or, with ``user_id``, of another user's chat).
         """
         ...
 
     def messages(self, workspace_id: str, chat_id: str, *, limit: int | None = None,
-                 after: str | None = None, resolver: SourceResolver | None = None) -> list[Message]:
+                 after: str | None = None, resolver: SourceResolver | None = None,
+                 user_id: str | None = None) -> list[Message]:
         """Messages of a chat, oldest first (storage order); at most ``limit``; only those
         stored after message ``after``. ``NotFoundError`` for an unknown chat or ``after``."""
         ...

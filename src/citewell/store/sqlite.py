@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 from ..errors import NotFoundError, StoreError, UsageError
 from ..ingest.base import Extraction
 from ..models import FORMAT_VERSION, Chunk, Mention, Message, Notice, Passage, Resource, utcnow
-from .base import ChatRecord, Condition, FileRecord
+from .base import ApiKeyRecord, ChatRecord, Condition, FileRecord
 from .ids import chunk_id_for, post_chunk_id
 
 if TYPE_CHECKING:
     from ..cite.resolver import SourceResolver
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_S = 30.0
 #: BM25 column weights of the search index: (title and entity names, chunk text).
 BM25_WEIGHTS = (0.5, 1.0)
@@ -114,7 +114,18 @@ CREATE TABLE IF NOT EXISTS messages (
     format_version INTEGER, legacy TEXT, created_at TEXT NOT NULL, seq INTEGER NOT NULL,
     PRIMARY KEY (workspace_id, id), UNIQUE (chat_id, seq));
 """
-_MIGRATIONS = ((1, _SCHEMA_V1), (2, _SCHEMA_V2), (3, _SCHEMA_V3), (4, _SCHEMA_V4))
+#: v5 (the HTTP API): API keys, stored as SHA-256 hashes only, each belonging to one
+#: workspace (``platform`` keys may act for others); a chat may belong to one user of its
+#: workspace (``user_id`` + ``user_email``, set by a platform key acting for that user).
+_SCHEMA_V5 = """
+CREATE TABLE IF NOT EXISTS api_keys (
+    id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, key_hash TEXT NOT NULL UNIQUE,
+    platform INTEGER NOT NULL DEFAULT 0, prefix TEXT NOT NULL, created_at TEXT NOT NULL);
+ALTER TABLE chats ADD COLUMN user_id TEXT;
+ALTER TABLE chats ADD COLUMN user_email TEXT;
+CREATE INDEX IF NOT EXISTS resources_by_status ON resources (status);
+"""
+_MIGRATIONS = ((1, _SCHEMA_V1), (2, _SCHEMA_V2), (3, _SCHEMA_V3), (4, _SCHEMA_V4), (5, _SCHEMA_V5))
 
 
 #: Every column of ``resources`` but ``extracted_text`` (megabytes for a long filing): rows
@@ -151,6 +162,18 @@ def _index_title(title: str, metadata: dict[str, Any]) -> str:
     names = [title, *[str(v) for v in metadata.get("company_names") or []],
              *[str(v) for v in metadata.get("tickers") or []]]
     return " ".join(names)
+
+
+_ADD_COLUMN = re.compile(r"\s*ALTER TABLE (\w+) ADD COLUMN (\w+)", re.IGNORECASE)
+
+
+def _column_exists(conn: sqlite3.Connection, statement: str) -> bool:
+    """Whether ``statement`` adds a column that is already there (a store a newer or
+    interrupted migration touched): such a step is skipped, so migrations are idempotent."""
+    m = _ADD_COLUMN.match(statement)
+    if m is None:
+        return False
+    return any(row[1] == m.group(2) for row in conn.execute(f"PRAGMA table_info({m.group(1)})"))
 
 
 def fts_query(terms: Sequence[str]) -> str:
@@ -241,7 +264,7 @@ class SQLiteStore:
                 for target, script in _MIGRATIONS:
                     if version < target:
                         for statement in script.split(";\n"):
-                            if statement.strip():
+                            if statement.strip() and not _column_exists(conn, statement):
                                 conn.execute(statement)
                 conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         except sqlite3.DatabaseError as exc:
@@ -261,6 +284,35 @@ class SQLiteStore:
             return str(wconn.execute("SELECT id FROM workspaces WHERE name = ?", (name,)).fetchone()["id"])
 
     # -- rows --------------------------------------------------------------------------
+    def workspace_name(self, workspace_id: str) -> str:
+        """Name of the workspace with this id; ``NotFoundError`` for an unknown id."""
+        row = self._conn().execute("SELECT name FROM workspaces WHERE id = ?", (workspace_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no workspace {workspace_id}")
+        return str(row["name"])
+
+    # -- API keys ----------------------------------------------------------------------
+    @staticmethod
+    def _key_from_row(row: sqlite3.Row) -> ApiKeyRecord:
+        return ApiKeyRecord(id=row["id"], workspace_id=row["workspace_id"], platform=bool(row["platform"]),
+                            prefix=row["prefix"], created_at=_dt(row["created_at"]))
+
+    def create_api_key(self, workspace_id: str, key_hash: str, *, platform: bool, prefix: str) -> ApiKeyRecord:
+        """Store a key's hash for the workspace (see :meth:`Store.create_api_key`)."""
+        key_id = str(uuid.uuid4())
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM workspaces WHERE id = ?", (workspace_id,)).fetchone() is None:
+                raise NotFoundError(f"no workspace {workspace_id}")
+            conn.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?)",
+                         (key_id, workspace_id, key_hash, int(platform), prefix, _now()))
+            row = conn.execute("SELECT * FROM api_keys WHERE id = ?", (key_id,)).fetchone()
+        return self._key_from_row(row)
+
+    def api_key(self, key_hash: str) -> ApiKeyRecord | None:
+        """The key with this hash, or None."""
+        row = self._conn().execute("SELECT * FROM api_keys WHERE key_hash = ?", (key_hash,)).fetchone()
+        return self._key_from_row(row) if row else None
+
     def _resource_from_row(self, row: sqlite3.Row, paths: list[str] | None = None) -> Resource:
         error = {"code": row["error_code"], "message": row["error_message"]} if row["error_code"] else None
         return Resource(
@@ -383,15 +435,17 @@ class SQLiteStore:
         conn.executemany("INSERT INTO facets VALUES (?, ?, ?)", _facet_rows(r.id, r.metadata))
 
     def commit_resource(self, workspace_id: str, resource: Resource, extraction: Extraction | None,
-                        *, path: str | None, size_bytes: int, mtime_ns: int) -> Resource:
+                        *, path: str | None, size_bytes: int, mtime_ns: int, upload: bool = False) -> Resource:
         """Write a ready (with ``extraction``) or failed resource in one transaction."""
         with self._write() as conn:
             row = conn.execute(f"SELECT {_RESOURCE_COLUMNS} FROM resources WHERE workspace_id = ? AND sha256 = ?",
                                (workspace_id, resource.sha256)).fetchone()
+            if row is None and upload:
+                raise NotFoundError(f"no resource {resource.id} (deleted while it was processed)")
             if row is not None:
                 existing = self._resource_from_row(row)
-                replace_failed = existing.error is not None and resource.status == "ready"
-                if not replace_failed:
+                replace = (existing.error is not None and resource.status == "ready") or existing.status == "processing"
+                if not replace:
                     if resource.status == "ready" and existing.status in ("superseded", "missing"):
                         conn.execute("UPDATE resources SET status = 'ready', updated_at = ? WHERE id = ?",
                                      (_now(), existing.id))
@@ -553,9 +607,11 @@ class SQLiteStore:
 
     # -- reads -------------------------------------------------------------------------
     def resources(self, workspace_id: str, *, statuses: Sequence[str] | None = None,
-                  under: str | None = None, paths: bool = True) -> list[Resource]:
+                  under: str | None = None, paths: bool = True, limit: int | None = None,
+                  offset: int = 0) -> list[Resource]:
         """Resources of the workspace, oldest first; filter by status or present path prefix;
-        ``paths=False`` leaves ``Resource.paths`` empty (one query fewer)."""
+        ``paths=False`` leaves ``Resource.paths`` empty (one query fewer); ``limit``/``offset``
+        page the list."""
         sql = f"SELECT {_RESOURCE_COLUMNS} FROM resources r WHERE r.workspace_id = ?"
         args: list[Any] = [workspace_id]
         if statuses:
@@ -568,9 +624,73 @@ class SQLiteStore:
                     "f.last_resource_id = r.id AND f.present = 1 AND substr(f.path, 1, ?) = ?))")
             args += [len(prefix), prefix, len(prefix), prefix]
         conn = self._conn()
-        rows = conn.execute(sql + " ORDER BY r.created_at, r.id", args).fetchall()
+        sql += " ORDER BY r.created_at, r.id"
+        if limit is not None or offset:
+            sql += " LIMIT ? OFFSET ?"
+            args += [-1 if limit is None else limit, offset]
+        rows = conn.execute(sql, args).fetchall()
         found = self._paths(conn, [row["id"] for row in rows]) if paths else {}
         return [self._resource_from_row(row, found.get(row["id"])) for row in rows]
+
+    def total_resources(self, workspace_id: str, *, statuses: Sequence[str] | None = None) -> int:
+        """How many resources the workspace has (of these statuses)."""
+        sql = "SELECT count(*) FROM resources WHERE workspace_id = ?"
+        args: list[Any] = [workspace_id]
+        if statuses:
+            sql += f" AND status IN ({','.join('?' * len(statuses))})"
+            args += list(statuses)
+        return int(self._conn().execute(sql, args).fetchone()[0])
+
+    # -- uploads and deletion ----------------------------------------------------------
+    def begin_upload(self, workspace_id: str, resource: Resource) -> Resource:
+        """Record an upload (see :meth:`Store.begin_upload`)."""
+        with self._write() as conn:
+            row = conn.execute(f"SELECT {_RESOURCE_COLUMNS} FROM resources WHERE workspace_id = ? AND sha256 = ?",
+                               (workspace_id, resource.sha256)).fetchone()
+            if row is None:
+                self._insert_resource_row(conn, resource, None)
+                return resource
+            existing = self._resource_from_row(row)
+            if existing.status in ("ready", "processing"):
+                return existing
+            if existing.status in ("superseded", "missing") and existing.error is None:
+                conn.execute("UPDATE resources SET status = 'ready', updated_at = ? WHERE id = ?",
+                             (_now(), existing.id))  # its chunks are all there: searchable again
+                existing.status = "ready"
+                return existing
+            # a failed row: tried again (a newer citewell may read it)
+            conn.execute("DELETE FROM facets WHERE resource_id = ?", (existing.id,))
+            conn.execute("DELETE FROM resources WHERE id = ?", (existing.id,))
+            self._insert_resource_row(conn, resource, None)
+            return resource
+
+    def pending_uploads(self) -> list[tuple[str, str]]:
+        """``(workspace_id, resource_id)`` of every resource still processing, oldest first."""
+        rows = self._conn().execute("SELECT workspace_id, id FROM resources WHERE status = 'processing' "
+                                    "ORDER BY created_at, id").fetchall()
+        return [(row["workspace_id"], row["id"]) for row in rows]
+
+    def delete_resource(self, workspace_id: str, resource_id: str) -> str | None:
+        """Delete a resource and everything derived from it (see :meth:`Store.delete_resource`)."""
+        with self._write() as conn:
+            row = conn.execute("SELECT blob_key FROM resources WHERE id = ? AND workspace_id = ?",
+                               (resource_id, workspace_id)).fetchone()
+            if row is None:
+                raise NotFoundError(f"no resource {resource_id}")
+            conn.execute("UPDATE resources SET status = 'superseded' WHERE id = ?", (resource_id,))
+            self._rehome_posts(conn, resource_id)  # a post another ready posts file has stays
+            chunk_rows = "SELECT rowid FROM chunks WHERE resource_id = ? AND workspace_id = ?"
+            conn.execute(f"DELETE FROM chunk_fts WHERE rowid IN ({chunk_rows})", (resource_id, workspace_id))
+            conn.execute("DELETE FROM mentions WHERE workspace_id = ? AND chunk_id IN "
+                         "(SELECT id FROM chunks WHERE resource_id = ? AND workspace_id = ?)",
+                         (workspace_id, resource_id, workspace_id))
+            conn.execute("DELETE FROM chunks WHERE resource_id = ? AND workspace_id = ?", (resource_id, workspace_id))
+            conn.execute("DELETE FROM dataset_posts WHERE resource_id = ?", (resource_id,))
+            conn.execute("DELETE FROM facets WHERE resource_id = ?", (resource_id,))
+            conn.execute("DELETE FROM files WHERE workspace_id = ? AND (resource_id = ? OR last_resource_id = ?)",
+                         (workspace_id, resource_id, resource_id))
+            conn.execute("DELETE FROM resources WHERE id = ?", (resource_id,))
+        return row["blob_key"]
 
     def resource(self, workspace_id: str, resource_id: str) -> Resource:
         """One resource of the workspace; ``NotFoundError`` otherwise."""
@@ -755,30 +875,41 @@ class SQLiteStore:
     @staticmethod
     def _chat_from_row(row: sqlite3.Row) -> ChatRecord:
         return ChatRecord(id=row["id"], workspace_id=row["workspace_id"], title=row["title"],
-                          created_at=_dt(row["created_at"]), updated_at=_dt(row["updated_at"]))
+                          created_at=_dt(row["created_at"]), updated_at=_dt(row["updated_at"]),
+                          user_id=row["user_id"], user_email=row["user_email"])
 
-    def create_chat(self, workspace_id: str, title: str | None = None) -> ChatRecord:
+    def create_chat(self, workspace_id: str, title: str | None = None, *, user_id: str | None = None,
+                    user_email: str | None = None) -> ChatRecord:
         """Create an empty chat (UUIDv4 id); see :meth:`Store.create_chat`."""
         now = _now()
         chat_id = str(uuid.uuid4())
         with self._write() as conn:
-            conn.execute("INSERT INTO chats (id, workspace_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-                         (chat_id, workspace_id, title, now, now))
+            conn.execute("INSERT INTO chats (id, workspace_id, title, created_at, updated_at, user_id, user_email) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?)", (chat_id, workspace_id, title, now, now, user_id, user_email))
             row = conn.execute("SELECT * FROM chats WHERE id = ?", (chat_id,)).fetchone()
         return self._chat_from_row(row)
 
-    def chat(self, workspace_id: str, chat_id: str) -> ChatRecord:
-        """One chat of the workspace; ``NotFoundError`` otherwise (other workspaces' too)."""
-        row = self._conn().execute("SELECT * FROM chats WHERE id = ? AND workspace_id = ?",
-                                   (chat_id, workspace_id)).fetchone()
+    def chat(self, workspace_id: str, chat_id: str, *, user_id: str | None = None) -> ChatRecord:
+        """One chat of the workspace (of that user, when ``user_id``); ``NotFoundError``
+        otherwise (other workspaces' and other users' chats too)."""
+        sql = "SELECT * FROM chats WHERE id = ? AND workspace_id = ?"
+        args: list[Any] = [chat_id, workspace_id]
+        if user_id is not None:
+            sql += " AND user_id = ?"
+            args.append(user_id)
+        row = self._conn().execute(sql, args).fetchone()
         if row is None:
             raise NotFoundError(f"no chat {chat_id}")
         return self._chat_from_row(row)
 
-    def chats(self, workspace_id: str) -> list[ChatRecord]:
-        """Chats of the workspace, oldest first."""
-        rows = self._conn().execute("SELECT * FROM chats WHERE workspace_id = ? ORDER BY created_at, id",
-                                    (workspace_id,)).fetchall()
+    def chats(self, workspace_id: str, *, user_id: str | None = None) -> list[ChatRecord]:
+        """Chats of the workspace (of that user, when ``user_id``), oldest first."""
+        sql = "SELECT * FROM chats WHERE workspace_id = ?"
+        args: list[Any] = [workspace_id]
+        if user_id is not None:
+            sql += " AND user_id = ?"
+            args.append(user_id)
+        rows = self._conn().execute(sql + " ORDER BY created_at, id", args).fetchall()
         return [self._chat_from_row(row) for row in rows]
 
     @staticmethod
@@ -876,19 +1007,25 @@ class SQLiteStore:
         return message
 
     def message(self, workspace_id: str, message_id: str, *,
-                resolver: SourceResolver | None = None) -> Message:
-        """One message of the workspace through rule 10; ``NotFoundError`` otherwise."""
-        row = self._conn().execute("SELECT * FROM messages WHERE workspace_id = ? AND id = ?",
-                                   (workspace_id, message_id)).fetchone()
+                resolver: SourceResolver | None = None, user_id: str | None = None) -> Message:
+        """One message of the workspace (in a chat of that user, when ``user_id``) through
+        rule 10; ``NotFoundError`` otherwise."""
+        sql = "SELECT m.* FROM messages m WHERE m.workspace_id = ? AND m.id = ?"
+        args: list[Any] = [workspace_id, message_id]
+        if user_id is not None:
+            sql += " AND EXISTS (SELECT 1 FROM chats c WHERE c.id = m.chat_id AND c.user_id = ?)"
+            args.append(user_id)
+        row = self._conn().execute(sql, args).fetchone()
         if row is None:
             raise NotFoundError(f"no message {message_id}")
         return self._read(workspace_id, row, resolver)
 
     def messages(self, workspace_id: str, chat_id: str, *, limit: int | None = None,
-                 after: str | None = None, resolver: SourceResolver | None = None) -> list[Message]:
+                 after: str | None = None, resolver: SourceResolver | None = None,
+                 user_id: str | None = None) -> list[Message]:
         """A chat's messages oldest first (see :meth:`Store.messages`)."""
         conn = self._conn()
-        self.chat(workspace_id, chat_id)
+        self.chat(workspace_id, chat_id, user_id=user_id)
         sql = "SELECT * FROM messages WHERE workspace_id = ? AND chat_id = ?"
         args: list[Any] = [workspace_id, chat_id]
         if after is not None:

@@ -1,0 +1,366 @@
+"""The analytics profile (seeds 003/004): a message's numbered references as RMSReferences.
+
+Shape of :func:`render_reference` (JSON-ready; seed fields first, in the seeds' order)::
+
+    {"id": str,                  # str(citation): "1"                          003/004 (string)
+     "citation_idx": str,        # str(citation): "1"                          003/004 (string)
+     "search_type": "rms",       # always "rms" (every source is the workspace's own)  003/004
+     "chunk_id": str | None,     # the cited chunk (None: a post unknown to the workspace)  003/004
+     "text": str | None,         # the chunk's exact text                      003/004
+     "text_type": str | None,    # the chunk's text_type: paragraph | table | image | news,
+                                 # and citewell's transcript | post            003/004
+     "document_id": str | None,  # Reference.resource_id                       003/004
+     "document_name": str | None,  # the resource's title (the reference's title if deleted)  003/004
+     "s3_file_key": str | None,  # Resource.blob_key (content-addressed blob)  003/004
+     "external_url": str | None, # post: the post's URL; else metadata external_url  003/004
+     "metadata": ReferenceMetadata,                                            # 004 (keys as 003)
+     "custom_metadata": dict | None,   # Resource.custom_metadata ({} → None)   003/004
+     # additive (DESIGN.md "Canonical data": names are the interface, add freely):
+     "chat_message_id": str,     # only when given (the v2 conversation route)
+     "start_index": int, "end_index": int,   # first [N] marker in the message text, half-open
+     "occurrences": [{"start_index": int, "end_index": int, "support"?: dict}, ...],
+     "offset_unit": "codepoint" | "utf16" | "utf8"}   # the unit of the three above
+
+``ReferenceMetadata`` carries every key of seed 004, in seed 003's order, always present::
+
+    calendar_date: str | None    # ISO date-time, "2026-03-02T00:00:00Z" (a bare date gets T00:00:00Z)
+    fiscal_year: int | None
+    fiscal_quarter: str | None   # "1".."4" (see below)
+    source: str | None           # post: the post's source (reddit …); else metadata source (filing …)
+    tickers, company_names, stock_ids: list[str]            # [] when unknown
+    document_category, document_subcategory: str | None
+    rms_document_type, rms_type, rms_sub_type: str | None
+    sector, subsector: list[str]                            # [] when unknown
+    publisher: str | None
+    countries, regions: list[str]                           # [] when unknown
+    participants: list[{name, role?, organization?, participant_type? …}]   # [] when unknown
+    tags: list[str]                                         # [] when unknown
+    parent_id, parent_document_id: str | None
+    creation_timestamp, last_contribution_timestamp: str | None
+        # metadata value, else the resource's created_at / updated_at as
+        # "2026-03-02T15:49:29+00:00" (UTC, seconds, as in seed 003); None if deleted
+    document_tags: list[str]                                # [] when unknown
+    creator_name, last_contributor_name: str | None
+    offset: list[{top, left, page, width, height}] | None   # PDF chunk boxes: fractions of the
+        # displayed page, top-left origin, page 1-based; None for a chunk that is not a PDF's
+    blocks: list[int] | None     # transcript chunk: 0-based cue positions; None otherwise
+
+followed by the chunk's remaining provenance (additive, as the chunk stores it):
+``source_type``, PDF ``page`` (1-based) and ``page_label``, transcript ``start_time``/
+``end_time`` (seconds, ms precision), ``speakers``, ``cue_times``, post ``id``,
+``created_at``, ``author``, ``url`` …, text ``char_start``/``char_end`` (code points of the
+resource's extracted text). A chunk key never replaces a seed key except ``offset``,
+``blocks`` and a post's ``source``, so the seed keys keep the seed's types.
+
+The typed values come from ``Resource.metadata`` and are coerced to the seed's type
+(never raising): a list field given a scalar becomes a one-item list, a non-string scalar
+its ``str``; a value that cannot be read as the seed's type (a fiscal year that is no
+year) becomes None.
+
+``fiscal_quarter`` is a **string** ``"1"``..``"4"``. The two seeds disagree: seed 003's
+example prints ``4``; seed 004 declares ``fiscal_quarter: type string``. The schema is the
+contract typed clients are generated and validated from (an int fails a string schema;
+a string of digits satisfies both a string schema and a loose reader of the example), and
+it is the same rule DESIGN.md "Filters" applies to ``citation_idx`` and ``id``: a number
+keeps its seed's (declared) type. The digit form (not ``"Q4"``) is ``str()`` of the stored
+integer, i.e. seed 003's value, and the filters accept it back unchanged
+(``fiscal_quarter=4``).
+
+Offsets: a stored message keeps its references in some ``offset_unit``;
+:func:`render_references` converts the whole message with
+:func:`~citewell.cite.offsets.convert_offsets` (exact, validated against the message
+text) before rendering, so every offset of the output is in the requested unit and
+``text[start_index:end_index] == "[N]"`` in that unit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import date, datetime, timezone
+from types import MappingProxyType
+from typing import Any
+
+from citewell.cite.offsets import OffsetMap, check_unit, convert_offsets
+from citewell.models import ENTITY_TYPES, Mention, Message, Reference, Resource
+
+#: Seed 004 ReferenceMetadata keys in seed 003's order (``blocks`` only appears in 004).
+METADATA_KEYS: tuple[str, ...] = (
+    "calendar_date", "fiscal_year", "fiscal_quarter", "source", "tickers", "company_names", "stock_ids",
+    "document_category", "document_subcategory", "rms_document_type", "rms_type", "rms_sub_type",
+    "sector", "subsector", "publisher", "countries", "regions", "participants", "tags", "parent_id",
+    "parent_document_id", "creation_timestamp", "last_contribution_timestamp", "document_tags",
+    "creator_name", "last_contributor_name", "offset", "blocks",
+)
+#: Seed keys whose type is ``array of string`` ([] when unknown).
+LIST_KEYS: frozenset[str] = frozenset({
+    "tickers", "company_names", "stock_ids", "sector", "subsector", "countries", "regions", "tags",
+    "document_tags",
+})
+#: Seed keys that are chunk provenance (null when the chunk's kind has none).
+PROVENANCE_KEYS: frozenset[str] = frozenset({"offset", "blocks"})
+
+_EMPTY: Mapping[tuple[str, str], Mention] = MappingProxyType({})
+_YEAR = re.compile(r"(?i)(?:FY)?\s*(\d{4})")
+_QUARTER = re.compile(r"(?i)Q?\s*([1-4])")
+
+
+# -- seed types ---------------------------------------------------------------------------
+
+def _str(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def _str_list(value: Any) -> list[str]:
+    if value is None or value == "":
+        return []
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return [v if isinstance(v, str) else str(v) for v in items if v is not None]
+
+
+def _fiscal_year(value: Any) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    m = _YEAR.fullmatch(str(value).strip())
+    return int(m.group(1)) if m else None
+
+
+def _fiscal_quarter(value: Any) -> str | None:
+    """``4``, ``"4"``, ``"Q4"`` → ``"4"``; anything else → None (see the module docstring)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    m = _QUARTER.fullmatch(str(value).strip())
+    return m.group(1) if m else None
+
+
+def _calendar_date(value: Any) -> str | None:
+    """An ISO date-time in UTC with ``Z`` (``2026-03-02T00:00:00Z``); unreadable text as given."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, date):
+        parsed = datetime(value.year, value.month, value.day)
+    else:
+        text = str(value).strip()
+        try:
+            parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            return text
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _timestamp(value: datetime) -> str:
+    """Seed 003's timestamp form: ``2026-03-02T15:49:29+00:00``."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc).isoformat(timespec="seconds")
+
+
+def _participants(value: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for item in value if isinstance(value, (list, tuple)) else ([] if value is None else [value]):
+        if isinstance(item, Mapping):
+            out.append(dict(item))
+        elif item is not None and item != "":
+            out.append({"name": str(item)})
+    return out
+
+
+def _boxes(value: Any) -> list[dict[str, Any]] | None:
+    if value is None:
+        return None
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return [dict(b) if isinstance(b, Mapping) else b for b in items]
+
+
+def _blocks(value: Any) -> list[int] | None:
+    if value is None:
+        return None
+    items = value if isinstance(value, (list, tuple)) else [value]
+    out: list[int] = []
+    for b in items:
+        try:
+            out.append(int(b))
+        except (TypeError, ValueError):
+            continue
+    return out
+
+
+def _seed_value(key: str, value: Any) -> Any:
+    """``value`` of seed key ``key`` coerced to the seed's type (None/[] when unknown)."""
+    if key in LIST_KEYS:
+        return _str_list(value)
+    if key == "fiscal_year":
+        return _fiscal_year(value)
+    if key == "fiscal_quarter":
+        return _fiscal_quarter(value)
+    if key == "calendar_date":
+        return _calendar_date(value)
+    if key == "participants":
+        return _participants(value)
+    if key == "offset":
+        return _boxes(value)
+    if key == "blocks":
+        return _blocks(value)
+    return _str(value)
+
+
+# -- rendering ----------------------------------------------------------------------------
+
+def render_metadata(ref: Reference, resource: Resource | None,
+                    mention: Mention | None = None) -> dict[str, Any]:
+    """The ``metadata`` object (ReferenceMetadata, see the module docstring).
+
+    Every key of :data:`METADATA_KEYS` is present with the seed's JSON type; the typed
+    values come from ``resource.metadata`` (nothing when the resource is deleted), the
+    provenance (``offset``, ``blocks``, and the additive keys after them) from the
+    reference's chunk metadata; a post's ``source`` is the post's.
+    """
+    typed: Mapping[str, Any] = resource.metadata if resource is not None else {}
+    chunk: Mapping[str, Any] = ref.metadata or {}
+    out: dict[str, Any] = {}
+    for key in METADATA_KEYS:
+        raw = chunk.get(key) if key in PROVENANCE_KEYS else typed.get(key)
+        out[key] = _seed_value(key, raw)
+    if ref.type == "post":
+        out["source"] = _str(ref.source or (mention.source if mention else None) or chunk.get("source"))
+    if resource is not None:
+        if out["creation_timestamp"] is None:
+            out["creation_timestamp"] = _timestamp(resource.created_at)
+        if out["last_contribution_timestamp"] is None:
+            out["last_contribution_timestamp"] = _timestamp(resource.updated_at)
+    for key, value in chunk.items():
+        if key not in out:
+            out[key] = value
+    if ref.type == "post" and "id" not in out and ref.id is not None:
+        out["id"] = ref.id
+    return out
+
+
+def _external_url(ref: Reference, resource: Resource | None, mention: Mention | None) -> str | None:
+    if ref.type == "post":
+        chunk = ref.metadata or {}
+        extra = (mention.model_extra or {}) if mention is not None else {}
+        for candidate in ((mention.url if mention else None), chunk.get("url"), extra.get("permalink"),
+                          chunk.get("permalink")):
+            if isinstance(candidate, str) and candidate.startswith(("http://", "https://")):
+                return candidate
+        return None
+    return _str(resource.metadata.get("external_url")) if resource is not None else None
+
+
+def _offsets(ref: Reference, offsets: str, text: str | None) -> dict[str, Any]:
+    """``start_index``/``end_index``/``occurrences``/``offset_unit`` of ``ref`` in ``offsets``."""
+    src = check_unit(ref.offset_unit or "codepoint")
+    occurrences = [o.model_dump(mode="json", exclude_none=True) for o in ref.occurrences or []]
+    start, end = ref.start_index, ref.end_index
+    if src != offsets:
+        if text is None:
+            raise ValueError(f"reference offsets are in {src}: converting them to {offsets} "
+                             "needs the message text")
+        omap = OffsetMap(text)
+
+        def conv(i: int | None) -> int | None:
+            return None if i is None else omap.convert(i, src, offsets)
+
+        start, end = conv(start), conv(end)
+        for occ in occurrences:
+            occ["start_index"] = conv(occ["start_index"])
+            occ["end_index"] = conv(occ["end_index"])
+    return {"start_index": start, "end_index": end, "occurrences": occurrences, "offset_unit": offsets}
+
+
+def render_reference(ref: Reference, resource: Resource | None, mention: Mention | None = None, *,
+                     chat_message_id: str | None = None, offsets: str = "codepoint",
+                     text: str | None = None) -> dict[str, Any]:
+    """One RMSReference (seeds 003/004) for a numbered reference (see the module docstring).
+
+    ``resource``: the cited resource as stored now, or None when it was deleted — the
+    reference then renders from its own fields (``document_id`` = ``ref.resource_id``,
+    ``document_name`` = ``ref.resource_title``, seed-typed nulls/[] elsewhere); it never
+    raises for that. ``mention``: the post behind a post reference (its URL becomes
+    ``external_url``). ``chat_message_id``: added when given. ``offsets`` (``codepoint``,
+    ``utf16``, ``utf8``): the unit of the rendered ``start_index``/``end_index``/
+    ``occurrences``; when it differs from ``ref.offset_unit`` (None = codepoint) the
+    message ``text`` is needed to convert.
+
+    Raises ``ValueError`` for an unknown unit, an entity (unnumbered) reference, a needed
+    conversion without ``text``, or an offset not on a character boundary of ``text``.
+    """
+    check_unit(offsets)
+    if ref.type in ENTITY_TYPES or ref.citation is None:
+        raise ValueError(f"a {ref.type!r} reference has no number: it is not an RMSReference")
+    number = str(ref.citation)
+    custom = dict(resource.custom_metadata) if resource is not None and resource.custom_metadata else None
+    document_id = ref.resource_id if ref.resource_id is not None else (resource.id if resource else None)
+    chunk_text = ref.text if ref.text is not None else (mention.text if mention is not None else None)
+    out: dict[str, Any] = {
+        "id": number,
+        "citation_idx": number,
+        "search_type": "rms",
+        "chunk_id": ref.chunk_id,
+        "text": chunk_text,
+        "text_type": ref.text_type,
+        "document_id": document_id,
+        "document_name": resource.title if resource is not None else ref.resource_title,
+        "s3_file_key": resource.blob_key if resource is not None else None,
+        "external_url": _external_url(ref, resource, mention),
+        "metadata": render_metadata(ref, resource, mention),
+        "custom_metadata": custom,
+    }
+    if chat_message_id is not None:
+        out["chat_message_id"] = chat_message_id
+    out.update(_offsets(ref, offsets, text))
+    return out
+
+
+def _mention_for(ref: Reference, mentions: Mapping[tuple[str, str], Mention]) -> Mention | None:
+    if ref.type != "post" or ref.source is None or ref.id is None or not mentions:
+        return None
+    return mentions.get((ref.source, ref.id)) or mentions.get((ref.source.lower(), ref.id))
+
+
+def render_references(message: Message, resources: Mapping[str, Resource],
+                      mentions: Mapping[tuple[str, str], Mention] = _EMPTY, *,
+                      chat_message_id: str | None = None, offsets: str = "codepoint") -> list[dict[str, Any]]:
+    """The RMSReferences of ``message``: its numbered references in citation order
+    (entity references are skipped; a user message gives ``[]``).
+
+    ``resources``: resource id → :class:`~citewell.models.Resource` (a missing id renders
+    as a deleted resource); ``mentions``: (source, id) → :class:`~citewell.models.Mention`
+    for post references (source as stored or lower-cased). ``offsets``: the unit of every
+    rendered offset; the whole message is converted first (exact). ``chat_message_id`` is
+    added to every reference when given.
+
+    Raises ``ValueError`` for an unknown unit or a corrupt offset in the message.
+    """
+    check_unit(offsets)
+    numbered = [r for r in message.references if r.type not in ENTITY_TYPES and r.citation is not None]
+    if not numbered:
+        return []
+    if any((r.offset_unit or message.offset_unit) != offsets for r in numbered):
+        message = convert_offsets(message, offsets)
+        numbered = [r for r in message.references if r.type not in ENTITY_TYPES and r.citation is not None]
+    numbered.sort(key=lambda r: r.citation or 0)
+    out = []
+    for ref in numbered:
+        if ref.offset_unit is None:  # stated by the message: converted above, or already ``offsets``
+            ref = ref.model_copy(update={"offset_unit": offsets})
+        resource = resources.get(ref.resource_id) if ref.resource_id is not None else None
+        out.append(render_reference(ref, resource, _mention_for(ref, mentions),
+                                    chat_message_id=chat_message_id, offsets=offsets, text=message.text))
+    return out
+
+
+__all__ = ["LIST_KEYS", "METADATA_KEYS", "render_metadata", "render_reference", "render_references"]
