@@ -16,7 +16,7 @@ from __future__ import annotations
 import mimetypes
 import os
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
@@ -26,7 +26,7 @@ from .cite import convert_offsets
 from .cite.stream import Event, StreamingCiter
 from .cite.numbered import expand_numbered
 from .cite.support import apply_support, part_support
-from .errors import NotFoundError, UsageError
+from .errors import CitewellError, NotFoundError, UsageError
 from .generate import ExtractiveGenerator, Generator
 from .generate.extractive import escape_quote
 from .ingest.image_text import image_text
@@ -34,6 +34,7 @@ from .ingest.pipeline import IngestReport, Ingestor, ProgressCallback
 from .keys import SHOWN_PREFIX, hash_key, new_key
 from .models import Message, Notice, Passage, Resource, utcnow
 from .retrieve import BM25Retriever, Retriever, parse_filters
+from .retrieve.followup import followup_query, refers_back
 from .settings import Settings
 from .store import Store, open_store
 from .store.base import ApiKeyRecord, ChatRecord, Condition
@@ -61,6 +62,20 @@ class _Turn:
     asked_at: datetime
     preface: str | None = None  # rule 11: what the answer says about an image-only question
     image_url: str | None = None
+    query: str = ""  # what retrieval and the generator read (a follow-up carries the last turn's subject)
+    filters: Any = None  # the filters as given (JSON-able), kept on the user message for follow-ups
+
+
+@dataclass(frozen=True)
+class PendingTurn:
+    """A turn begun by :meth:`Engine.begin_turn`: its ``chat``, the stored ``user_message``
+    and the stored assistant ``message`` (status ``pending``) that
+    :meth:`Engine.complete_turn` settles."""
+
+    chat: ChatRecord
+    user_message: Message
+    message: Message
+    turn: _Turn
 
 
 def _whole_message_events(message: Message) -> Iterator[Event]:
@@ -70,6 +85,15 @@ def _whole_message_events(message: Message) -> Iterator[Event]:
             yield Event("citation", {k: v for k, v in ref.model_dump(mode="json").items()
                                      if k not in ("start_index", "end_index", "occurrences", "offset_unit")})
     yield Event("delta", {"text": message.text})
+
+
+def _json_filters(filters: Iterable[str] | Mapping[str, Any] | None) -> Any:
+    """Filters as given, in a JSON-able form (``parse_filters`` reads it back)."""
+    if filters is None:
+        return None
+    if isinstance(filters, Mapping):
+        return {str(k): (list(v) if isinstance(v, (list, tuple, set)) else v) for k, v in filters.items()}
+    return [str(f) for f in filters]
 
 
 def _valid_text(text: str) -> str:
@@ -288,11 +312,25 @@ class Engine:
         if k < 1:
             raise UsageError("k must be at least 1")
         conditions = parse_filters(filters)
+        question = _valid_text(question)
+        query = question
         if chat_id is not None:
             self.store.chat(self.workspace_id, chat_id, user_id=user_id)
+            previous = self._previous_question(chat_id)
+            if previous is not None and question and preface is None and refers_back(question):
+                query = followup_query(question, previous.text)
+                carried = (previous.model_extra or {}).get("filters")
+                if filters is None and carried:
+                    filters, conditions = carried, parse_filters(carried)
         under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
-        return _Turn(_valid_text(question), k, conditions, corpus, under, offsets, chat_id, policy, utcnow(),
-                     preface, image_url)
+        return _Turn(question, k, conditions, corpus, under, offsets, chat_id, policy, utcnow(),
+                     preface, image_url, query, _json_filters(filters))
+
+    def _previous_question(self, chat_id: str) -> Message | None:
+        """The last user message of a chat, or None."""
+        users = [m for m in self.store.messages(self.workspace_id, chat_id, resolver=self.resolver)
+                 if m.role == "user" and m.text]
+        return users[-1] if users else None
 
     def _pieces(self, turn: "_Turn", passages: Sequence[Passage]) -> Iterator[str]:
         """The raw answer in pieces: the image preface (rule 11), then the generator's."""
@@ -300,18 +338,21 @@ class Engine:
             yield turn.preface
             if turn.preface == NO_IMAGE_TEXT:
                 return
-        yield from self.generator.stream(turn.question, passages)
+        yield from self.generator.stream(turn.query, passages)
 
     def _retrieve_for(self, turn: "_Turn", *, sync: bool, manifests: Sequence[str | os.PathLike[str]],
                       progress: ProgressCallback | None) -> list[Passage]:
-        if not turn.question:  # an image without text: nothing to retrieve with (rule 11)
+        if not turn.query:  # an image without text: nothing to retrieve with (rule 11)
             return []
         if turn.corpus is not None and sync:
             self.sync(turn.corpus, manifests=manifests, progress=progress)
-        return self.retriever.retrieve(turn.question, k=turn.k, conditions=turn.conditions, under=turn.under)
+        return self.retriever.retrieve(turn.query, k=turn.k, conditions=turn.conditions, under=turn.under)
 
-    def _finish(self, turn: "_Turn", message: Message, passages: Sequence[Passage]) -> Message:
-        """Support (rule 8), the no-match warning, ids, offsets and storage of a cited answer."""
+    def _finish(self, turn: "_Turn", message: Message, passages: Sequence[Passage], *,
+                pending: Message | None = None) -> Message:
+        """Support (rule 8), the no-match warning, ids, offsets and storage of a cited
+        answer: stored with its user message when the turn has a chat, or settling the
+        ``pending`` message of a turn begun by :meth:`begin_turn`."""
         message = apply_support(message, policy=turn.policy)
         if not passages and not self.store.count_resources(self.workspace_id, conditions=turn.conditions,
                                                            under=turn.under):
@@ -321,18 +362,70 @@ class Engine:
                 code="NO_MATCHING_RESOURCES",
                 message=f"no searchable resource {what} (check filter values with citewell resources --json; "
                         "files without a text layer are not searchable)"))
-        message.id = str(uuid.uuid4())
+        message.id = str(uuid.uuid4()) if pending is None else pending.id
         message.grounded = bool(message.references)
         message.image_url = turn.image_url
         message = convert_offsets(message, turn.offsets) if turn.offsets != "codepoint" else message
+        if pending is not None:
+            message.created_at = pending.created_at
+            return self.store.settle_message(self.workspace_id, message)
         if turn.chat_id is None:
             return message
+        _, stored = self.store.add_messages(self.workspace_id, turn.chat_id,
+                                            [self._user_message(turn, message.offset_unit), message])
+        return stored
+
+    @staticmethod
+    def _user_message(turn: "_Turn", offset_unit: str) -> Message:
+        """The stored user message of a turn (``resource_ids``: the resources the question
+        was restricted to; additive ``filters`` as given, for follow-ups)."""
         restricted = [v for c in turn.conditions if c.key == "resource_id" and c.op == "eq" for v in c.values]
         user = Message(role="user", text=turn.question if turn.preface is None else "",
                        resource_ids=list(dict.fromkeys(restricted)), image_url=turn.image_url,
-                       offset_unit=message.offset_unit, created_at=turn.asked_at)
-        _, stored = self.store.add_messages(self.workspace_id, turn.chat_id, [user, message])
-        return stored
+                       offset_unit=offset_unit, created_at=turn.asked_at)
+        if turn.filters:
+            user.filters = turn.filters  # type: ignore[attr-defined] - an additive field
+        return user
+
+    # -- asynchronous turns (the chats profile) ------------------------------------------
+    def begin_turn(self, question: str, *, chat_id: str | None = None, k: int = 5,
+                   filters: Iterable[str] | Mapping[str, Any] | None = None, offsets: str = "codepoint",
+                   policy: str = "flag", user_id: str | None = None, user_email: str | None = None) -> PendingTurn:
+        """Start a turn that settles later: validate it (raising as :meth:`ask`, before
+        anything is stored), create a chat when ``chat_id`` is None (titled by the
+        question, of the user when given), and store the user message and a ``pending``
+        assistant message in one transaction. :meth:`complete_turn` does the work."""
+        turn = self._prepare(question, k=k, filters=filters, corpus=None, offsets=offsets, chat_id=chat_id,
+                             policy=policy, user_id=user_id)
+        if chat_id is None:
+            chat = self.chat(turn.question[:80], user_id=user_id, user_email=user_email)
+            turn = replace(turn, chat_id=chat.id)
+        else:
+            chat = self.store.chat(self.workspace_id, chat_id, user_id=user_id)
+        placeholder = Message(role="assistant", status="pending", text="", offset_unit=turn.offsets)
+        user, pending = self.store.add_messages(self.workspace_id, chat.id,
+                                                [self._user_message(turn, turn.offsets), placeholder])
+        return PendingTurn(chat, user, pending, turn)
+
+    def complete_turn(self, pending: PendingTurn) -> Message:
+        """Answer a turn begun by :meth:`begin_turn` and settle its message: ``settled``
+        with the answer, or ``failed`` with a warning and an additive ``error``
+        ``{code, message}`` when anything goes wrong (a turn never stays pending).
+        Returns the stored message."""
+        turn = pending.turn
+        try:
+            passages = self._retrieve_for(turn, sync=False, manifests=(), progress=None)
+            raw = "".join(self._pieces(turn, passages))
+            return self._finish(turn, _cite(raw, sources=passages, resolver=self.resolver), passages,
+                                pending=pending.message)
+        except CitewellError as exc:
+            code, text = exc.code, exc.message
+        except Exception as exc:  # noqa: BLE001 - a turn settles, whatever went wrong
+            code, text = "SERVER_ERROR", f"the answer could not be produced ({type(exc).__name__})"
+        failed = pending.message.model_copy(update={"status": "failed",
+                                                    "warnings": [Notice(code=code, message=text)]})
+        failed.error = {"code": code, "message": text}  # type: ignore[attr-defined] - additive
+        return self.store.settle_message(self.workspace_id, failed)
 
     # -- chats -------------------------------------------------------------------------
     def chat(self, title: str | None = None, *, user_id: str | None = None,

@@ -225,6 +225,17 @@ class Store(Protocol):
         """Mentions for (source, id) pairs, in the order asked (None where unknown)."""
         ...
 
+    def list_mentions(self, workspace_id: str, *, source: str | None = None, terms: Sequence[str] = (),
+                      created_after: str | None = None, created_before: str | None = None,
+                      dataset_id: str | None = None, limit: int = 50,
+                      after: tuple[str, str, str] | None = None) -> list[Mention]:
+        """Mentions of the workspace's ready posts files, ordered by ``(created_at, source
+        lower-cased, id)``, at most ``limit``: of ``source``, whose text matches any of
+        ``terms`` (full-text), created in ``[created_after, created_before]`` (ISO strings,
+        compared as text), in posts file ``dataset_id``; only after the ``after`` key
+        (keyset paging: the key of the last mention of the previous page)."""
+        ...
+
     def search_text(self, workspace_id: str, terms: Sequence[str], *, limit: int,
                     conditions: Sequence[Condition] = (), under: str | None = None) -> list[Passage]:
         """BM25 full-text search over ready resources; best first, ``score`` higher is better.
@@ -291,6 +302,19 @@ class Store(Protocol):
         with raw links in ``text`` (the pre-``format_version`` shape). It is converted
         when read (:func:`citewell.cite.history.read_message`). Returns the message id.
         """
+        ...
+
+    def settle_message(self, workspace_id: str, message: Message) -> Message:
+        """Replace the stored pending message ``message.id`` by ``message`` (status settled
+        or failed) in one transaction; returns what reads return from now on. A message
+        settles once: ``UsageError`` if it is not pending (or ``message`` is), ``NotFoundError``
+        for an unknown id."""
+        ...
+
+    def fail_pending(self, *, before: datetime, code: str, message: str) -> int:
+        """Settle as failed (warning and additive ``error`` ``{code, message}``) every
+        pending message of any workspace created before ``before`` — turns a stopped server
+        never finished; returns how many."""
         ...
 
     def message(self, workspace_id: str, message_id: str, *,

@@ -754,14 +754,46 @@ class SQLiteStore:
         for source, post_id in refs:
             row = conn.execute("SELECT * FROM mentions WHERE workspace_id = ? AND source_key = ? AND id = ?",
                                (workspace_id, source.lower(), post_id)).fetchone()
-            if row is None:
-                out.append(None)
-                continue
-            fields = json.loads(row["fields"])
-            fields.update(source=row["source"], id=row["id"], text=row["text"], dataset_id=row["dataset_id"],
-                          chunk_id=row["chunk_id"])
-            out.append(Mention(**fields))
+            out.append(self._mention_from_row(row) if row is not None else None)
         return out
+
+    def list_mentions(self, workspace_id: str, *, source: str | None = None, terms: Sequence[str] = (),
+                      created_after: str | None = None, created_before: str | None = None,
+                      dataset_id: str | None = None, limit: int = 50,
+                      after: tuple[str, str, str] | None = None) -> list[Mention]:
+        """Mentions of the workspace by ``(created_at, source, id)`` (see :meth:`Store.list_mentions`)."""
+        sql = ("SELECT m.* FROM mentions m JOIN chunks c ON c.id = m.chunk_id JOIN resources r ON r.id = c.resource_id "
+               "WHERE m.workspace_id = ? AND r.status = 'ready'")
+        args: list[Any] = [workspace_id]
+        if source is not None:
+            sql += " AND m.source_key = ?"
+            args.append(source.lower())
+        if dataset_id is not None:
+            sql += " AND EXISTS (SELECT 1 FROM dataset_posts dp WHERE dp.chunk_id = m.chunk_id AND dp.resource_id = ?)"
+            args.append(dataset_id)
+        if created_after is not None:
+            sql += " AND COALESCE(m.created_at, '') >= ?"
+            args.append(created_after)
+        if created_before is not None:
+            sql += " AND COALESCE(m.created_at, '') <= ?"
+            args.append(created_before)
+        query = fts_query(terms)
+        if query:
+            sql += " AND c.rowid IN (SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?)"
+            args.append(query)
+        if after is not None:
+            sql += " AND (COALESCE(m.created_at, ''), m.source_key, m.id) > (?, ?, ?)"
+            args += list(after)
+        sql += " ORDER BY COALESCE(m.created_at, ''), m.source_key, m.id LIMIT ?"
+        args.append(limit)
+        return [self._mention_from_row(row) for row in self._conn().execute(sql, args).fetchall()]
+
+    @staticmethod
+    def _mention_from_row(row: sqlite3.Row) -> Mention:
+        fields = json.loads(row["fields"])
+        fields.update(source=row["source"], id=row["id"], text=row["text"], dataset_id=row["dataset_id"],
+                      chunk_id=row["chunk_id"])
+        return Mention(**fields)
 
     def search_text(self, workspace_id: str, terms: Sequence[str], *, limit: int,
                     conditions: Sequence[Condition] = (), under: str | None = None) -> list[Passage]:
@@ -970,6 +1002,45 @@ class SQLiteStore:
                           json.dumps(original, ensure_ascii=False), original["created_at"], seq))
             conn.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (_now(), chat_id))
         return message_id
+
+    def settle_message(self, workspace_id: str, message: Message) -> Message:
+        """Replace a pending message by its settled (or failed) form (see :meth:`Store.settle_message`)."""
+        copy = message.model_copy(deep=True)
+        copy.format_version = FORMAT_VERSION
+        if copy.status == "pending":
+            raise UsageError("a message settles as settled or failed, not pending")
+        with self._write() as conn:
+            row = conn.execute("SELECT chat_id, status FROM messages WHERE workspace_id = ? AND id = ?",
+                               (workspace_id, copy.id)).fetchone()
+            if row is None:
+                raise NotFoundError(f"no message {copy.id}")
+            if row["status"] != "pending":
+                raise UsageError(f"message {copy.id} has settled already ({row['status']})")
+            copy.chat_id = row["chat_id"]
+            payload = copy.model_dump_json()
+            conn.execute("UPDATE messages SET status = ?, text = ?, payload = ?, format_version = ? "
+                         "WHERE workspace_id = ? AND id = ?",
+                         (copy.status, copy.text, payload, FORMAT_VERSION, workspace_id, copy.id))
+            conn.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (_now(), row["chat_id"]))
+        return Message.model_validate_json(payload)
+
+    def fail_pending(self, *, before: datetime, code: str, message: str) -> int:
+        """Settle as failed every pending message (all workspaces) created before ``before``."""
+        with self._write() as conn:
+            rows = conn.execute("SELECT workspace_id, id, payload FROM messages WHERE status = 'pending' "
+                                "AND format_version IS NOT NULL").fetchall()
+            failed = 0
+            for row in rows:
+                pending = Message.model_validate_json(row["payload"])
+                if pending.created_at >= before:
+                    continue
+                pending.status = "failed"
+                pending.warnings.append(Notice(code=code, message=message))
+                setattr(pending, "error", {"code": code, "message": message})
+                conn.execute("UPDATE messages SET status = 'failed', payload = ? WHERE workspace_id = ? AND id = ?",
+                             (pending.model_dump_json(), row["workspace_id"], row["id"]))
+                failed += 1
+        return failed
 
     def _resolver(self, workspace_id: str, resolver: SourceResolver | None) -> SourceResolver:
         if resolver is not None:

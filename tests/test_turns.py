@@ -1,0 +1,169 @@
+"""Turns that settle later, follow-up questions, and mentions listed by query (issue 5,
+engine and store side)."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from citewell import Engine
+from citewell.errors import NotFoundError, UsageError
+from citewell.models import utcnow
+from citewell.retrieve.followup import followup_query, refers_back
+
+FILES = {
+    "acme-2022.txt": "Acme revenue was $12.4 million in 2022. Acme gross margin was 41 percent in 2022.\n",
+    "acme-2021.txt": "Acme revenue was $9.1 million in 2021.\n",
+    "globex.txt": "Globex revenue was $55.0 million in 2022. Globex gross margin was 18 percent in 2022.\n",
+}
+POSTS = [
+    {"source": "reddit", "id": "t3_a", "text": "Turbine five failed at noon.", "created_at": "2022-01-05T10:00:00Z",
+     "score": 12, "num_comments": 3, "url": "https://reddit.example/t3_a"},
+    {"source": "TikTok", "id": "739", "text": "Turbine noise is loud tonight.", "created_at": "2022-01-06T10:00:00Z",
+     "likes": 40, "url": "https://tiktok.example/739"},
+    {"source": "reddit", "id": "t3_b", "text": "Pumps at forty bar.", "created_at": "2022-02-01T10:00:00Z",
+     "score": 1, "permalink": "/r/x/t3_b"},
+]
+
+
+@pytest.fixture
+def docs(engine: Engine, tmp_path: Path) -> Engine:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, text in FILES.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    (folder / "posts.jsonl").write_text("".join(json.dumps(p) + "\n" for p in POSTS), encoding="utf-8")
+    report = engine.ingest([folder])
+    assert not report.failed
+    return engine
+
+
+# -- turns that settle later -----------------------------------------------------------
+
+def test_a_turn_is_pending_until_completed_then_reads_back_as_returned(docs: Engine) -> None:
+    pending = docs.begin_turn("What was Acme revenue in 2022?", offsets="utf16")
+    assert pending.chat.title == "What was Acme revenue in 2022?"
+    assert pending.user_message.text == "What was Acme revenue in 2022?"
+    assert pending.message.status == "pending" and pending.message.text == ""
+    stored = docs.history(pending.chat.id)
+    assert [(m.role, m.status) for m in stored] == [("user", "settled"), ("assistant", "pending")]
+    assert docs.message(pending.message.id).status == "pending"
+
+    settled = docs.complete_turn(pending)
+    assert settled.id == pending.message.id and settled.status == "settled"
+    assert settled.offset_unit == "utf16" and settled.created_at == pending.message.created_at
+    assert settled.text.startswith("Acme revenue was $12.4 million in 2022 [1].")
+    assert settled.references[0].resource_title == "acme-2022"
+    assert docs.message(settled.id).model_dump() == settled.model_dump()
+    assert docs.history(pending.chat.id)[1].model_dump() == settled.model_dump()
+    with pytest.raises(UsageError):
+        docs.store.settle_message(docs.workspace_id, settled)  # a message settles once
+
+
+def test_a_turn_that_fails_settles_as_failed(docs: Engine) -> None:
+    class Broken:
+        def stream(self, question, passages):
+            raise RuntimeError("model endpoint down")
+
+    pending = docs.begin_turn("What was Acme revenue in 2022?")
+    docs.generator = Broken()  # type: ignore[assignment]
+    failed = docs.complete_turn(pending)
+    assert failed.status == "failed" and failed.text == ""
+    assert failed.model_extra["error"] == {"code": "SERVER_ERROR",
+                                           "message": "the answer could not be produced (RuntimeError)"}
+    assert [w.code for w in failed.warnings] == ["SERVER_ERROR"]
+    assert docs.message(failed.id).model_dump() == failed.model_dump()
+
+
+def test_a_stopped_servers_turns_fail_instead_of_staying_pending(docs: Engine) -> None:
+    old = docs.begin_turn("What was Acme revenue in 2022?")
+    count = docs.store.fail_pending(before=utcnow() + timedelta(seconds=1), code="TURN_INTERRUPTED",
+                                    message="the server stopped before the answer was finished")
+    assert count == 1
+    failed = docs.message(old.message.id)
+    assert failed.status == "failed" and failed.model_extra["error"]["code"] == "TURN_INTERRUPTED"
+    assert docs.store.fail_pending(before=utcnow(), code="X", message="y") == 0
+
+
+def test_begin_turn_validates_before_storing(docs: Engine) -> None:
+    with pytest.raises(UsageError):
+        docs.begin_turn("   ")
+    with pytest.raises(NotFoundError):
+        docs.begin_turn("revenue?", chat_id="no-such-chat")
+    with pytest.raises(UsageError):
+        docs.begin_turn("revenue?", offsets="bytes")
+    assert docs.chats() == []
+
+
+def test_begin_turn_of_a_user(docs: Engine) -> None:
+    pending = docs.begin_turn("What was Acme revenue in 2022?", user_id="u1", user_email="u1@example.com")
+    assert pending.chat.user_id == "u1"
+    with pytest.raises(NotFoundError):
+        docs.begin_turn("And in 2021?", chat_id=pending.chat.id, user_id="u2")
+    follow = docs.begin_turn("And in 2021?", chat_id=pending.chat.id, user_id="u1")
+    assert follow.chat.id == pending.chat.id
+
+
+# -- follow-ups ------------------------------------------------------------------------
+
+def test_refers_back() -> None:
+    assert refers_back("And in 2021?") and refers_back("How did it change?") and refers_back("What about Globex?")
+    assert refers_back("Why?")
+    assert not refers_back("What was Globex gross margin in 2022?")
+    assert followup_query("What was Globex gross margin in 2022?", "What was Acme revenue?") == \
+        "What was Globex gross margin in 2022?"
+    assert followup_query("And in 2021?", "What was Acme revenue in 2022?") == "And in 2021? acme revenue"
+    assert followup_query("What about Globex?", "What was Acme revenue in 2022?") == \
+        "What about Globex? revenue 2022"
+
+
+def test_a_follow_up_is_answered_in_the_context_of_the_previous_turn(docs: Engine) -> None:
+    chat = docs.chat()
+    first = docs.ask("What was Acme revenue in 2022?", chat_id=chat.id)
+    assert first.text.startswith("Acme revenue was $12.4 million in 2022 [1].")
+    follow = docs.ask("And in 2021?", chat_id=chat.id)
+    assert follow.text.startswith("Acme revenue was $9.1 million in 2021 [1].")
+    assert {r.resource_title for r in follow.references} <= {"acme-2021", "acme-2022"}
+    # the question is stored as asked
+    assert [m.text for m in docs.history(chat.id) if m.role == "user"] == [
+        "What was Acme revenue in 2022?", "And in 2021?"]
+    # without the chat the follow-up has nothing to go on
+    assert "$9.1 million" not in docs.ask("And in 2021?").text
+
+
+def test_a_follow_up_keeps_the_previous_filters(docs: Engine) -> None:
+    chat = docs.chat()
+    first = docs.ask("What was gross margin in 2022?", chat_id=chat.id, filters=["document_name=globex"])
+    assert "18 percent" in first.text and "41 percent" not in first.text
+    follow = docs.ask("And what about its revenue?", chat_id=chat.id)
+    assert "$55.0 million" in follow.text and {r.resource_title for r in follow.references} == {"globex"}
+    assert docs.history(chat.id)[0].model_extra["filters"] == ["document_name=globex"]
+    # a follow-up that names its own filters uses them
+    own = docs.ask("And gross margin?", chat_id=chat.id, filters={"document_name": "acme-2022"})
+    assert "41 percent" in own.text and "18 percent" not in own.text
+
+
+# -- mentions listed by query ----------------------------------------------------------
+
+def test_mentions_by_source_query_dates_dataset_and_pages(docs: Engine) -> None:
+    store, ws = docs.store, docs.workspace_id
+    dataset = next(r.id for r in docs.resources() if r.kind == "post")
+    everything = store.list_mentions(ws)
+    assert [(m.source, m.id) for m in everything] == [("reddit", "t3_a"), ("TikTok", "739"), ("reddit", "t3_b")]
+    assert everything[0].model_extra["score"] == 12 and everything[1].model_extra["likes"] == 40
+    assert everything[2].model_extra["permalink"] == "/r/x/t3_b"
+    assert [m.id for m in store.list_mentions(ws, source="tiktok")] == ["739"]
+    assert [m.id for m in store.list_mentions(ws, terms=["turbine"])] == ["t3_a", "739"]
+    assert [m.id for m in store.list_mentions(ws, created_after="2022-01-06", created_before="2022-12-31")] == [
+        "739", "t3_b"]
+    assert [m.id for m in store.list_mentions(ws, dataset_id=dataset)] == ["t3_a", "739", "t3_b"]
+    assert store.list_mentions(ws, dataset_id="other") == []
+    page = store.list_mentions(ws, limit=2)
+    last = page[-1]
+    rest = store.list_mentions(ws, limit=2, after=(last.created_at or "", last.source.lower(), last.id))
+    assert [m.id for m in page + rest] == ["t3_a", "739", "t3_b"]
+    with Engine(docs.store, workspace="other") as other:
+        assert other.store.list_mentions(other.workspace_id) == []
