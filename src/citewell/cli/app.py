@@ -296,6 +296,27 @@ def resources(
                          f"{r.title} ({r.file_name}){extra}\n")
 
 
+@app.command()
+def serve(
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for every interface)."),
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port to listen on."),
+    store: Optional[Path] = StoreOpt, config: Optional[Path] = ConfigOpt,
+) -> None:
+    """Serve the HTTP API (FastAPI on uvicorn) on the same store as the other commands:
+    keys from citewell keys create; logs, one access line per request with its request id,
+    on stderr."""
+    # imported here: the web stack costs ~160 ms of start-up that the other commands never need
+    import uvicorn
+
+    from ..web.app import create_app
+    from ..web.requestid import LOG_CONFIG
+
+    settings = Settings.resolve(store=store, config=config)
+    application = create_app(settings.store)
+    err.print(f"citewell API on http://{host}:{port} (store {settings.store})", markup=False)
+    uvicorn.run(application, host=host, port=port, log_config=LOG_CONFIG, access_log=False)
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     """Entry point of the ``citewell`` script: maps errors to one-line messages and exit codes.
 

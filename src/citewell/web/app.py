@@ -1,0 +1,119 @@
+"""The citewell HTTP API: :func:`create_app` builds the FastAPI application.
+
+::
+
+    from citewell.web import create_app
+    app = create_app("citewell.sqlite")          # uvicorn serves it; or `citewell serve`
+
+One store is opened for the app (the SQLite store keeps one connection per thread, so the
+threadpool that runs the sync routes shares it safely); each request gets a cheap
+:class:`~citewell.Engine` on its key's workspace (:mod:`citewell.web.deps`). Uploads are
+extracted by a small background worker (:mod:`citewell.web.worker`) that, on startup,
+resumes every upload a previous run left ``processing``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from starlette.concurrency import run_in_threadpool
+
+from .. import __version__
+from ..errors import UsageError
+from ..settings import Settings
+from ..store import Store, open_store
+from . import errors
+from .requestid import RequestIdMiddleware
+from .routes import ROUTERS
+from .uploads import max_upload_bytes
+from .worker import UploadWorker
+
+DESCRIPTION = """Grounded answers with exact citations over your own files.
+
+Authenticate with `X-API-KEY: <key>` (or `Authorization: Bearer <key>`); make keys with
+`citewell keys create --workspace NAME [--platform]`. Every answer carries `X-Request-ID`.
+
+Errors: sessions routes answer `{"status": "error", "error": {"code", "message"}}`, the
+analytics routes (`/v1/references`, `/v2/analytics/…`) `{"error": {"code", "msg", "message"},
+"payload": null}`. Codes: 401 API_KEY_MISSING, INVALID_API_KEY; 403 FORBIDDEN; 404 NOT_FOUND
+(an id of another workspace answers exactly like an unknown id); 400 INVALID_REQUEST_BODY,
+INVALID_FILTER and the *_MISSING codes; 413 FILE_TOO_LARGE; 500 SERVER_ERROR, GET_REF_FAIL.
+"""
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """The OpenAPI document without FastAPI's 422 answers (validation failures are 400)."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+    for item in schema.get("paths", {}).values():
+        for operation in item.values():
+            if isinstance(operation, dict):
+                operation.get("responses", {}).pop("422", None)
+    components = schema.get("components", {}).get("schemas", {})
+    for name in ("HTTPValidationError", "ValidationError"):
+        components.pop(name, None)
+    app.openapi_schema = schema
+    return schema
+
+
+def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_upload_mb: float | None = None,
+               worker_threads: int = 1) -> FastAPI:
+    """Build the API on ``store`` (a :class:`~citewell.store.Store`, a SQLite file path, or
+    None for the configured default: ``CITEWELL_STORE``, config file, user data folder).
+
+    ``max_upload_mb``: upload cap in MB (default ``CITEWELL_MAX_UPLOAD_MB``, else 100);
+    ``worker_threads``: threads extracting uploads (1–2). A store opened here is closed
+    at shutdown; a :class:`Store` passed in is left open. Raises
+    :class:`~citewell.errors.StoreError` when the store cannot be opened and
+    :class:`~citewell.errors.UsageError` for a bad upload cap.
+    """
+    try:
+        cap = max_upload_bytes(max_upload_mb)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    owned = store is None or isinstance(store, (str, os.PathLike))
+    if store is None:
+        store = open_store(Settings.resolve().store)
+    elif isinstance(store, (str, os.PathLike)):
+        store = open_store(Path(store))
+    opened: Store = store
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        """Start: resume uploads left processing. Stop: the running extraction finishes,
+        queued ones stay processing for the next start; a store opened here is closed."""
+        if app.state.worker.closed:
+            app.state.worker = UploadWorker(opened, threads=worker_threads)
+        await run_in_threadpool(app.state.worker.recover)
+        try:
+            yield
+        finally:
+            await run_in_threadpool(app.state.worker.shutdown)
+            if owned:
+                opened.close()
+
+    app = FastAPI(title="citewell", version=__version__, description=DESCRIPTION, lifespan=lifespan)
+    app.state.store = opened
+    app.state.max_upload_bytes = cap
+    app.state.worker = UploadWorker(opened, threads=worker_threads)
+    errors.install(app)
+    for router in ROUTERS:
+        app.include_router(router)
+    app.add_middleware(RequestIdMiddleware, on_error=errors.unhandled_error_response)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """Factory for ``uvicorn --factory citewell.web.app:app_from_env``: the configured store."""
+    return create_app()
+
+
+__all__ = ["app_from_env", "create_app"]

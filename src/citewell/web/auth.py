@@ -1,0 +1,106 @@
+"""API keys → the principal a request acts as.
+
+A key comes in ``X-API-KEY: <key>`` or ``Authorization: Bearer <key>`` (X-API-KEY wins
+when both are sent) and is looked up by its SHA-256 (:func:`citewell.keys.hash_key`):
+keys are never stored. The query parameters ``organization_id``, ``user_id`` and
+``user_email`` (seed 003) choose whom a platform key acts for:
+
+==========================  ===============================================================
+no key                      401 ``API_KEY_MISSING``
+unknown key                 401 ``INVALID_API_KEY``
+plain key                   its own workspace; ``organization_id`` may only name that
+                            workspace, and ``user_id``/``user_email`` are not allowed
+                            (403 ``FORBIDDEN``)
+platform key                its own workspace, or ``organization_id`` (an unknown id is
+                            404 ``NOT_FOUND``); ``user_id`` and ``user_email`` together
+                            (one alone: 400 ``USER_EMAIL_MISSING`` / ``USER_ID_MISSING``)
+                            make the request act for that user: its chats only
+==========================  ===============================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import Query, Request, Security
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+
+from ..keys import hash_key
+from ..store import Store
+from .errors import ApiError
+
+_api_key_header = APIKeyHeader(name="X-API-KEY", auto_error=False, scheme_name="ApiKeyAuth",
+                               description="An API key made with `citewell keys create`.")
+_bearer = HTTPBearer(auto_error=False, scheme_name="BearerAuth",
+                     description="The same API key as `Authorization: Bearer <key>`.")
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Whom a request acts as.
+
+    ``workspace_id``: the workspace every call is scoped to (the key's own, or the
+    ``organization_id`` a platform key named); ``platform``: the key is a platform key;
+    ``user_id``/``user_email``: the user a platform key acts for (both or neither);
+    ``key_id``: the stored key's id (for logs).
+    """
+
+    workspace_id: str
+    platform: bool
+    user_id: str | None = None
+    user_email: str | None = None
+    key_id: str | None = None
+
+
+def _blank(value: str | None) -> str | None:
+    return value if value is not None and value.strip() else None
+
+
+def resolve_principal(store: Store, key: str | None, *, organization_id: str | None = None,
+                      user_id: str | None = None, user_email: str | None = None) -> Principal:
+    """The :class:`Principal` for ``key`` and the acting-for parameters (rules in the
+    module docstring). Raises :class:`~citewell.web.errors.ApiError` (401/403/400) or
+    :class:`~citewell.errors.NotFoundError` (unknown ``organization_id``)."""
+    key = _blank(key)
+    if key is None:
+        raise ApiError("header does not contain api key", code="API_KEY_MISSING")
+    record = store.api_key(hash_key(key.strip()))
+    if record is None:
+        raise ApiError("the API key is not valid", code="INVALID_API_KEY")
+    organization_id, user_id, user_email = _blank(organization_id), _blank(user_id), _blank(user_email)
+    if not record.platform:
+        if organization_id is not None and organization_id != record.workspace_id:
+            raise ApiError("this API key may not act for another organization", code="FORBIDDEN")
+        if user_id is not None or user_email is not None:
+            raise ApiError("only a platform API key may act for a user", code="FORBIDDEN")
+        return Principal(record.workspace_id, False, key_id=record.id)
+    workspace_id = record.workspace_id
+    if organization_id is not None and organization_id != record.workspace_id:
+        store.workspace_name(organization_id)  # NotFoundError for an unknown organization
+        workspace_id = organization_id
+    if user_id is not None and user_email is None:
+        raise ApiError("user_email is required together with user_id", code="USER_EMAIL_MISSING")
+    if user_email is not None and user_id is None:
+        raise ApiError("user_id is required together with user_email", code="USER_ID_MISSING")
+    return Principal(workspace_id, True, user_id, user_email, record.id)
+
+
+def principal(
+    request: Request,
+    api_key: str | None = Security(_api_key_header),
+    bearer: HTTPAuthorizationCredentials | None = Security(_bearer),
+    organization_id: str | None = Query(
+        None, description="Organization (workspace) id a platform API key acts for. A plain key may only "
+                          "name its own."),
+    user_id: str | None = Query(
+        None, description="User a platform API key acts for; required together with user_email."),
+    user_email: str | None = Query(
+        None, description="Email of the user a platform API key acts for; required together with user_id."),
+) -> Principal:
+    """FastAPI dependency: the request's :class:`Principal` (errors as :func:`resolve_principal`)."""
+    key = _blank(api_key) or (bearer.credentials if bearer is not None else None)
+    return resolve_principal(request.app.state.store, key, organization_id=organization_id, user_id=user_id,
+                             user_email=user_email)
+
+
+__all__ = ["Principal", "principal", "resolve_principal"]

@@ -1,0 +1,34 @@
+"""Per-request dependencies: the principal and an :class:`~citewell.Engine` on its workspace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import Depends, Request
+
+from ..engine import Engine
+from .auth import Principal, principal
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a route works with: ``who`` (the :class:`Principal`) and ``engine`` (scoped to
+    ``who.workspace_id``; the store is the app's, shared). ``user_id`` is the user the
+    request acts for (None: workspace level)."""
+
+    who: Principal
+    engine: Engine
+
+    @property
+    def user_id(self) -> str | None:
+        """The acting user's id, or None."""
+        return self.who.user_id
+
+
+def context(request: Request, who: Principal = Depends(principal)) -> Context:
+    """FastAPI dependency: the :class:`Context` of an authenticated request (errors as
+    :func:`~citewell.web.auth.resolve_principal`)."""
+    return Context(who, Engine.for_workspace_id(request.app.state.store, who.workspace_id))
+
+
+__all__ = ["Context", "context"]

@@ -1,0 +1,84 @@
+"""References (seeds 003/004): ``/v1/references`` and
+``/v2/analytics/conversations/{conversation_id}/references`` (analytics envelope).
+
+Every numbered reference of a message as an RMSReference
+(:func:`citewell.profiles.analytics.render_references`); a user message has none. A
+message id of any profile works (they are the same stored messages).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query
+
+from ...engine import Engine
+from ...errors import NotFoundError
+from ...models import Mention, Message, Resource
+from ...profiles.analytics import render_references
+from ..deps import Context, context
+from ..errors import ApiError
+from ..schemas import OffsetUnit, ReferencesResponse
+from .common import error_docs, payload
+
+router = APIRouter(tags=["references"])
+
+_OFFSETS = Query("codepoint", description="Unit of start_index/end_index/occurrences: codepoint, utf16 or utf8.")
+
+
+class _Lookup:
+    """Resources and posts of one request's references, each read once."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.resources: dict[str, Resource] = {}
+        self.mentions: dict[tuple[str, str], Mention] = {}
+        self._missing: set[str] = set()
+
+    def references(self, message: Message, offsets: str, *, chat_message_id: str | None = None) -> list[dict[str, Any]]:
+        """The RMSReferences of ``message`` (``[]`` for a user or system message)."""
+        if message.role != "assistant":
+            return []
+        for ref in message.references:
+            rid = ref.resource_id
+            if rid and rid not in self.resources and rid not in self._missing:
+                try:
+                    self.resources[rid] = self.engine.resource(rid)
+                except NotFoundError:  # deleted since: the reference renders from its own copy
+                    self._missing.add(rid)
+        posts = [(r.source, r.id) for r in message.references
+                 if r.type == "post" and r.source and r.id and (r.source, r.id) not in self.mentions]
+        if posts:
+            found = self.engine.store.mentions(self.engine.workspace_id, posts)
+            self.mentions.update({key: m for key, m in zip(posts, found) if m is not None})
+        return render_references(message, self.resources, self.mentions, chat_message_id=chat_message_id,
+                                 offsets=offsets)
+
+
+@router.get("/v1/references", response_model=ReferencesResponse, responses=error_docs("analytics"),
+            summary="References of a chat message")
+def message_references(chat_message_id: str = Query(..., description="A message id (any profile)."),
+                       offsets: OffsetUnit = _OFFSETS, ctx: Context = Depends(context)) -> dict[str, Any]:
+    """The evidence references of one message, in citation order. 400
+    ``CHAT_MESSAGE_ID_MISSING`` without an id; 404 for an unknown (or foreign) id."""
+    if not chat_message_id.strip():
+        raise ApiError("chat_message_id is required", code="CHAT_MESSAGE_ID_MISSING")
+    message = ctx.engine.message(chat_message_id, user_id=ctx.user_id)
+    return payload({"references": _Lookup(ctx.engine).references(message, offsets)})
+
+
+@router.get("/v2/analytics/conversations/{conversation_id}/references", response_model=ReferencesResponse,
+            responses=error_docs("analytics"), summary="References of a conversation")
+def conversation_references(conversation_id: str, offsets: OffsetUnit = _OFFSETS,
+                            ctx: Context = Depends(context)) -> dict[str, Any]:
+    """The references of every assistant message of a conversation (a session), message by
+    message in order, each with additive ``chat_message_id``."""
+    ctx.engine.get_chat(conversation_id, user_id=ctx.user_id)
+    lookup = _Lookup(ctx.engine)
+    references: list[dict[str, Any]] = []
+    for message in ctx.engine.history(conversation_id, user_id=ctx.user_id):
+        references.extend(lookup.references(message, offsets, chat_message_id=message.id))
+    return payload({"references": references})
+
+
+__all__ = ["router"]

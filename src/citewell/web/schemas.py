@@ -1,0 +1,325 @@
+"""Request and response models: what the OpenAPI document says about every route.
+
+Response models describe the JSON the routes send; they are open (``extra="allow"``)
+wherever the canonical data carries additive fields (DESIGN.md "Canonical data": names are
+the interface, fields may be added), so a client validating against this document accepts
+every answer. Errors use :class:`SessionsError` or :class:`AnalyticsError` (see
+:mod:`citewell.web.errors`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+OffsetUnit = Literal["codepoint", "utf16", "utf8"]
+ResourceStatus = Literal["processing", "ready", "failed", "superseded", "missing"]
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# -- errors ------------------------------------------------------------------------------
+
+class ErrorInfo(_Closed):
+    """A coded error of the sessions profile."""
+
+    code: str = Field(description="Stable error code (API_KEY_MISSING, NOT_FOUND, INVALID_REQUEST_BODY …).")
+    message: str = Field(description="What went wrong, for people.")
+
+
+class SessionsError(_Closed):
+    """Sessions-profile error envelope: ``{"status": "error", "error": {code, message}}``."""
+
+    status: Literal["error"]
+    error: ErrorInfo
+
+
+class AnalyticsErrorInfo(_Closed):
+    """A coded error of the analytics profile (seed 004): ``msg`` repeats ``message``."""
+
+    code: str
+    msg: str = Field(description="Error message (deprecated, use `message` instead).")
+    message: str
+
+
+class AnalyticsError(_Closed):
+    """Analytics-profile error envelope: ``{"error": {code, msg, message}, "payload": null}``."""
+
+    error: AnalyticsErrorInfo
+    payload: None = Field(description="Always null for error responses.")
+
+
+# -- requests ----------------------------------------------------------------------------
+
+class CreateSessionBody(BaseModel):
+    """``POST /v1/sessions`` body (optional)."""
+
+    title: str | None = Field(None, description="A title for the session.")
+
+
+class PostMessageBody(BaseModel):
+    """``POST /v1/sessions/{session_id}/messages`` body."""
+
+    content: str = Field(description="The question. May be empty only with image_url (an image-only question).")
+    resource_ids: list[str] | None = Field(
+        None, description="Search only these resources of the workspace (an unknown id is 404 NOT_FOUND).")
+    image_url: str | None = Field(
+        None, description="An image the question is about: a data: URL (base64, at most 10 MB) or this API's own "
+                          "/v1/resources/{id}/content URL. Remote URLs are not fetched.")
+    offsets: OffsetUnit | None = Field(
+        None, description="Unit of the offsets in the answer; when given, parts carry start_index/end_index.")
+
+
+# -- sessions profile (seed 001) -----------------------------------------------------------
+
+class Session(_Open):
+    """A session (= chat), seed 001."""
+
+    id: str
+    title: str | None
+    workspace_id: str
+    created_at: str = Field(description="ISO 8601 UTC, milliseconds, Z.")
+    updated_at: str = Field(description="ISO 8601 UTC, milliseconds, Z.")
+
+
+class SourceOut(_Open):
+    """The passage a part or citation came from."""
+
+    chunk_id: str
+    resource_id: str
+    resource_title: str
+    chunk_index: int
+    metadata: dict[str, Any]
+
+
+class PartOut(_Open):
+    """A span of the answer with the single source it came from (None: unsourced)."""
+
+    text: str
+    source: SourceOut | None
+
+
+class AnswerOut(_Open):
+    """``response`` of an assistant message."""
+
+    type: Literal["answer"]
+    parts: list[PartOut]
+    form: Any = None
+
+
+class CitationOut(_Open):
+    """One cited resource (its first-cited passage)."""
+
+    resource_id: str
+    resource_title: str
+    chunk_index: int
+    metadata: dict[str, Any]
+
+
+class MessageOut(_Open):
+    """A message in the sessions profile (seed 001)."""
+
+    id: str | None
+    role: Literal["user", "assistant", "system"]
+    content: str = Field(description="The text without its [N] markers (markdown).")
+    response: AnswerOut | None
+    citations: list[CitationOut]
+    resource_ids: list[str]
+    image_url: str | None
+    created_at: str
+
+
+class SessionData(_Closed):
+    """``data`` of a session answer."""
+
+    session: Session
+
+
+class SessionMessagesData(_Closed):
+    """``data`` of ``GET /v1/sessions/{session_id}/messages``."""
+
+    session: Session
+    messages: list[MessageOut]
+
+
+class TurnData(_Closed):
+    """``data`` of ``POST /v1/sessions/{session_id}/messages``."""
+
+    session: Session
+    user_message: MessageOut
+    assistant_message: MessageOut
+
+
+class SessionResponse(_Closed):
+    """``{"status": "ok", "data": {"session"}}``."""
+
+    status: Literal["ok"]
+    data: SessionData
+
+
+class SessionMessagesResponse(_Closed):
+    """``{"status": "ok", "data": {"session", "messages"}}``."""
+
+    status: Literal["ok"]
+    data: SessionMessagesData
+
+
+class TurnResponse(_Closed):
+    """``{"status": "ok", "data": {"session", "user_message", "assistant_message"}}``."""
+
+    status: Literal["ok"]
+    data: TurnData
+
+
+# -- resources -----------------------------------------------------------------------------
+
+class Notice(_Open):
+    """A coded warning or error (``{code, message, …}``)."""
+
+    code: str
+    message: str
+
+
+class ResourceOut(_Open):
+    """A resource: the canonical Resource without ``paths`` (server file paths)."""
+
+    id: str
+    workspace_id: str
+    title: str
+    file_name: str
+    kind: Literal["pdf", "transcript", "text", "post"] | None
+    media_type: str | None
+    sha256: str
+    size_bytes: int
+    blob_key: str | None
+    status: ResourceStatus
+    error: Notice | None
+    warnings: list[Notice]
+    metadata: dict[str, Any]
+    custom_metadata: dict[str, Any] | None
+    extractor_version: str | None
+    chunk_count: int
+    created_at: str
+    updated_at: str
+
+
+class ResourceData(_Closed):
+    """``data`` of a one-resource answer."""
+
+    resource: ResourceOut
+
+
+class ResourceListData(_Closed):
+    """``data`` of ``GET /v1/resources``: a page and the total."""
+
+    resources: list[ResourceOut]
+    total: int = Field(description="How many resources match (all pages).")
+    limit: int
+    offset: int
+
+
+class DeletedData(_Closed):
+    """``data`` of ``DELETE /v1/resources/{resource_id}``."""
+
+    resource_id: str
+    deleted: Literal[True]
+
+
+class ResourceResponse(_Closed):
+    """``{"status": "ok", "data": {"resource"}}``."""
+
+    status: Literal["ok"]
+    data: ResourceData
+
+
+class ResourceListResponse(_Closed):
+    """``{"status": "ok", "data": {"resources", "total", "limit", "offset"}}``."""
+
+    status: Literal["ok"]
+    data: ResourceListData
+
+
+class DeletedResponse(_Closed):
+    """``{"status": "ok", "data": {"resource_id", "deleted": true}}``."""
+
+    status: Literal["ok"]
+    data: DeletedData
+
+
+# -- analytics profile (seeds 003/004) -----------------------------------------------------
+
+class ReferenceMetadata(_Open):
+    """RMSReference ``metadata``: the seed's typed keys (always present) plus the chunk's provenance."""
+
+    calendar_date: str | None
+    fiscal_year: int | None
+    fiscal_quarter: str | None
+    source: str | None
+    tickers: list[str]
+    company_names: list[str]
+    stock_ids: list[str]
+    document_category: str | None
+    document_subcategory: str | None
+    rms_document_type: str | None
+    rms_type: str | None
+    rms_sub_type: str | None
+    sector: list[str]
+    subsector: list[str]
+    publisher: str | None
+    countries: list[str]
+    regions: list[str]
+    participants: list[dict[str, Any]]
+    tags: list[str]
+    parent_id: str | None
+    parent_document_id: str | None
+    creation_timestamp: str | None
+    last_contribution_timestamp: str | None
+    document_tags: list[str]
+    creator_name: str | None
+    last_contributor_name: str | None
+    offset: list[dict[str, Any]] | None = Field(description="PDF boxes {page, top, left, width, height}.")
+    blocks: list[int] | None = Field(description="Transcript cue indices of the chunk.")
+
+
+class RMSReference(_Open):
+    """One evidence reference (seeds 003/004); ``id``/``citation_idx`` are the [N] number as a string."""
+
+    id: str
+    citation_idx: str
+    search_type: Literal["rms", "external"]
+    chunk_id: str | None
+    text: str | None
+    text_type: str | None
+    document_id: str | None
+    document_name: str | None
+    s3_file_key: str | None
+    external_url: str | None
+    metadata: ReferenceMetadata
+    custom_metadata: dict[str, Any] | None
+
+
+class ReferencesPayload(_Closed):
+    """``payload`` of the references routes."""
+
+    references: list[RMSReference]
+
+
+class ReferencesResponse(_Closed):
+    """``{"error": null, "payload": {"references": [...]}}``."""
+
+    error: None
+    payload: ReferencesPayload
+
+
+__all__ = [
+    "AnalyticsError", "CreateSessionBody", "DeletedResponse", "MessageOut", "OffsetUnit", "PostMessageBody",
+    "RMSReference", "ReferencesResponse", "ResourceListResponse", "ResourceOut", "ResourceResponse",
+    "SessionMessagesResponse", "SessionResponse", "SessionsError", "TurnResponse",
+]

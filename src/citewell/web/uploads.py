@@ -1,0 +1,161 @@
+"""Reading an upload: the multipart body streamed into memory under a size cap.
+
+Starlette's form parser spools every file to disk before the route runs, whatever its
+size; this parser reads the request stream part by part, keeps the ``file`` part in
+memory and stops with 413 ``FILE_TOO_LARGE`` as soon as it passes the cap, so an
+oversized upload costs at most the cap in memory and nothing on disk.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from python_multipart.exceptions import FormParserError
+from python_multipart.multipart import MultipartParser, parse_options_header
+from starlette.requests import Request
+
+from .errors import ApiError
+
+#: Default upload cap in megabytes (``CITEWELL_MAX_UPLOAD_MB``).
+DEFAULT_MAX_UPLOAD_MB = 100.0
+#: Cap of every part other than ``file`` (the ``metadata`` JSON, stray fields), bytes.
+MAX_FIELD_BYTES = 1 << 20
+MAX_PARTS = 16
+
+
+def max_upload_bytes(value: str | float | None = None) -> int:
+    """The upload cap in bytes: ``value`` (megabytes), else ``CITEWELL_MAX_UPLOAD_MB``, else
+    100. Raises ``ValueError`` for a value that is not a positive number."""
+    raw = value if value is not None else os.environ.get("CITEWELL_MAX_UPLOAD_MB") or DEFAULT_MAX_UPLOAD_MB
+    try:
+        mb = float(raw)
+    except (TypeError, ValueError):
+        raise ValueError(f"CITEWELL_MAX_UPLOAD_MB must be a number of megabytes, not {raw!r}") from None
+    if not mb > 0:
+        raise ValueError(f"CITEWELL_MAX_UPLOAD_MB must be positive, not {raw!r}")
+    return max(1, round(mb * 1024 * 1024))
+
+
+@dataclass
+class _Part:
+    name: str | None = None
+    filename: str | None = None
+    data: bytearray = field(default_factory=bytearray)
+    headers: dict[bytes, bytes] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A parsed upload: ``file_name`` and ``data`` of the ``file`` part (None when absent),
+    ``metadata`` the text of the ``metadata`` part (None when absent)."""
+
+    file_name: str | None
+    data: bytes | None
+    metadata: str | None
+
+
+class _Collector:
+    """python-multipart callbacks that keep the ``file`` and ``metadata`` parts."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.parts: list[_Part] = []
+        self._part = _Part()
+        self._hname = bytearray()
+        self._hvalue = bytearray()
+
+    def on_part_begin(self) -> None:
+        """A new part (at most MAX_PARTS)."""
+        if len(self.parts) >= MAX_PARTS:
+            raise ApiError(f"too many parts (at most {MAX_PARTS})", code="INVALID_REQUEST_BODY")
+        self._part = _Part()
+
+    def on_header_field(self, data: bytes, start: int, end: int) -> None:
+        """A piece of a header name."""
+        self._hname += data[start:end]
+
+    def on_header_value(self, data: bytes, start: int, end: int) -> None:
+        """A piece of a header value."""
+        self._hvalue += data[start:end]
+
+    def on_header_end(self) -> None:
+        """One header complete."""
+        self._part.headers[bytes(self._hname).lower()] = bytes(self._hvalue)
+        self._hname.clear()
+        self._hvalue.clear()
+
+    def on_headers_finished(self) -> None:
+        """The part's name and file name from Content-Disposition."""
+        _, options = parse_options_header(self._part.headers.get(b"content-disposition", b"").decode("latin-1"))
+        if b"name" not in options:
+            raise ApiError("a multipart part has no name", code="INVALID_REQUEST_BODY")
+        self._part.name = options[b"name"].decode("utf-8", "replace")
+        if b"filename" in options:
+            self._part.filename = options[b"filename"].decode("utf-8", "replace")
+
+    def on_part_data(self, data: bytes, start: int, end: int) -> None:
+        """Body bytes of the part, under its cap (413 for the file)."""
+        part = self._part
+        limit = self.cap if part.name == "file" else MAX_FIELD_BYTES
+        if len(part.data) + (end - start) > limit:
+            if part.name == "file":
+                raise ApiError(f"the file is larger than the upload limit of {_mb(self.cap)}",
+                               code="FILE_TOO_LARGE")
+            raise ApiError(f"part {part.name!r} is larger than {_mb(MAX_FIELD_BYTES)}", code="INVALID_REQUEST_BODY")
+        part.data += data[start:end]
+
+    def on_part_end(self) -> None:
+        """The part is complete."""
+        self.parts.append(self._part)
+
+
+def _mb(n: int) -> str:
+    return f"{n / (1024 * 1024):.4g} MB"
+
+
+async def read_upload(request: Request, cap: int) -> Upload:
+    """Parse the ``multipart/form-data`` body of ``request`` (``file`` part at most ``cap``
+    bytes; ``metadata`` part text). Raises :class:`~citewell.web.errors.ApiError`:
+    ``INVALID_REQUEST_BODY`` (not multipart, malformed body, repeated parts),
+    ``FILE_TOO_LARGE`` (413: declared Content-Length or the streamed part over the cap)."""
+    ctype, params = parse_options_header(request.headers.get("content-type", ""))
+    if ctype != b"multipart/form-data" or not params.get(b"boundary"):
+        raise ApiError("expected a multipart/form-data body with the file in part 'file'",
+                       code="INVALID_REQUEST_BODY")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap + MAX_PARTS * MAX_FIELD_BYTES:
+        raise ApiError(f"the upload is larger than the upload limit of {_mb(cap)}", code="FILE_TOO_LARGE")
+    collector = _Collector(cap)
+    parser = MultipartParser(params[b"boundary"], {  # type: ignore[arg-type]
+        "on_part_begin": collector.on_part_begin, "on_part_data": collector.on_part_data,
+        "on_part_end": collector.on_part_end, "on_header_field": collector.on_header_field,
+        "on_header_value": collector.on_header_value, "on_header_end": collector.on_header_end,
+        "on_headers_finished": collector.on_headers_finished,
+    })
+    try:
+        async for chunk in request.stream():
+            parser.write(chunk)
+        parser.finalize()
+    except FormParserError as exc:
+        raise ApiError(f"the multipart body is malformed ({exc})", code="INVALID_REQUEST_BODY") from None
+    by_name: dict[str, _Part] = {}
+    for part in collector.parts:
+        if part.name in ("file", "metadata") and part.name in by_name:
+            raise ApiError(f"part {part.name!r} appears more than once", code="INVALID_REQUEST_BODY")
+        if part.name is not None:
+            by_name.setdefault(part.name, part)
+    file_part = by_name.get("file")
+    meta_part = by_name.get("metadata")
+    metadata: str | None = None
+    if meta_part is not None:
+        try:
+            metadata = bytes(meta_part.data).decode("utf-8")
+        except UnicodeDecodeError:
+            raise ApiError("the metadata part is not UTF-8 text", code="INVALID_REQUEST_BODY") from None
+    if file_part is None:
+        return Upload(None, None, metadata)
+    return Upload(file_part.filename, bytes(file_part.data), metadata)
+
+
+__all__ = ["DEFAULT_MAX_UPLOAD_MB", "Upload", "max_upload_bytes", "read_upload"]

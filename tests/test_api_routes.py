@@ -1,0 +1,612 @@
+"""Every route of the HTTP API through the ASGI app (issue 4), on a temporary store.
+
+Real uploads from the shared corpus (bytes copied, the corpus stays read-only) are
+extracted by the app's background worker; the tests poll the resource until it is no
+longer processing (a bounded loop, no timing assertion).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fpdf import FPDF
+
+from citewell import Engine
+from citewell.web import create_app
+
+from .conftest import CORPUS
+
+with warnings.catch_warnings():  # starlette nags about httpx2; the client works the same
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+TRANSCRIPT = "transcripts/twiml-409_deep-learning-ocr_cha-zhang.vtt"
+TEXT = "README.md"
+PDF = "pdf/2305.03393v1-pg9.pdf"
+OCR_QUESTION = "What makes OCR of text in photos in the wild hard?"
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+def corpus_bytes(rel: str) -> bytes:
+    """The bytes of a shared corpus file (read-only: only read)."""
+    return (CORPUS / rel).read_bytes()
+
+
+def upload(client: TestClient, name: str, data: bytes, metadata: Any = None, **kw: Any) -> Any:
+    """POST /v1/resources with ``data`` as part ``file`` (and ``metadata`` JSON text)."""
+    form = {"metadata": metadata if isinstance(metadata, str) else json.dumps(metadata)} if metadata is not None \
+        else None
+    return client.post("/v1/resources", files={"file": (name, data, "application/octet-stream")}, data=form, **kw)
+
+
+def wait_done(client: TestClient, resource_id: str, **kw: Any) -> dict[str, Any]:
+    """Poll GET /v1/resources/{id} until it is not processing (at most ~30 s); the resource."""
+    for _ in range(600):
+        r = client.get(f"/v1/resources/{resource_id}", **kw)
+        assert r.status_code == 200, r.text
+        resource = r.json()["data"]["resource"]
+        if resource["status"] != "processing":
+            return resource
+        time.sleep(0.05)
+    raise AssertionError(f"resource {resource_id} still processing")
+
+
+def uploaded(client: TestClient, name: str, data: bytes, metadata: Any = None, **kw: Any) -> dict[str, Any]:
+    """Upload and wait: the resource once processed."""
+    r = upload(client, name, data, metadata, **kw)
+    assert r.status_code == 202, r.text
+    return wait_done(client, r.json()["data"]["resource"]["id"], **kw)
+
+
+def new_session(client: TestClient, title: str | None = "t", **kw: Any) -> str:
+    r = client.post("/v1/sessions", json={"title": title}, **kw)
+    assert r.status_code == 200, r.text
+    return r.json()["data"]["session"]["id"]
+
+
+def pdf_bytes(text: str) -> bytes:
+    """A one-page PDF with ``text`` in its text layer."""
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=14)
+    pdf.multi_cell(0, 10, text=text)
+    return bytes(pdf.output())
+
+
+def blob_files(store_path: Path) -> list[Path]:
+    """Every stored blob (the staging folder excluded)."""
+    blobs = store_path.parent / f"{store_path.stem}.blobs"
+    return sorted(p for p in blobs.rglob("*") if p.is_file() and ".incoming" not in p.parts)
+
+
+def staged_files(store_path: Path) -> list[Path]:
+    incoming = store_path.parent / f"{store_path.stem}.blobs" / ".incoming"
+    return sorted(incoming.iterdir()) if incoming.is_dir() else []
+
+
+class Api:
+    """A client with workspace ``acme``'s key, the engine on the same store, and the store path."""
+
+    def __init__(self, client: TestClient, engine: Engine, key: str, store_path: Path) -> None:
+        self.client, self.engine, self.key, self.store_path = client, engine, key, store_path
+
+
+@pytest.fixture
+def api(store_path: Path):
+    engine = Engine(store_path, workspace="acme")
+    key, _ = engine.create_key()
+    with TestClient(create_app(store_path)) as client:
+        client.headers["X-API-KEY"] = key
+        yield Api(client, engine, key, store_path)
+    engine.close()
+
+
+@pytest.fixture
+def ready(api: Api) -> dict[str, dict[str, Any]]:
+    """The transcript and the text file uploaded (with metadata) and ready."""
+    transcript = uploaded(api.client, "ocr-talk.vtt", corpus_bytes(TRANSCRIPT),
+                          {"title": "OCR talk", "fiscal_year": 2021, "tickers": ["MSFT"],
+                           "custom_metadata": {"team": "ocr"}})
+    text = uploaded(api.client, "corpus-readme.md", corpus_bytes(TEXT))
+    assert transcript["status"] == "ready" and text["status"] == "ready"
+    return {"transcript": transcript, "text": text}
+
+
+# -- keys, envelopes, request ids --------------------------------------------------------------
+
+def test_missing_and_invalid_keys_in_both_envelopes(api: Api) -> None:
+    anon = {"X-API-KEY": ""}
+    r = api.client.get("/v1/resources", headers=anon)
+    assert r.status_code == 401
+    assert r.json() == {"status": "error", "error": {"code": "API_KEY_MISSING",
+                                                     "message": "header does not contain api key"}}
+    r = api.client.get("/v1/references", params={"chat_message_id": "x"}, headers=anon)
+    assert r.status_code == 401
+    assert r.json() == {"error": {"code": "API_KEY_MISSING", "msg": "header does not contain api key",
+                                  "message": "header does not contain api key"}, "payload": None}
+    r = api.client.get("/v1/sessions/whatever", headers={"X-API-KEY": "cw_not-a-key"})
+    assert (r.status_code, r.json()["error"]["code"]) == (401, "INVALID_API_KEY")
+    r = api.client.get("/v2/analytics/conversations/x/references", headers={"X-API-KEY": "cw_nope"})
+    assert (r.status_code, r.json()["error"]["code"], r.json()["payload"]) == (401, "INVALID_API_KEY", None)
+    # the same key as a bearer token
+    r = api.client.get("/v1/resources", headers={"X-API-KEY": "", "Authorization": f"Bearer {api.key}"})
+    assert r.status_code == 200 and r.json()["data"]["total"] == 0
+    r = api.client.get("/v1/resources", headers={"X-API-KEY": "", "Authorization": f"Basic {api.key}"})
+    assert (r.status_code, r.json()["error"]["code"]) == (401, "API_KEY_MISSING")
+
+
+def test_request_id_on_every_answer(api: Api) -> None:
+    r = api.client.get("/v1/resources", headers={"X-Request-ID": "trace-42.a:b"})
+    assert r.headers["X-Request-ID"] == "trace-42.a:b"
+    r = api.client.get("/v1/resources", headers={"X-Request-ID": "bad id with spaces"})
+    assert r.headers["X-Request-ID"] != "bad id with spaces" and len(r.headers["X-Request-ID"]) == 32
+    for response in (api.client.get("/v1/resources", headers={"X-API-KEY": ""}),  # 401
+                     api.client.get("/nowhere"),  # 404 route
+                     api.client.put("/v1/sessions"),  # 405
+                     api.client.get("/v1/resources", params={"limit": 0})):  # 400
+        assert len(response.headers["X-Request-ID"]) == 32
+    ids = {api.client.get("/v1/resources").headers["X-Request-ID"] for _ in range(3)}
+    assert len(ids) == 3
+
+
+def test_access_log_line_carries_request_id(api: Api, caplog: pytest.LogCaptureFixture) -> None:
+    from citewell.web.requestid import RequestIdFilter
+
+    caplog.handler.addFilter(RequestIdFilter())  # as citewell serve's log handler does
+    try:
+        with caplog.at_level(logging.INFO, logger="citewell"):
+            r = api.client.post("/v1/sessions", json={"title": "x"}, headers={"X-Request-ID": "req-access-1"})
+            other = api.client.get("/v1/resources")
+    finally:
+        caplog.handler.filters.clear()
+    lines = [rec for rec in caplog.records if rec.name == "citewell.access"]
+    assert [rec.getMessage().split()[:3] for rec in lines] == [["POST", "/v1/sessions", "200"],
+                                                              ["GET", "/v1/resources", "200"]]
+    assert [rec.request_id for rec in lines] == ["req-access-1", other.headers["X-Request-ID"]]
+    assert r.headers["X-Request-ID"] == "req-access-1"
+
+
+def test_worker_log_lines_carry_the_upload_request_id(api: Api, caplog: pytest.LogCaptureFixture) -> None:
+    from citewell.web.requestid import RequestIdFilter
+
+    caplog.handler.addFilter(RequestIdFilter())
+    try:
+        with caplog.at_level(logging.INFO, logger="citewell"):
+            r = upload(api.client, "traced.md", b"# Traced\n\nA line about lighthouses.\n",
+                       headers={"X-Request-ID": "upload-7"})
+            resource = wait_done(api.client, r.json()["data"]["resource"]["id"])
+    finally:
+        caplog.handler.filters.clear()
+    assert r.headers["X-Request-ID"] == "upload-7" and resource["status"] == "ready"
+    worker = [rec for rec in caplog.records if rec.name == "citewell.web.worker"]
+    assert [(rec.request_id, rec.getMessage()) for rec in worker] == [
+        ("upload-7", f"upload {resource['id']} is ready (1 chunks)")]
+
+
+def test_unknown_route_and_wrong_method(api: Api) -> None:
+    r = api.client.get("/v1/nothing-here")
+    assert r.status_code == 404
+    assert r.json() == {"status": "error", "error": {"code": "NOT_FOUND",
+                                                     "message": "The requested resource was not found."}}
+    r = api.client.delete("/v1/sessions")
+    assert r.status_code == 405 and r.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
+    assert "POST" in r.headers["Allow"]
+    r = api.client.post("/v1/references")
+    assert r.status_code == 405 and r.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
+    assert r.json()["payload"] is None  # analytics envelope
+
+
+def test_validation_failures_are_400_never_422(api: Api) -> None:
+    sid = new_session(api.client)
+    cases = [
+        api.client.post(f"/v1/sessions/{sid}/messages", json={}),  # content missing
+        api.client.post(f"/v1/sessions/{sid}/messages", content=b"{not json",
+                        headers={"Content-Type": "application/json"}),
+        api.client.post(f"/v1/sessions/{sid}/messages", json={"content": "   "}),  # empty, no image
+        api.client.post(f"/v1/sessions/{sid}/messages", json={"content": "x", "offsets": "bytes"}),
+        api.client.post(f"/v1/sessions/{sid}/messages", json={"content": 5}),
+        api.client.post("/v1/sessions", json={"title": ["not", "a", "string"]}),
+        api.client.get("/v1/resources", params={"limit": 0}),
+        api.client.get("/v1/resources", params={"offset": -1}),
+        api.client.get("/v1/resources", params={"status": "done"}),
+        api.client.get(f"/v1/sessions/{sid}/messages", params={"offsets": "utf32"}),
+        api.client.get("/v1/references", params={"chat_message_id": "x", "offsets": "words"}),
+    ]
+    for r in cases:
+        assert r.status_code == 400, r.text
+        assert r.json()["error"]["code"] == "INVALID_REQUEST_BODY", r.text
+    r = api.client.get("/v1/references")
+    assert r.status_code == 400
+    assert r.json()["error"] == {"code": "CHAT_MESSAGE_ID_MISSING", "msg": "chat_message_id is required",
+                                 "message": "chat_message_id is required"}
+    r = api.client.get("/v1/references", params={"chat_message_id": " "})
+    assert (r.status_code, r.json()["error"]["code"]) == (400, "CHAT_MESSAGE_ID_MISSING")
+
+
+def test_unexpected_errors_are_coded_500s_without_a_trace(api: Api, monkeypatch: pytest.MonkeyPatch,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    sid = new_session(api.client)
+
+    def boom(*a: Any, **k: Any) -> Any:
+        raise RuntimeError("secret internal detail")
+
+    monkeypatch.setattr(Engine, "history", boom)
+    monkeypatch.setattr(Engine, "message", boom)
+    with caplog.at_level(logging.ERROR, logger="citewell.web"):
+        r = api.client.get(f"/v1/sessions/{sid}/messages")
+        refs = api.client.get(f"/v2/analytics/conversations/{sid}/references")
+        one = api.client.get("/v1/references", params={"chat_message_id": "m"})
+    assert r.status_code == 500
+    assert r.json() == {"status": "error", "error": {"code": "SERVER_ERROR",
+                                                     "message": "An unexpected error occurred on the server."}}
+    assert "secret" not in r.text and "Traceback" not in r.text
+    for answer in (refs, one):
+        assert answer.status_code == 500
+        assert answer.json()["error"]["code"] == "GET_REF_FAIL" and answer.json()["payload"] is None
+        assert "secret" not in answer.text
+    logged = [rec.getMessage() for rec in caplog.records if rec.name == "citewell.web"]
+    for answer in (r, refs, one):  # each failure is logged with the answer's request id
+        assert any(answer.headers["X-Request-ID"] in line for line in logged)
+
+
+def test_store_errors_are_server_errors_without_detail(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    from citewell import StoreError
+
+    def broken(*a: Any, **k: Any) -> Any:
+        raise StoreError("database /secret/path/citewell.sqlite is locked")
+
+    monkeypatch.setattr(Engine, "resource", broken)
+    r = api.client.get("/v1/resources/some-id")
+    assert (r.status_code, r.json()["error"]["code"]) == (500, "SERVER_ERROR")
+    assert "/secret" not in r.text
+
+
+def test_error_table() -> None:
+    from citewell.web.errors import STATUS_BY_CODE, error_body, profile_of, status_for
+
+    assert [status_for(c) for c in ("API_KEY_MISSING", "INVALID_API_KEY", "FORBIDDEN", "NOT_FOUND",
+                                    "INVALID_REQUEST_BODY", "INVALID_FILTER", "CHAT_MESSAGE_ID_MISSING",
+                                    "DOCUMENT_ID_MISSING", "USER_ID_MISSING", "FILE_TOO_LARGE", "GET_REF_FAIL",
+                                    "SERVER_ERROR", "PDF_CORRUPT", "SOMETHING_NEW")] == \
+        [401, 401, 403, 404, 400, 400, 400, 400, 400, 413, 500, 500, 400, 500]
+    assert all(status_for(code) == status for code, status in STATUS_BY_CODE.items())
+    assert [profile_of(p) for p in ("/v1/references", "/v2/analytics/conversations/x/references",
+                                    "/v1/sessions", "/v1/resources/x", "/v1/referencesx", "/")] == \
+        ["analytics", "analytics", "sessions", "sessions", "sessions", "sessions"]
+    assert error_body("analytics", "NOT_FOUND", "m") == {"error": {"code": "NOT_FOUND", "msg": "m", "message": "m"},
+                                                         "payload": None}
+    assert error_body("sessions", "NOT_FOUND", "m") == {"status": "error", "error": {"code": "NOT_FOUND",
+                                                                                     "message": "m"}}
+
+
+# -- resources -----------------------------------------------------------------------------------
+
+def test_upload_list_get_content(api: Api, ready: dict[str, dict[str, Any]]) -> None:
+    transcript, text = ready["transcript"], ready["text"]
+    assert transcript["kind"] == "transcript" and transcript["title"] == "OCR talk"
+    assert transcript["chunk_count"] > 10 and transcript["file_name"] == "ocr-talk.vtt"
+    assert transcript["metadata"]["fiscal_year"] == 2021 and transcript["metadata"]["tickers"] == ["MSFT"]
+    assert transcript["custom_metadata"] == {"team": "ocr"}
+    assert transcript["workspace_id"] == api.engine.workspace_id and "paths" not in transcript
+    assert text["kind"] == "text" and text["title"] == "corpus-readme"
+    assert transcript["size_bytes"] == len(corpus_bytes(TRANSCRIPT))
+
+    r = api.client.get("/v1/resources")
+    assert r.status_code == 200
+    data = r.json()["data"]
+    assert (data["total"], data["limit"], data["offset"]) == (2, 50, 0)
+    assert [x["id"] for x in data["resources"]] == [transcript["id"], text["id"]]
+    page = api.client.get("/v1/resources", params={"limit": 1, "offset": 1}).json()["data"]
+    assert [x["id"] for x in page["resources"]] == [text["id"]] and page["total"] == 2
+    only = api.client.get("/v1/resources", params={"status": "failed"}).json()["data"]
+    assert (only["resources"], only["total"]) == ([], 0)
+
+    r = api.client.get(f"/v1/resources/{transcript['id']}/content")
+    assert r.status_code == 200
+    assert r.content == corpus_bytes(TRANSCRIPT)
+    assert r.headers["content-type"].startswith("text/vtt")
+    assert 'filename="ocr-talk.vtt"' in r.headers["content-disposition"]
+    r = api.client.get(f"/v1/resources/{text['id']}/content")
+    assert r.content == corpus_bytes(TEXT)
+
+
+def test_same_bytes_twice_give_the_same_resource(api: Api) -> None:
+    first = uploaded(api.client, "a.md", b"# Notes\n\nThe zebra crossing was repainted in March.\n")
+    r = upload(api.client, "b.md", b"# Notes\n\nThe zebra crossing was repainted in March.\n")
+    assert r.status_code == 202
+    assert r.json()["data"]["resource"]["id"] == first["id"]
+    assert r.json()["data"]["resource"]["status"] == "ready"
+    assert api.client.get("/v1/resources").json()["data"]["total"] == 1
+
+
+def test_delete_resource(api: Api) -> None:
+    res = uploaded(api.client, "gone.md", b"# Gone\n\nThis paragraph mentions a purple walrus.\n")
+    assert len(blob_files(api.store_path)) == 1
+    r = api.client.delete(f"/v1/resources/{res['id']}")
+    assert r.status_code == 200
+    assert r.json() == {"status": "ok", "data": {"resource_id": res["id"], "deleted": True}}
+    for answer in (api.client.get(f"/v1/resources/{res['id']}"), api.client.delete(f"/v1/resources/{res['id']}"),
+                   api.client.get(f"/v1/resources/{res['id']}/content")):
+        assert (answer.status_code, answer.json()["error"]["code"]) == (404, "NOT_FOUND")
+    assert blob_files(api.store_path) == []
+    assert api.client.get("/v1/resources").json()["data"]["total"] == 0
+
+
+BAD_UPLOADS = [
+    ("empty.txt", b"", "EMPTY_FILE"),
+    ("slides.docx", b"PK\x03\x04 not a supported format", "UNSUPPORTED_FILE"),
+    ("broken.pdf", b"%PDF-1.7\n1 0 obj << /Type /Catalog >>\ngarbage without an xref\n", "PDF_CORRUPT"),
+    ("bad.vtt", b"WEBVTT\n\n00:00:01.000 --> garbage\nhello\n", "VTT_MALFORMED"),
+    ("no-header.vtt", b"not webvtt at all\nhello\n", "VTT_MALFORMED"),
+    ("bad.srt", b"1\nnot a time\nhello\n", "SRT_MALFORMED"),
+    ("bad.jsonl", b"{not json\nmore\n", "JSONL_MALFORMED"),
+    ("latin1.txt", "caf\u00e9 cr\u00e8me br\u00fbl\u00e9e".encode("latin-1"), "TEXT_ENCODING"),
+]
+
+
+@pytest.mark.parametrize(("name", "data", "code"), BAD_UPLOADS, ids=[c[2] + ":" + c[0] for c in BAD_UPLOADS])
+def test_bad_upload_fails_with_its_code_and_leaves_nothing(api: Api, name: str, data: bytes, code: str) -> None:
+    r = upload(api.client, name, data)
+    assert r.status_code == 202
+    staged = r.json()["data"]["resource"]
+    assert staged["status"] == "processing" and staged["file_name"] == name
+    resource = wait_done(api.client, staged["id"])
+    assert resource["status"] == "failed"
+    assert resource["error"]["code"] == code
+    assert name in resource["error"]["message"]
+    assert (resource["chunk_count"], resource["blob_key"]) == (0, None)
+    assert api.engine.store.resource_chunks(api.engine.workspace_id, resource["id"]) == []
+    assert blob_files(api.store_path) == [] and staged_files(api.store_path) == []
+    r = api.client.get(f"/v1/resources/{resource['id']}/content")
+    assert (r.status_code, r.json()["error"]["code"]) == (404, "NOT_FOUND")
+    listed = api.client.get("/v1/resources").json()["data"]
+    assert [(x["id"], x["status"]) for x in listed["resources"]] == [(resource["id"], "failed")]
+
+
+def test_encrypted_pdf_fails_with_pdf_encrypted(api: Api) -> None:
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=12)
+    pdf.cell(text="locked text")
+    pdf.set_encryption(owner_password="owner", user_password="user")
+    resource = uploaded(api.client, "locked.pdf", bytes(pdf.output()))
+    assert (resource["status"], resource["error"]["code"]) == ("failed", "PDF_ENCRYPTED")
+    assert blob_files(api.store_path) == []
+
+
+def test_upload_request_errors(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    c = api.client
+    r = c.post("/v1/resources", data={"metadata": "{}"}, files={"other": ("x.txt", b"hi", "text/plain")})
+    assert (r.status_code, r.json()["error"]["code"]) == (400, "FILE_MISSING")
+    r = c.post("/v1/resources", data={"metadata": "{}"})  # urlencoded, not multipart
+    assert (r.status_code, r.json()["error"]["code"]) == (400, "INVALID_REQUEST_BODY")
+    for metadata in ("{not json", "[1, 2]", '"title"', '{"fiscal_year": "soon"}'):
+        r = upload(c, "ok.txt", b"fine text", metadata)
+        assert (r.status_code, r.json()["error"]["code"]) == (400, "INVALID_REQUEST_BODY"), metadata
+    r = c.post("/v1/resources", content=b"--xyz\r\nbroken", headers={"Content-Type": "multipart/form-data; boundary=xyz"})
+    assert r.status_code == 400 and r.json()["error"]["code"] in ("INVALID_REQUEST_BODY", "FILE_MISSING")
+    assert c.get("/v1/resources").json()["data"]["total"] == 0
+    assert blob_files(api.store_path) == [] and staged_files(api.store_path) == []
+
+
+def test_upload_over_the_cap_is_413(store_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CITEWELL_MAX_UPLOAD_MB", "0.01")  # 10 KiB
+    engine = Engine(store_path, workspace="acme")
+    key, _ = engine.create_key()
+    with TestClient(create_app(store_path)) as client:
+        client.headers["X-API-KEY"] = key
+        r = upload(client, "big.txt", b"x" * 20_000)
+        assert r.status_code == 413
+        assert r.json()["error"]["code"] == "FILE_TOO_LARGE" and "0.01 MB" in r.json()["error"]["message"]
+        r = upload(client, "small.txt", b"y" * 5_000)
+        assert r.status_code == 202
+        assert wait_done(client, r.json()["data"]["resource"]["id"])["status"] == "ready"
+        assert client.get("/v1/resources").json()["data"]["total"] == 1
+    engine.close()
+
+
+def test_restart_resumes_pending_uploads(store_path: Path) -> None:
+    engine = Engine(store_path, workspace="acme")
+    key, _ = engine.create_key()
+    staged = engine.upload("left-behind.md", b"# Left\n\nA server stopped before this paragraph was read.\n")
+    assert staged.status == "processing"
+    with TestClient(create_app(store_path)) as client:
+        client.headers["X-API-KEY"] = key
+        resource = wait_done(client, staged.id)
+    assert resource["status"] == "ready" and resource["chunk_count"] == 1
+    engine.close()
+
+
+# -- sessions --------------------------------------------------------------------------------------
+
+def test_session_create_and_get(api: Api) -> None:
+    r = api.client.post("/v1/sessions", json={"title": "Anticoagulant discharge window"})
+    assert r.status_code == 200
+    session = r.json()["data"]["session"]
+    assert r.json()["status"] == "ok"
+    assert set(session) == {"id", "title", "workspace_id", "created_at", "updated_at"}
+    assert session["title"] == "Anticoagulant discharge window"
+    assert session["workspace_id"] == api.engine.workspace_id
+    assert session["created_at"].endswith("Z")
+    assert api.client.get(f"/v1/sessions/{session['id']}").json() == r.json()
+    untitled = api.client.post("/v1/sessions")  # no body at all
+    assert untitled.status_code == 200 and untitled.json()["data"]["session"]["title"] is None
+    r = api.client.get("/v1/sessions/00000000-0000-0000-0000-000000000000")
+    assert (r.status_code, r.json()["error"]["code"]) == (404, "NOT_FOUND")
+    r = api.client.get("/v1/sessions/00000000-0000-0000-0000-000000000000/messages")
+    assert (r.status_code, r.json()["error"]["code"]) == (404, "NOT_FOUND")
+    r = api.client.post("/v1/sessions/00000000-0000-0000-0000-000000000000/messages", json={"content": "q"})
+    assert (r.status_code, r.json()["error"]["code"]) == (404, "NOT_FOUND")
+
+
+def test_ask_in_a_session_then_references(api: Api, ready: dict[str, dict[str, Any]]) -> None:
+    transcript = ready["transcript"]
+    sid = new_session(api.client, "OCR")
+    r = api.client.post(f"/v1/sessions/{sid}/messages", json={"content": OCR_QUESTION})
+    assert r.status_code == 200, r.text
+    data = r.json()["data"]
+    assert data["session"]["id"] == sid and data["session"]["updated_at"] >= data["session"]["created_at"]
+    user, answer = data["user_message"], data["assistant_message"]
+    assert (user["role"], user["content"], user["response"], user["citations"]) == ("user", OCR_QUESTION, None, [])
+    assert answer["role"] == "assistant" and answer["response"]["type"] == "answer"
+    assert "".join(p["text"] for p in answer["response"]["parts"]) == answer["content"]
+    assert "[1]" not in answer["content"]
+    assert answer["citations"] and {c["resource_id"] for c in answer["citations"]} == {transcript["id"]}
+    assert answer["resource_ids"] == [transcript["id"]]
+    sources = [p["source"] for p in answer["response"]["parts"] if p["source"]]
+    assert sources and all(s["resource_title"] == "OCR talk" for s in sources)
+    assert all("start_time" in s["metadata"] for s in sources)
+    assert "offset_unit" not in answer and all("start_index" not in p for p in answer["response"]["parts"])
+
+    listed = api.client.get(f"/v1/sessions/{sid}/messages").json()["data"]
+    assert listed["session"]["id"] == sid
+    assert listed["messages"] == [user, answer]  # read back exactly as first returned
+
+    stored = api.engine.message(answer["id"])
+    chunks = {c.id: c for c in api.engine.store.resource_chunks(api.engine.workspace_id, transcript["id"])}
+    r = api.client.get("/v1/references", params={"chat_message_id": answer["id"]})
+    assert r.status_code == 200 and r.json()["error"] is None
+    refs = r.json()["payload"]["references"]
+    assert [x["citation_idx"] for x in refs] == [str(i) for i in range(1, len(refs) + 1)]
+    assert len(refs) == len([x for x in stored.references if x.citation is not None])
+    for ref in refs:
+        assert ref["id"] == ref["citation_idx"] and ref["search_type"] == "rms"
+        assert ref["document_id"] == transcript["id"] and ref["document_name"] == "OCR talk"
+        assert ref["s3_file_key"] == transcript["blob_key"]
+        assert ref["text"] == chunks[ref["chunk_id"]].text and ref["text_type"] == "transcript"
+        assert ref["metadata"]["blocks"] == chunks[ref["chunk_id"]].metadata["blocks"]
+        assert ref["metadata"]["fiscal_year"] == 2021 and ref["metadata"]["tickers"] == ["MSFT"]
+        assert ref["custom_metadata"] == {"team": "ocr"} and ref["external_url"] is None
+        assert ref["offset_unit"] == "codepoint"
+        assert stored.text[ref["start_index"]:ref["end_index"]] == f"[{ref['citation_idx']}]"
+        assert "chat_message_id" not in ref
+    # the user message has no references
+    r = api.client.get("/v1/references", params={"chat_message_id": user["id"]})
+    assert r.status_code == 200 and r.json() == {"error": None, "payload": {"references": []}}
+    r = api.client.get("/v1/references", params={"chat_message_id": "no-such-message"})
+    assert (r.status_code, r.json()["error"]["code"], r.json()["payload"]) == (404, "NOT_FOUND", None)
+
+    # a second turn: the conversation route lists both answers' references in order
+    second = api.client.post(f"/v1/sessions/{sid}/messages", json={"content": "How do you label fonts?"})
+    assert second.status_code == 200
+    second_id = second.json()["data"]["assistant_message"]["id"]
+    second_refs = api.client.get("/v1/references", params={"chat_message_id": second_id}).json()
+    conv = api.client.get(f"/v2/analytics/conversations/{sid}/references")
+    assert conv.status_code == 200 and conv.json()["error"] is None
+    expected = [{**x, "chat_message_id": answer["id"]} for x in refs] + \
+               [{**x, "chat_message_id": second_id} for x in second_refs["payload"]["references"]]
+    assert conv.json()["payload"]["references"] == expected
+    r = api.client.get("/v2/analytics/conversations/no-such-chat/references")
+    assert (r.status_code, r.json()["error"]["code"]) == (404, "NOT_FOUND")
+
+
+def test_offsets_units(api: Api) -> None:
+    uploaded(api.client, "emoji.md", "# Caf\u00e9 \U0001F600\n\nThe \U0001F600 caf\u00e9 serves cr\u00e8me br\u00fbl\u00e9e "
+             "every Tuesday since 1999.\n".encode())
+    sid = new_session(api.client)
+    r = api.client.post(f"/v1/sessions/{sid}/messages",
+                        json={"content": "When does the caf\u00e9 serve cr\u00e8me br\u00fbl\u00e9e?", "offsets": "utf16"})
+    assert r.status_code == 200, r.text
+    answer = r.json()["data"]["assistant_message"]
+    assert answer["offset_unit"] == "utf16"
+    content16 = answer["content"].encode("utf-16-le")
+    for part in answer["response"]["parts"]:
+        assert content16[2 * part["start_index"]:2 * part["end_index"]].decode("utf-16-le") == part["text"]
+    stored = api.engine.message(answer["id"])
+    for unit, encode, width in (("utf8", str.encode, 1), ("utf16", lambda s: s.encode("utf-16-le"), 2),
+                                ("codepoint", None, 1)):
+        refs = api.client.get("/v1/references", params={"chat_message_id": answer["id"], "offsets": unit}).json()
+        assert refs["payload"]["references"]
+        for ref in refs["payload"]["references"]:
+            assert ref["offset_unit"] == unit
+            marker = f"[{ref['citation_idx']}]"
+            if encode is None:
+                assert stored.text[ref["start_index"]:ref["end_index"]] == marker
+            else:
+                raw = encode(stored.text)[width * ref["start_index"]:width * ref["end_index"]]
+                assert raw == encode(marker)
+    listed = api.client.get(f"/v1/sessions/{sid}/messages", params={"offsets": "utf8"}).json()["data"]["messages"]
+    content8 = listed[1]["content"].encode()
+    assert listed[1]["offset_unit"] == "utf8"
+    for part in listed[1]["response"]["parts"]:
+        assert content8[part["start_index"]:part["end_index"]].decode() == part["text"]
+
+
+def test_resource_ids_restrict_retrieval(api: Api, ready: dict[str, dict[str, Any]]) -> None:
+    text = ready["text"]
+    sid = new_session(api.client)
+    r = api.client.post(f"/v1/sessions/{sid}/messages", json={"content": OCR_QUESTION, "resource_ids": [text["id"]]})
+    assert r.status_code == 200, r.text
+    data = r.json()["data"]
+    assert data["user_message"]["resource_ids"] == [text["id"]]
+    assert {c["resource_id"] for c in data["assistant_message"]["citations"]} <= {text["id"]}
+    r = api.client.post(f"/v1/sessions/{sid}/messages", json={"content": OCR_QUESTION,
+                                                               "resource_ids": [text["id"], "no-such-resource"]})
+    assert (r.status_code, r.json()["error"]["code"]) == (404, "NOT_FOUND")
+    # the failed request stored nothing
+    assert len(api.client.get(f"/v1/sessions/{sid}/messages").json()["data"]["messages"]) == 2
+
+
+def test_pdf_reference_has_boxes(api: Api) -> None:
+    pdf = uploaded(api.client, "otsl.pdf", corpus_bytes(PDF), {"title": "OTSL paper", "document_category": "report"})
+    assert (pdf["status"], pdf["kind"]) == ("ready", "pdf")
+    sid = new_session(api.client)
+    r = api.client.post(f"/v1/sessions/{sid}/messages",
+                        json={"content": "What speed up does OTSL give in inference runtime over HTML?"})
+    assert r.status_code == 200
+    answer = r.json()["data"]["assistant_message"]
+    assert {c["resource_id"] for c in answer["citations"]} == {pdf["id"]}
+    refs = api.client.get("/v1/references", params={"chat_message_id": answer["id"]}).json()["payload"]["references"]
+    assert refs
+    for ref in refs:
+        assert ref["document_name"] == "OTSL paper" and ref["metadata"]["document_category"] == "report"
+        assert ref["metadata"]["blocks"] is None
+        boxes = ref["metadata"]["offset"]
+        assert boxes and all(b["page"] == 1 and 0 <= b["top"] <= 1 and 0 < b["width"] <= 1 for b in boxes)
+
+
+# -- image questions -------------------------------------------------------------------------------
+
+def test_image_url_data_and_content_urls(api: Api, ready: dict[str, dict[str, Any]]) -> None:
+    sid = new_session(api.client)
+    image = pdf_bytes("OCR of text in photos in the wild")
+    data_url = "data:application/pdf;base64," + base64.b64encode(image).decode()
+    before = set(Path(tempfile.gettempdir()).glob("citewell-image-*"))
+    r = api.client.post(f"/v1/sessions/{sid}/messages", json={"content": "", "image_url": data_url})
+    assert r.status_code == 200, r.text
+    user, answer = r.json()["data"]["user_message"], r.json()["data"]["assistant_message"]
+    assert user["image_url"] == data_url and answer["image_url"] == data_url and user["content"] == ""
+    assert answer["content"].startswith("The question was taken from the image's text layer")
+    assert {c["resource_id"] for c in answer["citations"]} == {ready["transcript"]["id"]}
+    assert set(Path(tempfile.gettempdir()).glob("citewell-image-*")) == before  # the temp file is gone
+
+    # this API's own content URL, as a path and as an absolute URL on this host
+    pdf = uploaded(api.client, "question.pdf", image)
+    for url in (f"/v1/resources/{pdf['id']}/content", f"http://testserver/v1/resources/{pdf['id']}/content"):
+        r = api.client.post(f"/v1/sessions/{sid}/messages", json={"content": "", "image_url": url})
+        assert r.status_code == 200, r.text
+        assert r.json()["data"]["user_message"]["image_url"] == url
+        assert r.json()["data"]["assistant_message"]["content"].startswith("The question was taken from the image")
+
+    bad = ["https://example.com/cat.png", f"http://evil.example/v1/resources/{pdf['id']}/content",
+           "data:image/png,notbase64", "data:image/png;base64,@@@", "data:text/html;base64,PGI+",
+           "file:///etc/passwd", "data:image/png;base64,"]
+    for url in bad:
+        r = api.client.post(f"/v1/sessions/{sid}/messages", json={"content": "what is this?", "image_url": url})
+        assert (r.status_code, r.json()["error"]["code"]) == (400, "INVALID_REQUEST_BODY"), url
+    r = api.client.post(f"/v1/sessions/{sid}/messages",
+                        json={"content": "", "image_url": "/v1/resources/no-such-id/content"})
+    assert (r.status_code, r.json()["error"]["code"]) == (404, "NOT_FOUND")
+    too_big = "data:image/png;base64," + base64.b64encode(b"\x89PNG" + b"\0" * (10 * 1024 * 1024)).decode()
+    r = api.client.post(f"/v1/sessions/{sid}/messages", json={"content": "", "image_url": too_big})
+    assert (r.status_code, r.json()["error"]["code"]) == (400, "INVALID_REQUEST_BODY")
+    assert "10 MB" in r.json()["error"]["message"]
