@@ -286,7 +286,7 @@ def test_v3_store_migrates_to_current_keeping_data(tmp_path: Path, store_path: P
         assert [m.model_dump() for m in engine.history(chat.id)][1] == answer.model_dump()
     conn = sqlite3.connect(store_path)
     assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
-    assert SCHEMA_VERSION == 5
+    assert SCHEMA_VERSION == 6
     conn.close()
 
 

@@ -261,11 +261,11 @@ def test_image_url_is_recorded_as_given(engine: Engine, tmp_path: Path) -> None:
 
 # -- schema v5 -------------------------------------------------------------------------
 
-def test_v4_store_migrates_to_v5(store_path: Path) -> None:
+def test_v4_store_migrates_to_the_current_version(store_path: Path) -> None:
     with Engine(store_path) as engine:
         chat = engine.chat("old chat")
     conn = sqlite3.connect(store_path)
-    conn.executescript("DROP TABLE api_keys; DROP INDEX resources_by_status; "
+    conn.executescript("DROP TABLE api_keys; DROP INDEX resources_by_status; DROP TABLE stream_events; "
                        "ALTER TABLE chats DROP COLUMN user_id; ALTER TABLE chats DROP COLUMN user_email; "
                        "UPDATE meta SET value = '4' WHERE key = 'schema_version';")
     conn.close()
@@ -274,4 +274,23 @@ def test_v4_store_migrates_to_v5(store_path: Path) -> None:
         assert (old.title, old.user_id, old.user_email) == ("old chat", None, None)
         key, record = engine.create_key()
         assert engine.store.api_key(hash_key(key)) == record
-    assert _rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("5",)]
+    assert _rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("6",)]
+
+
+def test_secrets_are_made_once_and_shared(store_path: Path) -> None:
+    first = SQLiteStore(store_path).secret("presign")
+    assert len(first) == 32
+    assert SQLiteStore(store_path).secret("presign") == first  # another process reads the same
+    assert SQLiteStore(store_path).secret("other") != first
+
+
+def test_stream_events_are_recorded_in_order(engine: Engine) -> None:
+    store, ws = engine.store, engine.workspace_id
+    store.append_events(ws, "m1", [(1, "conversation", '{"a": 1}'), (2, "answer", '{"delta": "x"}')])
+    store.append_events(ws, "m1", [(3, "done", "{}")])
+    assert store.events(ws, "m1") == [(1, "conversation", '{"a": 1}'), (2, "answer", '{"delta": "x"}'),
+                                      (3, "done", "{}")]
+    assert store.events(ws, "m1", after=2) == [(3, "done", "{}")]
+    assert store.events("other-workspace", "m1") == []
+    with pytest.raises(sqlite3.IntegrityError):
+        store.append_events(ws, "m1", [(3, "done", "{}")])

@@ -115,6 +115,20 @@ class Store(Protocol):
         """Name of the workspace with this id; ``NotFoundError`` for an unknown id."""
         ...
 
+    def secret(self, name: str) -> bytes:
+        """A random 32-byte secret stored under ``name``, made on first use and the same for
+        every process sharing the store (the signing key of presigned URLs)."""
+        ...
+
+    def append_events(self, workspace_id: str, message_id: str, events: Sequence[tuple[int, str, str]]) -> None:
+        """Record client events ``(seq, event name, JSON data)`` of a streamed message in one
+        transaction; recording a ``seq`` twice is an error."""
+        ...
+
+    def events(self, workspace_id: str, message_id: str, *, after: int = 0) -> list[tuple[int, str, str]]:
+        """The recorded events ``(seq, name, data)`` of a message with ``seq > after``, in order."""
+        ...
+
     def create_api_key(self, workspace_id: str, key_hash: str, *, platform: bool, prefix: str) -> ApiKeyRecord:
         """Store an API key of the workspace by its hash; ``NotFoundError`` for an unknown workspace."""
         ...

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import sqlite3
 import threading
 import uuid
@@ -34,7 +35,7 @@ from .ids import chunk_id_for, post_chunk_id
 if TYPE_CHECKING:
     from ..cite.resolver import SourceResolver
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 BUSY_TIMEOUT_S = 30.0
 #: BM25 column weights of the search index: (title and entity names, chunk text).
 BM25_WEIGHTS = (0.5, 1.0)
@@ -125,7 +126,16 @@ ALTER TABLE chats ADD COLUMN user_id TEXT;
 ALTER TABLE chats ADD COLUMN user_email TEXT;
 CREATE INDEX IF NOT EXISTS resources_by_status ON resources (status);
 """
-_MIGRATIONS = ((1, _SCHEMA_V1), (2, _SCHEMA_V2), (3, _SCHEMA_V3), (4, _SCHEMA_V4), (5, _SCHEMA_V5))
+#: v6 (resumable answer streams): the client events of a streamed answer, in order, so a
+#: client that reconnects with ``Last-Event-ID`` gets the rest without a gap or a duplicate,
+#: also after the answer finished.
+_SCHEMA_V6 = """
+CREATE TABLE IF NOT EXISTS stream_events (
+    workspace_id TEXT NOT NULL, message_id TEXT NOT NULL, seq INTEGER NOT NULL,
+    event TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (workspace_id, message_id, seq));
+"""
+_MIGRATIONS = ((1, _SCHEMA_V1), (2, _SCHEMA_V2), (3, _SCHEMA_V3), (4, _SCHEMA_V4), (5, _SCHEMA_V5),
+               (6, _SCHEMA_V6))
 
 
 #: Every column of ``resources`` but ``extracted_text`` (megabytes for a long filing): rows
@@ -290,6 +300,33 @@ class SQLiteStore:
         if row is None:
             raise NotFoundError(f"no workspace {workspace_id}")
         return str(row["name"])
+
+    def secret(self, name: str) -> bytes:
+        """A random 32-byte secret kept in the store under ``name`` (made on first use;
+        every process sharing the store reads the same one), e.g. for signed URLs."""
+        key = f"secret:{name}"
+        row = self._conn().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            with self._write() as conn:
+                conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (key, secrets.token_hex(32)))
+                row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return bytes.fromhex(row["value"])
+
+    # -- stream events -----------------------------------------------------------------
+    def append_events(self, workspace_id: str, message_id: str, events: Sequence[tuple[int, str, str]]) -> None:
+        """Record client events ``(seq, event name, JSON data)`` of a streamed message (one
+        transaction; a ``seq`` recorded already is an error)."""
+        if not events:
+            return
+        with self._write() as conn:
+            conn.executemany("INSERT INTO stream_events VALUES (?, ?, ?, ?, ?)",
+                             [(workspace_id, message_id, seq, name, data) for seq, name, data in events])
+
+    def events(self, workspace_id: str, message_id: str, *, after: int = 0) -> list[tuple[int, str, str]]:
+        """The recorded events of a message with ``seq > after``, in order."""
+        rows = self._conn().execute("SELECT seq, event, data FROM stream_events WHERE workspace_id = ? AND "
+                                    "message_id = ? AND seq > ? ORDER BY seq", (workspace_id, message_id, after))
+        return [(row["seq"], row["event"], row["data"]) for row in rows]
 
     # -- API keys ----------------------------------------------------------------------
     @staticmethod
