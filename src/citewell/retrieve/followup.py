@@ -3,9 +3,10 @@
 A follow-up such as "And what about 2021?" or "How did it change?" names too little to
 retrieve with. When a question *refers back* - it has an anaphor (it, they, that, those,
 the same …), opens with a continuation ("and", "what about", "how about", "also"), or
-has at most two content words - the previous question's content words are added to the
-retrieval query, and the previous turn's filters apply when the new question gives none.
-A question that stands on its own is left alone.
+has no content word at all ("Why?") - the previous question's content words are added to
+the retrieval query, and the previous turn's filters apply when the new question gives
+none (filters given as empty mean "none": nothing is carried). A question that stands on
+its own ("Who is the head barista?") is left alone.
 
 The rule is deliberately lexical (no model): it is cheap, predictable and testable, and
 adding the previous question's words only widens what BM25 may find; the extractive
@@ -20,14 +21,15 @@ from .terms import tokens
 
 #: Words that point back to something the chat named before.
 ANAPHORA = frozenset({
-    "it", "its", "they", "them", "their", "theirs", "that", "this", "those", "these", "he", "she", "his",
-    "her", "same", "former", "latter", "there", "then",
+    "it", "its", "they", "them", "their", "theirs", "those", "these", "he", "she", "his", "her", "same",
+    "former", "latter",
 })
 _CONTINUATION = re.compile(r"^\s*(?:and|also|but|so|what about|how about|what of|same for|compared|versus|vs\.?)\b",
                            re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
-#: A question with at most this many content words is read as a follow-up.
-SHORT_QUESTION = 2
+#: A question with at most this many content words is read as a follow-up ("Why?"); more
+#: would catch short questions that stand on their own ("Who is the head barista?").
+SHORT_QUESTION = 0
 
 
 def refers_back(question: str) -> bool:
