@@ -294,3 +294,27 @@ def test_stream_events_are_recorded_in_order(engine: Engine) -> None:
     assert store.events("other-workspace", "m1") == []
     with pytest.raises(sqlite3.IntegrityError):
         store.append_events(ws, "m1", [(3, "done", "{}")])
+
+
+def test_keys_list_and_revoke_cli(tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite"
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "citewell", "keys", *args, "--store", str(store)],
+                              capture_output=True, text=True, timeout=120)
+
+    key = cli("create", "--workspace", "acme").stdout.splitlines()[-1]
+    other = cli("create", "--workspace", "beta", "--platform").stdout.splitlines()[-1]
+    listed = json.loads(cli("list", "--json").stdout)
+    assert [(k["prefix"], k["workspace"], k["platform"]) for k in listed] == [(key[:8], "acme", False),
+                                                                              (other[:8], "beta", True)]
+    assert key not in cli("list").stdout
+    assert [k["workspace"] for k in json.loads(cli("list", "--workspace", "beta", "--json").stdout)] == ["beta"]
+    revoked = cli("revoke", listed[0]["id"])
+    assert revoked.returncode == 0, revoked.stderr
+    assert SQLiteStore(store).api_key(hash_key(key)) is None
+    assert SQLiteStore(store).api_key(hash_key(other)) is not None
+    missing = cli("revoke", listed[0]["id"])
+    assert missing.returncode == 1 and "NOT_FOUND" in missing.stderr
+    assert cli("revoke", other[:8]).returncode == 0  # by prefix
+    assert json.loads(cli("list", "--json").stdout) == []

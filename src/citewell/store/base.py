@@ -133,6 +133,15 @@ class Store(Protocol):
         """Store an API key of the workspace by its hash; ``NotFoundError`` for an unknown workspace."""
         ...
 
+    def api_keys(self, workspace_id: str | None = None) -> list[ApiKeyRecord]:
+        """Stored keys (of one workspace, or of all), oldest first: never the keys themselves."""
+        ...
+
+    def delete_api_key(self, key_id: str) -> bool:
+        """Revoke the key with this id (or this prefix, when exactly one key has it); requests
+        with it are refused from then on. True when a key was deleted."""
+        ...
+
     def api_key(self, key_hash: str) -> ApiKeyRecord | None:
         """The key whose SHA-256 is ``key_hash``, or None."""
         ...

@@ -345,6 +345,23 @@ class SQLiteStore:
             row = conn.execute("SELECT * FROM api_keys WHERE id = ?", (key_id,)).fetchone()
         return self._key_from_row(row)
 
+    def api_keys(self, workspace_id: str | None = None) -> list[ApiKeyRecord]:
+        """Stored keys (of one workspace, or all), oldest first."""
+        sql, args = "SELECT * FROM api_keys", []
+        if workspace_id is not None:
+            sql, args = sql + " WHERE workspace_id = ?", [workspace_id]
+        rows = self._conn().execute(sql + " ORDER BY created_at, id", args).fetchall()
+        return [self._key_from_row(row) for row in rows]
+
+    def delete_api_key(self, key_id: str) -> bool:
+        """Revoke a key by its id (or its prefix, when that names exactly one key); True if one went."""
+        with self._write() as conn:
+            rows = conn.execute("SELECT id FROM api_keys WHERE id = ? OR prefix = ?", (key_id, key_id)).fetchall()
+            if len(rows) != 1:
+                return False
+            conn.execute("DELETE FROM api_keys WHERE id = ?", (rows[0]["id"],))
+        return True
+
     def api_key(self, key_hash: str) -> ApiKeyRecord | None:
         """The key with this hash, or None."""
         row = self._conn().execute("SELECT * FROM api_keys WHERE key_hash = ?", (key_hash,)).fetchone()
