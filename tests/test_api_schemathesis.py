@@ -6,8 +6,9 @@ no 5xx (``not_a_server_error``), every answer matches the documented schema
 bounded so the file stays well under a minute.
 
 With the key, generated ids are half the time swapped for real ones of a seeded
-workspace (a ready transcript, a session with a cited answer), so the success answers
-are validated too, not only the 404s.
+workspace (a ready transcript, a session with a cited answer, a posts dataset and a chat
+whose turn settled with post citations), so the success answers are validated too, not
+only the 404s. The chats routes (issue 5) are in the same runs.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ _store = _tmp / "citewell.sqlite"
 
 
 def _seed() -> tuple[str, dict[str, str]]:
-    """A workspace with a ready transcript and a session holding one cited turn; its key and ids."""
+    """A workspace with a ready transcript, a session holding one cited turn, a posts file
+    and a chats-profile turn citing posts; its key and ids."""
     with Engine(_store, workspace="acme") as engine:
         key, _ = engine.create_key()
         data = (CORPUS / "transcripts" / "twiml-409_deep-learning-ocr_cha-zhang.vtt").read_bytes()
@@ -48,8 +50,14 @@ def _seed() -> tuple[str, dict[str, str]]:
         chat = engine.chat("seeded")
         answer = engine.ask("What makes OCR of text in photos in the wild hard?", chat_id=chat.id, sync=False)
         assert answer.references, "the seeded answer must cite"
+        posts = engine.upload("stocktwits.jsonl", (CORPUS / "posts" / "stocktwits_2022-06_07.jsonl").read_bytes())
+        engine.process(posts.id)
+        pending = engine.begin_turn("What do people say about $BTC.X and $ETH.X?", filters={"kind": "post"})
+        settled = engine.complete_turn(pending)
+        assert settled.status == "settled" and settled.references, "the seeded turn must cite posts"
         ids = {"resource_id": resource.id, "session_id": chat.id, "conversation_id": chat.id,
-               "chat_message_id": str(answer.id)}
+               "chat_message_id": str(answer.id), "chat_id": pending.chat.id, "message_id": str(settled.id),
+               "research_preview_id": str(settled.id), "dataset_id": posts.id}
     return key, ids
 
 
@@ -107,6 +115,8 @@ def test_the_seeded_ids_answer() -> None:
             time.sleep(0.05)
         assert engine.resource(REAL_IDS["resource_id"]).status == "ready"
         assert engine.message(REAL_IDS["chat_message_id"]).references
+        assert engine.message(REAL_IDS["message_id"]).chat_id == REAL_IDS["chat_id"]
+        assert engine.resource(REAL_IDS["dataset_id"]).kind == "post"
 
 
 def test_openapi_documents_every_error_envelope_and_no_422() -> None:
@@ -117,9 +127,15 @@ def test_openapi_documents_every_error_envelope_and_no_422() -> None:
         ("GET", "/v1/sessions/{session_id}/messages"), ("POST", "/v1/sessions/{session_id}/messages"),
         ("POST", "/v1/resources"), ("GET", "/v1/resources"), ("GET", "/v1/resources/{resource_id}"),
         ("DELETE", "/v1/resources/{resource_id}"), ("GET", "/v1/resources/{resource_id}/content"),
-        ("GET", "/v1/references"), ("GET", "/v2/analytics/conversations/{conversation_id}/references")])
+        ("GET", "/v1/references"), ("GET", "/v2/analytics/conversations/{conversation_id}/references"),
+        ("POST", "/v1/ask"), ("GET", "/v1/chats"), ("GET", "/v1/chats/{chat_id}"),
+        ("GET", "/v1/chats/{chat_id}/messages"), ("GET", "/v1/chats/{chat_id}/messages/{message_id}"),
+        ("POST", "/v1/mentions"), ("GET", "/v1/datasets/{dataset_id}"),
+        ("GET", "/v1/research_previews/{research_preview_id}"), ("GET", "/v1/patterns/{pattern_id}")])
+    chats = ("/v1/ask", "/v1/chats", "/v1/mentions", "/v1/datasets", "/v1/research_previews", "/v1/patterns")
     for path, _, op in operations:
-        envelope = "AnalyticsError" if path.startswith(("/v1/references", "/v2/analytics")) else "SessionsError"
+        envelope = "AnalyticsError" if path.startswith(("/v1/references", "/v2/analytics")) else \
+            "ChatsError" if path.startswith(chats) else "SessionsError"
         assert "422" not in op["responses"]
         for status in ("400", "401", "403", "404", "500"):
             ref = op["responses"][status]["content"]["application/json"]["schema"]["$ref"]
@@ -127,4 +143,5 @@ def test_openapi_documents_every_error_envelope_and_no_422() -> None:
         assert {"ApiKeyAuth": []} in op["security"] and {"BearerAuth": []} in op["security"]
         assert {"organization_id", "user_id", "user_email"} <= {p["name"] for p in op.get("parameters", [])}
     assert doc["paths"]["/v1/resources"]["post"]["responses"]["413"]
+    assert "202" in doc["paths"]["/v1/ask"]["post"]["responses"]
     assert "HTTPValidationError" not in doc["components"]["schemas"]

@@ -39,6 +39,24 @@ def _pdf() -> bytes:
 
 NOTES = b"# Field notes\n\nThe lighthouse keeper logs every passing ship in a green ledger.\n"
 QUESTION = "What makes OCR of text in photos in the wild hard?"
+COMMON_POSTS = [{"source": "reddit", "id": "t3_shared", "text": "OCR on photos of street signs is hard.",
+                 "created_at": "2022-01-05T10:00:00Z", "score": 3}]
+
+
+def _posts(name: str) -> bytes:
+    """A posts file: the shared post and one only this tenant has (``reddit:t3_<name>``)."""
+    own = {"source": "reddit", "id": f"t3_{name}", "text": f"Only {name} has this post about OCR.",
+           "created_at": "2022-01-06T10:00:00Z", "score": 1}
+    return "".join(json.dumps(p) + "\n" for p in [*COMMON_POSTS, own]).encode()
+
+
+def _settle(client: TestClient, chat_id: str, message_id: str, headers: dict[str, str]) -> dict[str, Any]:
+    for _ in range(1500):
+        message = client.get(f"/v1/chats/{chat_id}/messages/{message_id}", headers=headers).json()
+        if message["status"] != "pending":
+            return message
+        time.sleep(0.02)
+    raise AssertionError("still pending")
 
 
 def _wait(client: TestClient, rid: str, headers: dict[str, str]) -> dict[str, Any]:
@@ -51,13 +69,16 @@ def _wait(client: TestClient, rid: str, headers: dict[str, str]) -> dict[str, An
 
 
 class Tenant:
-    """One workspace's key, resources, session and messages (ids as the API returned them)."""
+    """One workspace's key, resources (the last one a posts file: ``dataset``), session and
+    messages, and a chats-profile turn (``chat``, ``chat_question``, ``chat_answer``), ids
+    as the API returned them."""
 
     def __init__(self, client: TestClient, name: str, key: str, workspace_id: str) -> None:
         self.name, self.key, self.workspace_id = name, key, workspace_id
         self.h = {"X-API-KEY": key}
         self.resources: list[str] = []
-        for file_name, data in (("ocr.vtt", TRANSCRIPT), ("notes.md", NOTES), ("photo-question.pdf", _pdf())):
+        for file_name, data in (("ocr.vtt", TRANSCRIPT), ("notes.md", NOTES), ("photo-question.pdf", _pdf()),
+                                ("posts.jsonl", _posts(name))):
             r = client.post("/v1/resources", headers=self.h, files={"file": (file_name, data, "text/plain")})
             assert r.status_code == 202
             resource = _wait(client, r.json()["data"]["resource"]["id"], self.h)
@@ -69,6 +90,15 @@ class Tenant:
         self.user_message = turn.json()["data"]["user_message"]["id"]
         self.answer = turn.json()["data"]["assistant_message"]["id"]
         assert turn.json()["data"]["assistant_message"]["citations"]
+        self.dataset = self.resources[3]
+        self.own_post = f"t3_{name}"
+        asked = client.post("/v1/ask", headers=self.h, json={"question": QUESTION})
+        assert asked.status_code == 202, asked.text
+        self.chat, self.chat_answer = asked.json()["chat_id"], asked.json()["message_id"]
+        answer = _settle(client, self.chat, self.chat_answer, self.h)
+        assert answer["status"] == "settled" and answer["references"]
+        history = client.get(f"/v1/chats/{self.chat}/messages", headers=self.h).json()["messages"]
+        self.chat_question = history[0]["id"]
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +140,19 @@ ID_ROUTES: dict[str, tuple[str, Call]] = {
                                                                             params={"chat_message_id": i})),
     "GET conversation references": ("session", lambda c, h, i, me: c.get(
         f"/v2/analytics/conversations/{i}/references", headers=h)),
+    # chats profile (seed 000)
+    "POST ask chat_id": ("chat", lambda c, h, i, me: c.post("/v1/ask", headers=h,
+                                                            json={"question": QUESTION, "chat_id": i})),
+    "GET chat": ("chat", lambda c, h, i, me: c.get(f"/v1/chats/{i}", headers=h)),
+    "GET chat messages": ("chat", lambda c, h, i, me: c.get(f"/v1/chats/{i}/messages", headers=h)),
+    "GET chat messages after": ("chat_answer", lambda c, h, i, me: c.get(
+        f"/v1/chats/{me.chat}/messages", headers=h, params={"after": i})),
+    "GET chat message (chat)": ("chat", lambda c, h, i, me: c.get(
+        f"/v1/chats/{i}/messages/{me.chat_answer}", headers=h)),
+    "GET chat message (message)": ("chat_answer", lambda c, h, i, me: c.get(
+        f"/v1/chats/{me.chat}/messages/{i}", headers=h)),
+    "GET dataset": ("dataset", lambda c, h, i, me: c.get(f"/v1/datasets/{i}", headers=h)),
+    "GET research preview": ("chat_answer", lambda c, h, i, me: c.get(f"/v1/research_previews/{i}", headers=h)),
 }
 
 
@@ -134,14 +177,14 @@ def test_foreign_id_answers_exactly_like_an_unknown_id(world: Any, route: str) -
         # B's own key still reaches its data (the id is real), so nothing was changed by A
         mine = call(client, b.h, foreign, b) if route != "DELETE resource" else \
             client.get(f"/v1/resources/{foreign}", headers=b.h)
-        assert mine.status_code == 200, (route, mine.text)
+        assert mine.status_code == (202 if route == "POST ask chat_id" else 200), (route, mine.text)
 
 
 def test_lists_and_uploads_never_show_the_other_workspace(world: Any) -> None:
     client, a, b, _ = world
     for me, other in ((a, b), (b, a)):
         listed = client.get("/v1/resources", headers=me.h).json()["data"]
-        assert listed["total"] == 3
+        assert listed["total"] == 4
         assert sorted(r["id"] for r in listed["resources"]) == sorted(me.resources)
         assert {r["workspace_id"] for r in listed["resources"]} == {me.workspace_id}
         assert not set(me.resources) & set(other.resources)  # same bytes, separate resources
@@ -158,13 +201,46 @@ def test_lists_and_uploads_never_show_the_other_workspace(world: Any) -> None:
         refs = client.get("/v1/references", headers=me.h,
                           params={"chat_message_id": turn.json()["data"]["assistant_message"]["id"]}).json()
         assert {r["document_id"] for r in refs["payload"]["references"]} <= set(me.resources)
+        # chats profile: the chats and mentions listed are this workspace's own
+        chats = client.get("/v1/chats", headers=me.h).json()["chats"]
+        assert me.chat in {c["id"] for c in chats} and other.chat not in {c["id"] for c in chats}
+        assert {c["workspace_id"] for c in chats} == {me.workspace_id}
+        mentions = client.post("/v1/mentions", headers=me.h, json={"limit": 200}).json()
+        assert [(m["id"], m["dataset_id"]) for m in mentions["mentions"]] == [
+            ("t3_shared", me.dataset), (me.own_post, me.dataset)]
+        assert client.post("/v1/mentions", headers=me.h, json={"dataset_id": other.dataset}).json() == {
+            "mentions": [], "next_cursor": None}
+        # an answer cites only this workspace's posts and passages
+        asked = client.post("/v1/ask", headers=me.h, json={"question": "What do the posts say about OCR?",
+                                                           "filters": {"kind": "post"}}).json()
+        answer = _settle(client, asked["chat_id"], asked["message_id"], me.h)
+        assert answer["references"] and {r["resource_id"] for r in answer["references"]} == {me.dataset}
+        assert {r["id"] for r in answer["references"]} <= {"t3_shared", me.own_post}
+
+
+def test_a_foreign_post_ref_answers_exactly_like_an_unknown_one(world: Any) -> None:
+    client, a, b, _ = world
+    unknown = "t3_" + uuid.uuid4().hex[:8]
+    r = client.post("/v1/mentions", headers=a.h, json={"post_refs": [
+        {"source": "reddit", "id": b.own_post}, {"source": "reddit", "id": "t3_shared"},
+        {"source": "reddit", "id": unknown}]})
+    assert r.status_code == 200
+    foreign, shared, missing = r.json()["mentions"]
+    assert foreign["error"]["code"] == "NOT_FOUND"
+    assert json.dumps(foreign).replace(b.own_post, "ID") == json.dumps(missing).replace(unknown, "ID")
+    assert shared["dataset_id"] == a.dataset  # the same post in both: each workspace's own copy
+    mine = client.post("/v1/mentions", headers=b.h, json={"post_refs": [{"source": "reddit", "id": b.own_post}]})
+    assert mine.json()["mentions"][0]["dataset_id"] == b.dataset
 
 
 def test_plain_key_may_not_act_for_another_organization_or_a_user(world: Any) -> None:
     client, a, b, _ = world
     routes = [("GET", "/v1/resources", None), ("GET", f"/v1/sessions/{b.session}", None),
               ("POST", "/v1/sessions", {}), ("GET", "/v1/references", {"chat_message_id": b.answer}),
-              ("GET", f"/v2/analytics/conversations/{b.session}/references", None)]
+              ("GET", f"/v2/analytics/conversations/{b.session}/references", None),
+              ("POST", "/v1/ask", {"question": QUESTION}), ("GET", "/v1/chats", None),
+              ("GET", f"/v1/chats/{b.chat}/messages", None), ("POST", "/v1/mentions", {"limit": 5}),
+              ("GET", f"/v1/datasets/{b.dataset}", None), ("GET", f"/v1/research_previews/{b.chat_answer}", None)]
     for method, path, body in routes:
         params: dict[str, str] = {"organization_id": b.workspace_id}
         if method == "GET" and body:

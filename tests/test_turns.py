@@ -167,3 +167,60 @@ def test_mentions_by_source_query_dates_dataset_and_pages(docs: Engine) -> None:
     assert [m.id for m in page + rest] == ["t3_a", "739", "t3_b"]
     with Engine(docs.store, workspace="other") as other:
         assert other.store.list_mentions(other.workspace_id) == []
+
+
+# -- research previews: a turn begun while the previous answer is pending --------------------
+
+def test_a_turn_begun_while_the_previous_answer_is_pending_points_at_it(docs: Engine) -> None:
+    first = docs.begin_turn("What was Acme revenue in 2022?")
+    assert first.research_preview is None
+    second = docs.begin_turn("And in 2021?", chat_id=first.chat.id)
+    assert second.research_preview == first.message.id
+    answer = docs.complete_turn(second)
+    assert answer.status == "settled" and answer.text.startswith("Acme revenue was $9.1 million in 2021 [1].")
+    assert answer.references[-1].model_dump(exclude_none=True) == {"type": "research_preview",
+                                                                   "id": first.message.id}
+    assert docs.message(answer.id).model_dump() == answer.model_dump()
+    docs.complete_turn(first)
+    third = docs.begin_turn("And gross margin?", chat_id=first.chat.id)
+    assert third.research_preview is None  # the previous answer has settled
+    assert not [r for r in docs.complete_turn(third).references if r.type == "research_preview"]
+
+
+def test_a_failed_turn_does_not_carry_the_research_preview(docs: Engine) -> None:
+    first = docs.begin_turn("What was Acme revenue in 2022?")
+    second = docs.begin_turn("And in 2021?", chat_id=first.chat.id)
+    failed = docs.fail_turn(second, "TURN_INTERRUPTED", "stopped")
+    assert failed.status == "failed" and failed.references == []
+    assert failed.model_extra["error"] == {"code": "TURN_INTERRUPTED", "message": "stopped"}
+    with pytest.raises(UsageError):
+        docs.fail_turn(second, "X", "settles once")
+
+
+def test_chat_and_research_preview_entities_exist_when_the_workspace_has_them(docs: Engine) -> None:
+    turn = docs.begin_turn("What was Acme revenue in 2022?")
+    resolver = docs.resolver
+    assert resolver.entity_exists("chat", turn.chat.id)
+    assert resolver.entity_exists("research_preview", str(turn.message.id))  # pending counts
+    assert not resolver.entity_exists("research_preview", str(turn.user_message.id))  # a question is not a turn
+    assert not resolver.entity_exists("chat", "no-such-chat")
+    assert not resolver.entity_exists("research_preview", "no-such-message")
+    assert not resolver.entity_exists("pattern", "anything")
+    cited = docs.cite(f"In [that chat](chat:{turn.chat.id}), see [the answer](research_preview:{turn.message.id}).")
+    assert cited.text == "In that chat, see the answer."
+    assert [(r.type, r.id) for r in cited.references] == [("chat", turn.chat.id),
+                                                          ("research_preview", turn.message.id)]
+    with Engine(docs.store, workspace="other") as other:  # another workspace has neither
+        assert not other.resolver.entity_exists("chat", turn.chat.id)
+        assert not other.resolver.entity_exists("research_preview", str(turn.message.id))
+        assert other.cite(f"[x](chat:{turn.chat.id})").references == []
+
+
+def test_a_legacy_message_linking_to_itself_as_a_research_preview_reads(docs: Engine) -> None:
+    chat = docs.chat()
+    message_id = "11111111-2222-3333-4444-555555555555"
+    docs.store.add_legacy_message(docs.workspace_id, chat.id, {
+        "id": message_id, "role": "assistant", "text": f"As [this very answer](research_preview:{message_id}) says."})
+    read = docs.message(message_id)
+    assert read.text == "As this very answer says."
+    assert [(r.type, r.id) for r in read.references] == [("research_preview", message_id)]

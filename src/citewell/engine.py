@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import mimetypes
 import os
+import threading
 import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -32,7 +33,7 @@ from .generate.extractive import escape_quote
 from .ingest.image_text import image_text
 from .ingest.pipeline import IngestReport, Ingestor, ProgressCallback
 from .keys import SHOWN_PREFIX, hash_key, new_key
-from .models import Message, Notice, Passage, Resource, utcnow
+from .models import Message, Notice, Passage, Reference, Resource, utcnow
 from .retrieve import BM25Retriever, Retriever, parse_filters
 from .retrieve.followup import followup_query, refers_back
 from .settings import Settings
@@ -70,12 +71,18 @@ class _Turn:
 class PendingTurn:
     """A turn begun by :meth:`Engine.begin_turn`: its ``chat``, the stored ``user_message``
     and the stored assistant ``message`` (status ``pending``) that
-    :meth:`Engine.complete_turn` settles."""
+    :meth:`Engine.complete_turn` settles.
+
+    ``research_preview``: the id of the chat's previous assistant message when that one
+    was still pending as this turn began (an investigation in progress, seed 000); the
+    settled message then carries the entity reference ``{type: "research_preview", id}``.
+    """
 
     chat: ChatRecord
     user_message: Message
     message: Message
     turn: _Turn
+    research_preview: str | None = None
 
 
 def _whole_message_events(message: Message) -> Iterator[Event]:
@@ -116,12 +123,26 @@ class StoreResolver:
         """The chunk of post (source, id) as a passage, or None."""
         return self.store.post_passage(self.workspace_id, source, id)
 
+    #: research_preview ids being checked on this thread (a legacy message read while
+    #: checking may link to itself or back: such a check answers True, it exists)
+    _checking = threading.local()
+
     def entity_exists(self, type: str, id: str) -> bool:  # noqa: A002
         """True when an entity of ``type`` with ``id`` exists in this workspace.
 
-        ``resource`` is any resource, ``dataset`` a posts resource; chats, patterns and
-        research previews are not stored yet, so they never exist.
+        ``resource`` is any resource, ``dataset`` a posts resource, ``chat`` a chat (of
+        any user of the workspace), ``research_preview`` an assistant message (the
+        pointer to a turn, pending or not); patterns are not stored yet, so they never
+        exist.
         """
+        if type == "chat":
+            try:
+                self.store.chat(self.workspace_id, id)
+            except NotFoundError:
+                return False
+            return True
+        if type == "research_preview":
+            return self._assistant_message_exists(id)
         if type not in ("resource", "dataset"):
             return False
         try:
@@ -129,6 +150,18 @@ class StoreResolver:
         except Exception:
             return False
         return type == "resource" or resource.kind == "post"
+
+    def _assistant_message_exists(self, message_id: str) -> bool:
+        checking: set[str] = self._checking.__dict__.setdefault("ids", set())
+        if message_id in checking:
+            return True
+        checking.add(message_id)
+        try:
+            return self.store.message(self.workspace_id, message_id, resolver=self).role == "assistant"
+        except NotFoundError:
+            return False
+        finally:
+            checking.discard(message_id)
 
 
 class Engine:
@@ -320,7 +353,7 @@ class Engine:
             if previous is not None and question and preface is None and refers_back(question):
                 query = followup_query(question, previous.text)
                 carried = (previous.model_extra or {}).get("filters")
-                if filters is None and carried:
+                if filters is None and carried:  # None: not given; [] or {}: explicitly none
                     filters, conditions = carried, parse_filters(carried)
         under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
         return _Turn(question, k, conditions, corpus, under, offsets, chat_id, policy, utcnow(),
@@ -402,29 +435,51 @@ class Engine:
             turn = replace(turn, chat_id=chat.id)
         else:
             chat = self.store.chat(self.workspace_id, chat_id, user_id=user_id)
+        preview = self._pending_answer(chat.id) if chat_id is not None else None
         placeholder = Message(role="assistant", status="pending", text="", offset_unit=turn.offsets)
         user, pending = self.store.add_messages(self.workspace_id, chat.id,
                                                 [self._user_message(turn, turn.offsets), placeholder])
-        return PendingTurn(chat, user, pending, turn)
+        return PendingTurn(chat, user, pending, turn, preview)
+
+    def _pending_answer(self, chat_id: str) -> str | None:
+        """The id of the chat's last assistant message when it is still pending, else None."""
+        answers = [m for m in self.store.messages(self.workspace_id, chat_id, resolver=self.resolver)
+                   if m.role == "assistant"]
+        return answers[-1].id if answers and answers[-1].status == "pending" else None
 
     def complete_turn(self, pending: PendingTurn) -> Message:
         """Answer a turn begun by :meth:`begin_turn` and settle its message: ``settled``
         with the answer, or ``failed`` with a warning and an additive ``error``
         ``{code, message}`` when anything goes wrong (a turn never stays pending).
-        Returns the stored message."""
+        Returns the stored message.
+
+        When the turn began while the chat's previous answer was still pending
+        (``pending.research_preview``), the answer ends its ``references`` with the entity
+        reference ``{type: "research_preview", id: <that answer's id>}``.
+        """
         turn = pending.turn
         try:
             passages = self._retrieve_for(turn, sync=False, manifests=(), progress=None)
             raw = "".join(self._pieces(turn, passages))
-            return self._finish(turn, _cite(raw, sources=passages, resolver=self.resolver), passages,
-                                pending=pending.message)
+            message = _cite(raw, sources=passages, resolver=self.resolver)
+            preview = pending.research_preview
+            if preview is not None and not any(r.type == "research_preview" and r.id == preview
+                                               for r in message.references):
+                message.references.append(Reference(type="research_preview", id=preview))
+            return self._finish(turn, message, passages, pending=pending.message)
         except CitewellError as exc:
             code, text = exc.code, exc.message
         except Exception as exc:  # noqa: BLE001 - a turn settles, whatever went wrong
             code, text = "SERVER_ERROR", f"the answer could not be produced ({type(exc).__name__})"
+        return self.fail_turn(pending, code, text)
+
+    def fail_turn(self, pending: PendingTurn, code: str, message: str) -> Message:
+        """Settle a turn begun by :meth:`begin_turn` as ``failed``: empty text, the
+        warning ``{code, message}`` and the additive ``error`` ``{code, message}``.
+        Returns the stored message; ``UsageError`` when it has settled already."""
         failed = pending.message.model_copy(update={"status": "failed",
-                                                    "warnings": [Notice(code=code, message=text)]})
-        failed.error = {"code": code, "message": text}  # type: ignore[attr-defined] - additive
+                                                    "warnings": [Notice(code=code, message=message)]})
+        failed.error = {"code": code, "message": message}  # type: ignore[attr-defined] - additive
         return self.store.settle_message(self.workspace_id, failed)
 
     # -- chats -------------------------------------------------------------------------

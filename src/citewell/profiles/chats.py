@@ -8,7 +8,8 @@ Shape of :func:`render_message` (JSON-ready)::
      "references": [Ref, ...],         # numbered sources by citation, then entities
      "status": "pending" | "settled" | "failed",
      "warnings": [{"code", "message", ...}, ...],
-     "created_at": "2026-08-05T10:02:14.480Z"}
+     "created_at": "2026-08-05T10:02:14.480Z",
+     "error": {"code", "message"}}    # only on a failed turn (status "failed")
 
 A post reference is ``{type: "post", source, id, citation, start_index, end_index}``
 (seed 000) plus the canonical additive fields (``occurrences``, ``offset_unit``, and
@@ -48,7 +49,7 @@ def render_message(message: Message, *, offsets: str | None = None) -> dict[str,
     """
     if offsets is not None and offsets != message.offset_unit:
         message = convert_offsets(message, offsets)
-    return {
+    out: dict[str, Any] = {
         "id": message.id,
         "chat_id": message.chat_id,
         "role": message.role,
@@ -58,6 +59,10 @@ def render_message(message: Message, *, offsets: str | None = None) -> dict[str,
         "warnings": [w.model_dump(mode="json") for w in message.warnings],
         "created_at": iso_utc(message.created_at),
     }
+    error = (message.model_extra or {}).get("error")
+    if isinstance(error, dict):  # a failed turn's {code, message}
+        out["error"] = error
+    return out
 
 
 __all__ = ["render_message", "render_reference"]

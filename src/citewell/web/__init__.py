@@ -4,7 +4,8 @@ Modules, one job each: :mod:`.app` (the application), :mod:`.auth` (keys → pri
 :mod:`.deps` (per-request engine), :mod:`.errors` (the one error → HTTP mapping),
 :mod:`.requestid` (request ids and the access log), :mod:`.schemas` (the OpenAPI
 models), :mod:`.uploads` (streamed multipart with a size cap), :mod:`.images`
-(``image_url``), :mod:`.worker` (background extraction), :mod:`.routes` (the routers).
+(``image_url``), :mod:`.worker` (background extraction and chats turns), :mod:`.routes` (the
+routers).
 """
 
 from __future__ import annotations

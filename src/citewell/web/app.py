@@ -9,7 +9,9 @@ One store is opened for the app (the SQLite store keeps one connection per threa
 threadpool that runs the sync routes shares it safely); each request gets a cheap
 :class:`~citewell.Engine` on its key's workspace (:mod:`citewell.web.deps`). Uploads are
 extracted by a small background worker (:mod:`citewell.web.worker`) that, on startup,
-resumes every upload a previous run left ``processing``.
+resumes every upload a previous run left ``processing``; the turns of ``POST /v1/ask``
+are answered by another, and on startup every turn a previous run left ``pending``
+settles as failed (``TURN_INTERRUPTED``).
 """
 
 from __future__ import annotations
@@ -26,24 +28,35 @@ from starlette.concurrency import run_in_threadpool
 
 from .. import __version__
 from ..errors import UsageError
+from ..generate import Generator
+from ..models import utcnow
 from ..settings import Settings
 from ..store import Store, open_store
 from . import errors
 from .requestid import RequestIdMiddleware
 from .routes import ROUTERS
 from .uploads import max_upload_bytes
-from .worker import UploadWorker
+from .worker import TURN_INTERRUPTED, TURN_INTERRUPTED_MESSAGE, TurnWorker, UploadWorker
 
 DESCRIPTION = """Grounded answers with exact citations over your own files.
 
 Authenticate with `X-API-KEY: <key>` (or `Authorization: Bearer <key>`); make keys with
 `citewell keys create --workspace NAME [--platform]`. Every answer carries `X-Request-ID`.
 
+Three wire profiles share one engine: sessions (seed 001: `/v1/sessions…`, `/v1/resources…`),
+analytics (seeds 003/004: `/v1/references`, `/v2/analytics/…`) and chats (seed 000:
+`/v1/ask`, `/v1/chats…`, `/v1/mentions`, `/v1/datasets…`, `/v1/research_previews…`,
+`/v1/patterns…`). `POST /v1/ask` answers 202 at once; poll
+`GET /v1/chats/{chat_id}/messages/{message_id}` until `status` is not `pending`.
+
 Errors: sessions routes answer `{"status": "error", "error": {"code", "message"}}`, the
-analytics routes (`/v1/references`, `/v2/analytics/…`) `{"error": {"code", "msg", "message"},
-"payload": null}`. Codes: 401 API_KEY_MISSING, INVALID_API_KEY; 403 FORBIDDEN; 404 NOT_FOUND
+analytics routes `{"error": {"code", "msg", "message"}, "payload": null}`, the chats routes
+`{"error": {"code", "message"}}` (their success bodies are the seed's bare objects).
+Codes: 401 API_KEY_MISSING, INVALID_API_KEY; 403 FORBIDDEN; 404 NOT_FOUND
 (an id of another workspace answers exactly like an unknown id); 400 INVALID_REQUEST_BODY,
 INVALID_FILTER and the *_MISSING codes; 413 FILE_TOO_LARGE; 500 SERVER_ERROR, GET_REF_FAIL.
+A chats turn that fails is not an HTTP error: its message settles `failed` with
+`error: {code, message}` (e.g. SERVER_ERROR, TURN_INTERRUPTED).
 """
 
 
@@ -64,16 +77,21 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
 
 
 def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_upload_mb: float | None = None,
-               worker_threads: int = 1) -> FastAPI:
+               worker_threads: int = 1, turn_threads: int = 2, generator: Generator | None = None) -> FastAPI:
     """Build the API on ``store`` (a :class:`~citewell.store.Store`, a SQLite file path, or
     None for the configured default: ``CITEWELL_STORE``, config file, user data folder).
 
     ``max_upload_mb``: upload cap in MB (default ``CITEWELL_MAX_UPLOAD_MB``, else 100);
-    ``worker_threads``: threads extracting uploads (1–2). A store opened here is closed
-    at shutdown; a :class:`Store` passed in is left open. Raises
+    ``worker_threads``: threads extracting uploads (1–2); ``turn_threads``: threads
+    answering ``POST /v1/ask`` turns (at least 1); ``generator``: the answer writer of
+    every request's engine (default: the extractive one; it is shared by the request and
+    worker threads, so it must be thread-safe). A store opened here is closed at
+    shutdown; a :class:`Store` passed in is left open. Raises
     :class:`~citewell.errors.StoreError` when the store cannot be opened and
-    :class:`~citewell.errors.UsageError` for a bad upload cap.
+    :class:`~citewell.errors.UsageError` for a bad upload cap or thread count.
     """
+    if worker_threads < 1 or turn_threads < 1:
+        raise UsageError("worker_threads and turn_threads must be at least 1")
     try:
         cap = max_upload_bytes(max_upload_mb)
     except ValueError as exc:
@@ -87,14 +105,25 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        """Start: resume uploads left processing. Stop: the running extraction finishes,
-        queued ones stay processing for the next start; a store opened here is closed."""
+        """Start: turns a previous run left pending settle as failed (``TURN_INTERRUPTED``),
+        uploads left processing resume. Stop: running turns and the running extraction
+        finish, queued turns fail (``TURN_INTERRUPTED``), queued uploads stay processing
+        for the next start; a store opened here is closed."""
+        started = utcnow()
         if app.state.worker.closed:
             app.state.worker = UploadWorker(opened, threads=worker_threads)
+        if app.state.turns.closed:
+            app.state.turns = TurnWorker(threads=turn_threads)
+        interrupted = await run_in_threadpool(opened.fail_pending, before=started, code=TURN_INTERRUPTED,
+                                              message=TURN_INTERRUPTED_MESSAGE)
+        if interrupted:
+            errors.log.info("%d turn(s) left pending by a previous run settled as %s", interrupted,
+                            TURN_INTERRUPTED)
         await run_in_threadpool(app.state.worker.recover)
         try:
             yield
         finally:
+            await run_in_threadpool(app.state.turns.shutdown)
             await run_in_threadpool(app.state.worker.shutdown)
             if owned:
                 opened.close()
@@ -103,6 +132,8 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     app.state.store = opened
     app.state.max_upload_bytes = cap
     app.state.worker = UploadWorker(opened, threads=worker_threads)
+    app.state.turns = TurnWorker(threads=turn_threads)
+    app.state.generator = generator
     errors.install(app)
     for router in ROUTERS:
         app.include_router(router)

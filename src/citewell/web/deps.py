@@ -1,4 +1,5 @@
-"""Per-request dependencies: the principal and an :class:`~citewell.Engine` on its workspace."""
+"""Per-request dependencies: the principal and an :class:`~citewell.Engine` on its workspace
+(with the app's generator)."""
 
 from __future__ import annotations
 
@@ -27,8 +28,10 @@ class Context:
 
 def context(request: Request, who: Principal = Depends(principal)) -> Context:
     """FastAPI dependency: the :class:`Context` of an authenticated request (errors as
-    :func:`~citewell.web.auth.resolve_principal`)."""
-    return Context(who, Engine.for_workspace_id(request.app.state.store, who.workspace_id))
+    :func:`~citewell.web.auth.resolve_principal`). The engine uses the app's generator
+    (``create_app(generator=…)``; None: the default extractive one)."""
+    generator = getattr(request.app.state, "generator", None)
+    return Context(who, Engine.for_workspace_id(request.app.state.store, who.workspace_id, generator=generator))
 
 
 __all__ = ["Context", "context"]

@@ -11,6 +11,12 @@ envelope of the profile the route belongs to (chosen by path prefix, :func:`prof
 
       {"error": {"code": str, "msg": str, "message": str}, "payload": null}
 
+- chats routes (seed 000: ``/v1/ask``, ``/v1/chats…``, ``/v1/mentions``, ``/v1/patterns…``,
+  ``/v1/datasets…``, ``/v1/research_previews…``), whose success bodies are the seed's
+  bare objects::
+
+      {"error": {"code": str, "message": str}}
+
 Status by code (:func:`status_for`)::
 
     code                          status  raised by
@@ -22,7 +28,7 @@ Status by code (:func:`status_for`)::
     METHOD_NOT_ALLOWED            405     a known path with a method it does not take
     INVALID_REQUEST_BODY          400     validation failures (never 422); library
                                           UsageError (INVALID_REQUEST) is renamed to this
-    INVALID_FILTER                400     a bad filter (resource_ids …)
+    INVALID_FILTER                400     a bad filter (resource_ids, /v1/ask filters …)
     *_MISSING                     400     a missing required parameter: CHAT_MESSAGE_ID_MISSING,
                                           DOCUMENT_ID_MISSING, FILE_MISSING, USER_ID_MISSING,
                                           USER_EMAIL_MISSING, ORGANIZATION_ID_MISSING …
@@ -33,6 +39,11 @@ Status by code (:func:`status_for`)::
     FILE_TOO_LARGE                413     an upload over CITEWELL_MAX_UPLOAD_MB
     GET_REF_FAIL                  500     an unexpected failure on a references route
     SERVER_ERROR                  500     any other unexpected failure (STORE_ERROR included)
+
+Chats routes answer with the same codes and statuses. A turn of ``POST /v1/ask`` that
+fails in the background is not an HTTP error: its message settles with ``status: "failed"``
+and ``error: {code, message}`` (``SERVER_ERROR``, ``TURN_INTERRUPTED`` when the server
+stopped before finishing it, or the library code that stopped it).
 
 A 5xx answer never carries a traceback or an internal detail: the exception is logged
 with the request id (the ``X-Request-ID`` header of the answer) and the client gets a
@@ -54,10 +65,13 @@ from ..errors import CitewellError
 
 log = logging.getLogger("citewell.web")
 
-Profile = Literal["sessions", "analytics"]
+Profile = Literal["sessions", "analytics", "chats"]
 
-#: Path prefixes of the analytics profile (seeds 003/004); every other path is "sessions".
+#: Path prefixes of the analytics profile (seeds 003/004).
 ANALYTICS_PREFIXES: tuple[str, ...] = ("/v1/references", "/v2/analytics")
+#: Path prefixes of the chats profile (seed 000); every path of neither profile is "sessions".
+CHATS_PREFIXES: tuple[str, ...] = ("/v1/ask", "/v1/chats", "/v1/mentions", "/v1/patterns", "/v1/datasets",
+                                   "/v1/research_previews")
 
 INGEST_CODES: tuple[str, ...] = ("UNSUPPORTED_FILE", "EMPTY_FILE", "PDF_CORRUPT", "PDF_ENCRYPTED", "VTT_MALFORMED",
                                  "SRT_MALFORMED", "JSONL_MALFORMED", "TEXT_ENCODING")
@@ -92,11 +106,18 @@ class ApiError(CitewellError):
     code = "INVALID_REQUEST_BODY"
 
 
+def _under(path: str, prefixes: tuple[str, ...]) -> bool:
+    return any(path == prefix or path.startswith(prefix + "/") for prefix in prefixes)
+
+
 def profile_of(path: str) -> Profile:
-    """``"analytics"`` for ``/v1/references…`` and ``/v2/analytics…``, else ``"sessions"``."""
-    for prefix in ANALYTICS_PREFIXES:
-        if path == prefix or path.startswith(prefix + "/"):
-            return "analytics"
+    """The profile whose envelope ``path`` answers in: ``"analytics"`` for
+    ``/v1/references…`` and ``/v2/analytics…``, ``"chats"`` for :data:`CHATS_PREFIXES`
+    (``/v1/ask``, ``/v1/chats…`` …), else ``"sessions"``."""
+    if _under(path, ANALYTICS_PREFIXES):
+        return "analytics"
+    if _under(path, CHATS_PREFIXES):
+        return "chats"
     return "sessions"
 
 
@@ -111,6 +132,8 @@ def error_body(profile: Profile, code: str, message: str) -> dict[str, Any]:
     """The error envelope of ``profile`` (see the module docstring)."""
     if profile == "analytics":
         return {"error": {"code": code, "msg": message, "message": message}, "payload": None}
+    if profile == "chats":
+        return {"error": {"code": code, "message": message}}
     return {"status": "error", "error": {"code": code, "message": message}}
 
 
@@ -210,6 +233,7 @@ def install(app: FastAPI) -> None:
 
 __all__ = [
     "ANALYTICS_PREFIXES",
+    "CHATS_PREFIXES",
     "STATUS_BY_CODE",
     "ApiError",
     "error_body",

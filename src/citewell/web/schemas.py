@@ -3,8 +3,8 @@
 Response models describe the JSON the routes send; they are open (``extra="allow"``)
 wherever the canonical data carries additive fields (DESIGN.md "Canonical data": names are
 the interface, fields may be added), so a client validating against this document accepts
-every answer. Errors use :class:`SessionsError` or :class:`AnalyticsError` (see
-:mod:`citewell.web.errors`).
+every answer. Errors use :class:`SessionsError`, :class:`AnalyticsError` or
+:class:`ChatsError` (see :mod:`citewell.web.errors`).
 """
 
 from __future__ import annotations
@@ -56,6 +56,12 @@ class AnalyticsError(_Closed):
     payload: None = Field(description="Always null for error responses.")
 
 
+class ChatsError(_Closed):
+    """Chats-profile error envelope (seed 000 routes): ``{"error": {code, message}}``."""
+
+    error: ErrorInfo
+
+
 # -- requests ----------------------------------------------------------------------------
 
 class CreateSessionBody(BaseModel):
@@ -75,6 +81,55 @@ class PostMessageBody(BaseModel):
                           "/v1/resources/{id}/content URL. Remote URLs are not fetched.")
     offsets: OffsetUnit | None = Field(
         None, description="Unit of the offsets in the answer; when given, parts carry start_index/end_index.")
+
+
+FilterValue = str | int | float | bool
+
+
+class AskBody(BaseModel):
+    """``POST /v1/ask`` body (chats profile, seed 000)."""
+
+    question: str = Field(description="The question (not empty).")
+    chat_id: str | None = Field(
+        None, description="Ask in this chat (its earlier turns give the context: a follow-up that refers back "
+                          "carries the previous subject and filters). Without it a new chat is made, titled by "
+                          "the question.")
+    filters: dict[str, FilterValue | list[FilterValue]] | list[str] | None = Field(
+        None, description='Metadata filters: an object ({"source": "reddit", "tickers": ["MMM", "AAPL"]}: a list '
+                          'means any of its values) or a list of "key=value" / "key>=value" / "key<=value" '
+                          "strings. Keys as DESIGN.md \"Filters\" (document_name, kind, source, resource_id, "
+                          "created_at, tickers …); an unknown key is 400 INVALID_FILTER.")
+    offsets: OffsetUnit | None = Field(
+        None, description="Unit of the answer's offsets (codepoint, the default; utf16; utf8).")
+    policy: Literal["flag", "drop"] | None = Field(
+        None, description="Unsupported citations: flag (default) marks them, drop removes them.")
+
+
+class PostRef(BaseModel):
+    """A post by its ``(source, id)`` (source compared lower-cased, id exactly)."""
+
+    source: str
+    id: str | int = Field(description="The post id (a number is read as its decimal string).")
+
+
+class MentionsBody(BaseModel):
+    """``POST /v1/mentions`` body: either ``post_refs`` (look posts up) or the list query
+    fields (``source``, ``query``, ``created_after``, ``created_before``, ``dataset_id``,
+    ``limit``, ``cursor``), never both (400 INVALID_REQUEST_BODY). An empty body lists
+    every mention, first page."""
+
+    post_refs: list[PostRef] | None = Field(
+        None, max_length=200, description="Posts to resolve, at most 200; answered in this order.")
+    source: str | None = Field(None, description="Only posts of this source (case-insensitive).")
+    query: str | None = Field(None, description="Only posts whose text has any of these words (full-text).")
+    created_after: str | None = Field(
+        None, description="Only posts created at or after this ISO 8601 date or date-time.")
+    created_before: str | None = Field(
+        None, description="Only posts created at or before this ISO 8601 date-time; a date alone covers that "
+                          "whole day.")
+    dataset_id: str | None = Field(None, description="Only posts of this dataset (a posts file).")
+    limit: int | None = Field(None, ge=1, le=200, description="Page size, 1–200 (default 50).")
+    cursor: str | None = Field(None, description="next_cursor of the previous page.")
 
 
 # -- sessions profile (seed 001) -----------------------------------------------------------
@@ -253,6 +308,123 @@ class DeletedResponse(_Closed):
     data: DeletedData
 
 
+# -- chats profile (seed 000) --------------------------------------------------------------
+
+class AskAccepted(_Open):
+    """``POST /v1/ask`` answer (202): the turn is stored and runs in the background."""
+
+    chat_id: str
+    message_id: str = Field(description="The assistant message to poll.")
+    status: Literal["pending"]
+
+
+class ChatReference(_Open):
+    """A ``references[]`` entry: a post ``{type: "post", source, id, citation, start_index,
+    end_index}`` or passage (``type: "chunk"``) with the canonical additive fields, or an
+    entity ``{type, id}`` (pattern, dataset, research_preview, resource, chat).
+
+    Only ``type`` is declared: the other fields pass through in the serializer's order
+    (the seed's fields first) and absent ones stay absent."""
+
+    type: str = Field(description="post, chunk, or an entity type (pattern, dataset, research_preview, "
+                                  "resource, chat).")
+
+
+class ChatMessage(_Open):
+    """A message in the chats profile (seed 000): ``text`` with ``[N]`` markers.
+
+    A failed turn (``status: "failed"``) also has ``error: {code, message}`` (SERVER_ERROR,
+    TURN_INTERRUPTED …); other messages have no ``error`` key."""
+
+    id: str | None
+    chat_id: str | None
+    role: Literal["user", "assistant", "system"]
+    text: str
+    references: list[ChatReference]
+    status: Literal["pending", "settled", "failed"]
+    warnings: list[Notice]
+    created_at: str = Field(description="ISO 8601 UTC, milliseconds, Z.")
+
+
+class ChatMessagesPage(_Closed):
+    """``GET /v1/chats/{chat_id}/messages``: a page, oldest first."""
+
+    messages: list[ChatMessage]
+    next_after: str | None = Field(description="Pass as `after` for the next page; null on the last page.")
+
+
+class ChatOut(_Open):
+    """A chat (the same object as a session)."""
+
+    id: str
+    title: str | None
+    workspace_id: str
+    created_at: str
+    updated_at: str
+
+
+class ChatList(_Closed):
+    """``GET /v1/chats``."""
+
+    chats: list[ChatOut]
+
+
+class MentionOut(_Open):
+    """A post (seed 000 Mention) with every field its source gave (score, likes,
+    num_comments, url, permalink …)."""
+
+    source: str
+    id: str
+    text: str
+    url: str | None = None
+    author: str | None = None
+    created_at: str | None = None
+    dataset_id: str | None = None
+    chunk_id: str | None = None
+
+
+class MentionNotFound(_Closed):
+    """A ``post_refs`` item that names no post of the workspace."""
+
+    source: str
+    id: str
+    error: ErrorInfo
+
+
+class MentionsPage(_Closed):
+    """``POST /v1/mentions``: the mentions (``post_refs``: in the order asked, unknown ones
+    as :class:`MentionNotFound`) and the list query's ``next_cursor`` (always null for
+    ``post_refs``)."""
+
+    mentions: list[MentionOut | MentionNotFound]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
+
+
+class DatasetOut(_Open):
+    """A dataset: a posts file of the workspace."""
+
+    id: str
+    title: str
+    file_name: str
+    post_count: int
+    status: ResourceStatus
+    error: Notice | None
+    warnings: list[Notice]
+    created_at: str
+    updated_at: str
+
+
+class ResearchPreviewOut(_Open):
+    """The pointer to a turn (its assistant message), pending or not."""
+
+    id: str = Field(description="The assistant message id.")
+    chat_id: str
+    status: Literal["pending", "settled", "failed"]
+    question: str | None = Field(description="The question of the turn.")
+    message_id: str
+    created_at: str
+
+
 # -- analytics profile (seeds 003/004) -----------------------------------------------------
 
 class ReferenceMetadata(_Open):
@@ -319,7 +491,33 @@ class ReferencesResponse(_Closed):
 
 
 __all__ = [
-    "AnalyticsError", "CreateSessionBody", "DeletedResponse", "MessageOut", "OffsetUnit", "PostMessageBody",
-    "RMSReference", "ReferencesResponse", "ResourceListResponse", "ResourceOut", "ResourceResponse",
-    "SessionMessagesResponse", "SessionResponse", "SessionsError", "TurnResponse",
+    "AnalyticsError",
+    "AskAccepted",
+    "AskBody",
+    "ChatList",
+    "ChatMessage",
+    "ChatMessagesPage",
+    "ChatOut",
+    "ChatsError",
+    "CreateSessionBody",
+    "DatasetOut",
+    "DeletedResponse",
+    "MentionNotFound",
+    "MentionOut",
+    "MentionsBody",
+    "MentionsPage",
+    "MessageOut",
+    "OffsetUnit",
+    "PostMessageBody",
+    "PostRef",
+    "RMSReference",
+    "ReferencesResponse",
+    "ResearchPreviewOut",
+    "ResourceListResponse",
+    "ResourceOut",
+    "ResourceResponse",
+    "SessionMessagesResponse",
+    "SessionResponse",
+    "SessionsError",
+    "TurnResponse",
 ]

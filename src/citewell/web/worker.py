@@ -1,37 +1,63 @@
-"""The background worker that extracts uploads (``Engine.process``) off the request path."""
+"""Background work off the request path, on bounded thread pools.
+
+- :class:`UploadWorker` extracts uploads (:meth:`Engine.process`);
+- :class:`TurnWorker` answers the turns of ``POST /v1/ask`` (:meth:`Engine.complete_turn`).
+
+Jobs run in the submitting request's context (its request id reaches the log lines); a
+failing job is logged and never raised.
+"""
 
 from __future__ import annotations
 
 import contextvars
 import logging
+import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
 
-from ..engine import Engine
+from ..engine import Engine, PendingTurn
+from ..models import Message
 from ..store import Store
 
 log = logging.getLogger("citewell.web.worker")
 
+T = TypeVar("T")
 
-class UploadWorker:
+#: The code and message of a turn the server stopped before answering.
+TURN_INTERRUPTED = "TURN_INTERRUPTED"
+TURN_INTERRUPTED_MESSAGE = "the server stopped before the answer was finished; ask again"
+
+
+class _Pool:
+    """A bounded :class:`ThreadPoolExecutor` whose jobs run in the submitter's context."""
+
+    def __init__(self, threads: int, name: str) -> None:
+        if threads < 1:
+            raise ValueError("threads must be at least 1")
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=name)
+        self.closed = False
+
+    def _submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        ctx = contextvars.copy_context()
+        return self._pool.submit(ctx.run, fn, *args)
+
+
+class UploadWorker(_Pool):
     """A bounded pool (``threads``, 1–2 is plenty for SQLite) running :meth:`Engine.process`
     for uploaded resources.
 
-    Jobs run in the submitting request's context (its request id reaches the log lines);
-    a failing job is logged and never raised (the resource keeps its coded failure).
+    A failing job is logged and never raised (the resource keeps its coded failure).
     :meth:`recover` queues every upload still ``processing`` in the store (a restart).
     """
 
     def __init__(self, store: Store, *, threads: int = 1) -> None:
-        if threads < 1:
-            raise ValueError("threads must be at least 1")
+        super().__init__(threads, "citewell-ingest")
         self.store = store
-        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="citewell-ingest")
-        self.closed = False
 
     def submit(self, workspace_id: str, resource_id: str) -> Future[None]:
         """Queue the extraction of one upload; returns its future (result None)."""
-        ctx = contextvars.copy_context()
-        return self._pool.submit(ctx.run, self._run, workspace_id, resource_id)
+        return self._submit(self._run, workspace_id, resource_id)
 
     def recover(self) -> int:
         """Queue every upload still processing in the store; returns how many."""
@@ -62,4 +88,75 @@ class UploadWorker:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-__all__ = ["UploadWorker"]
+class TurnWorker(_Pool):
+    """A bounded pool (``threads``) answering turns begun by :meth:`Engine.begin_turn`.
+
+    :meth:`submit` takes the request's engine (its workspace, store and generator; a
+    generator shared by the app must be safe to call from several threads) and the
+    :class:`~citewell.engine.PendingTurn`. A turn always settles: answered, failed with
+    its code (:meth:`Engine.complete_turn`), or — when the pool is stopped before it ran,
+    or is closed already — failed with ``TURN_INTERRUPTED``. Turns a stopped process left
+    pending are failed at the next start (``Store.fail_pending``, see the app).
+    """
+
+    def __init__(self, *, threads: int = 2) -> None:
+        super().__init__(threads, "citewell-turn")
+        self._lock = threading.Lock()
+        self._queued: dict[Future[Message | None], tuple[Engine, PendingTurn]] = {}
+
+    def submit(self, engine: Engine, pending: PendingTurn) -> Future[Message | None]:
+        """Queue the answer of one turn; returns its future (the settled message, or None
+        when answering it failed unexpectedly and was logged)."""
+        with self._lock:
+            if self.closed:
+                future: Future[Message | None] = Future()
+                future.set_result(self._interrupt(engine, pending))
+                return future
+            future = self._submit(self._run, engine, pending)
+            self._queued[future] = (engine, pending)
+        future.add_done_callback(self._forget)
+        return future
+
+    def _forget(self, future: Future[Message | None]) -> None:
+        if not future.cancelled():
+            with self._lock:
+                self._queued.pop(future, None)
+
+    @staticmethod
+    def _run(engine: Engine, pending: PendingTurn) -> Message | None:
+        try:
+            message = engine.complete_turn(pending)
+        except Exception:  # a worker never dies of one turn
+            log.exception("answering turn %s failed unexpectedly", pending.message.id)
+            return None
+        if message.status == "failed":
+            error = (message.model_extra or {}).get("error") or {}
+            log.info("turn %s failed: %s: %s", message.id, error.get("code"), error.get("message"))
+        else:
+            log.info("turn %s settled (%d references)", message.id, len(message.references))
+        return message
+
+    @staticmethod
+    def _interrupt(engine: Engine, pending: PendingTurn) -> Message | None:
+        try:
+            return engine.fail_turn(pending, TURN_INTERRUPTED, TURN_INTERRUPTED_MESSAGE)
+        except Exception:
+            log.exception("turn %s could not be marked interrupted", pending.message.id)
+            return None
+
+    def shutdown(self) -> None:
+        """Stop: running turns finish; queued ones are not answered but settle as failed
+        (``TURN_INTERRUPTED``) so that none stays pending."""
+        with self._lock:
+            self.closed = True
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            dropped = [job for future, job in self._queued.items() if future.cancelled()]
+            self._queued.clear()
+        for engine, pending in dropped:
+            self._interrupt(engine, pending)
+        if dropped:
+            log.info("%d queued turn(s) interrupted by the shutdown", len(dropped))
+
+
+__all__ = ["TURN_INTERRUPTED", "TURN_INTERRUPTED_MESSAGE", "TurnWorker", "UploadWorker"]

@@ -1,11 +1,12 @@
-"""What the routers share: envelopes and the documented error answers of a route."""
+"""What the routers share: envelopes and the documented error answers of a route (the chats
+profile's success bodies are bare objects, with no envelope)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..errors import Profile
-from ..schemas import AnalyticsError, SessionsError
+from ..schemas import AnalyticsError, ChatsError, SessionsError
 
 _DESCRIPTIONS = {
     400: "Bad request: INVALID_REQUEST_BODY, INVALID_FILTER or a *_MISSING code.",
@@ -30,7 +31,7 @@ def payload(data: dict[str, Any]) -> dict[str, Any]:
 def error_docs(profile: Profile, *extra: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI ``responses`` for the errors every authenticated route may answer (400,
     401, 403, 404, 500) plus ``extra`` statuses, in ``profile``'s error envelope."""
-    model = AnalyticsError if profile == "analytics" else SessionsError
+    model = {"analytics": AnalyticsError, "chats": ChatsError}.get(profile, SessionsError)
     return {status: {"model": model, "description": _DESCRIPTIONS[status]}
             for status in sorted({400, 401, 403, 404, 500, *extra})}
 
