@@ -318,3 +318,14 @@ def test_keys_list_and_revoke_cli(tmp_path: Path) -> None:
     assert missing.returncode == 1 and "NOT_FOUND" in missing.stderr
     assert cli("revoke", other[:8]).returncode == 0  # by prefix
     assert json.loads(cli("list", "--json").stdout) == []
+
+
+def test_an_unanswered_question_says_when_uploads_are_still_processing(engine: Engine) -> None:
+    pending = engine.upload("clinic.txt", NOTE)
+    answer = engine.ask("How long are clinic visits?")
+    assert not answer.references
+    assert [(w.code, w.model_extra["processing"]) for w in answer.warnings
+            if w.code == "RESOURCES_PROCESSING"] == [("RESOURCES_PROCESSING", 1)]
+    engine.process(pending.id)
+    answer = engine.ask("How long are clinic visits?")
+    assert answer.references and not [w for w in answer.warnings if w.code == "RESOURCES_PROCESSING"]

@@ -395,6 +395,13 @@ class Engine:
                 code="NO_MATCHING_RESOURCES",
                 message=f"no searchable resource {what} (check filter values with citewell resources --json; "
                         "files without a text layer are not searchable)"))
+        if not message.references and turn.question:
+            processing = self.store.total_resources(self.workspace_id, statuses=["processing"])
+            if processing:
+                message.warnings.append(Notice(
+                    code="RESOURCES_PROCESSING", processing=processing,
+                    message=f"{processing} uploaded file{'s are' if processing > 1 else ' is'} still being "
+                            "processed and not searchable yet; ask again once ready"))
         message.id = str(uuid.uuid4()) if pending is None else pending.id
         message.grounded = bool(message.references)
         message.image_url = turn.image_url
