@@ -491,7 +491,8 @@ def test_ask_in_a_session_then_references(api: Api, ready: dict[str, dict[str, A
         assert "chat_message_id" not in ref
     # the user message has no references
     r = api.client.get("/v1/references", params={"chat_message_id": user["id"]})
-    assert r.status_code == 200 and r.json() == {"error": None, "payload": {"references": []}}
+    assert r.status_code == 200 and r.json() == {"error": None, "payload": {"references": [],
+                                                                         "text": user["content"]}}
     r = api.client.get("/v1/references", params={"chat_message_id": "no-such-message"})
     assert (r.status_code, r.json()["error"]["code"], r.json()["payload"]) == (404, "NOT_FOUND", None)
 

@@ -22,7 +22,9 @@ Additive fields the design defines appear only when they say something the seed'
 fields do not (so a plain answer has exactly the seed's shape): a part's ``sources``
 (further passages of its sentence, rule 6) when non-empty and ``support`` (rule 8) when
 checked; a citation's ``chunk_indices`` (rule 7) when it cites more than its first
-chunk; a post's ``source``/``id`` on its source objects and citations.
+chunk; a post's ``source``/``id`` on its source objects and citations; the message's
+``warnings`` (``[{code, message, …}]``: no matching resources, files still processing,
+dropped citations …) when there are any.
 
 With ``render_message(message, offsets=UNIT)`` (``codepoint``, ``utf16``, ``utf8``) each
 part also gets ``start_index``/``end_index``: the half-open span of the part's text in
@@ -148,6 +150,8 @@ def render_message(message: Message, *, offsets: str | None = None) -> dict[str,
     }
     if offsets is not None:
         out["offset_unit"] = offsets
+    if message.warnings:
+        out["warnings"] = [w.model_dump(mode="json") for w in message.warnings]
     return out
 
 

@@ -75,7 +75,12 @@ class PostMessageBody(BaseModel):
 
     content: str = Field(description="The question. May be empty only with image_url (an image-only question).")
     resource_ids: list[str] | None = Field(
-        None, description="Search only these resources of the workspace (an unknown id is 404 NOT_FOUND).")
+        None, description="Search only these resources of the workspace (an unknown id is 404 NOT_FOUND). "
+                          "A follow-up that refers back (\"and in 2021?\") keeps the previous question's "
+                          "restriction unless resource_ids or filters is given (an empty list: none).")
+    filters: dict[str, Any] | list[str] | None = Field(
+        None, description="Metadata filters as in the CLI: an object ({\"fiscal_year\": 2022, \"tickers\": "
+                          "[\"MMM\"]}) or \"key=value\" strings; an unknown key is 400 INVALID_FILTER.")
     image_url: str | None = Field(
         None, description="An image the question is about: a data: URL (base64, at most 10 MB) or this API's own "
                           "/v1/resources/{id}/content URL. Remote URLs are not fetched.")
@@ -478,20 +483,46 @@ class RMSReference(_Open):
 
 
 class ReferencesPayload(_Closed):
-    """``payload`` of the references routes."""
+    """``payload`` of ``GET /v1/references``: the references and the text their offsets index."""
 
     references: list[RMSReference]
+    text: str = Field(description="The message's text with its [N] markers (as the analytics stream and the "
+                                  "chats profile return it): start_index/end_index/occurrences index it.")
 
 
 class ReferencesResponse(_Closed):
-    """``{"error": null, "payload": {"references": [...]}}``."""
+    """``{"error": null, "payload": {"references": [...], "text": ...}}``."""
 
     error: None
     payload: ReferencesPayload
 
 
+class ReferencedMessage(_Closed):
+    """One assistant message of a conversation: its id and the text its references' offsets index."""
+
+    chat_message_id: str
+    text: str
+
+
+class ConversationReferencesPayload(_Closed):
+    """``payload`` of the conversation references route."""
+
+    references: list[RMSReference]
+    messages: list[ReferencedMessage] = Field(
+        description="Each assistant message's text with its [N] markers, in order (the references' "
+                    "chat_message_id names the one their offsets index).")
+
+
+class ConversationReferencesResponse(_Closed):
+    """``{"error": null, "payload": {"references": [...], "messages": [...]}}``."""
+
+    error: None
+    payload: ConversationReferencesPayload
+
+
 __all__ = [
     "AnalyticsError",
+    "ConversationReferencesResponse",
     "AskAccepted",
     "AskBody",
     "ChatList",

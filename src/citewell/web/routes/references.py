@@ -18,7 +18,7 @@ from ...models import Mention, Message, Resource
 from ...profiles.analytics import render_references
 from ..deps import Context, context
 from ..errors import ApiError
-from ..schemas import OffsetUnit, ReferencesResponse
+from ..schemas import ConversationReferencesResponse, OffsetUnit, ReferencesResponse
 from .common import error_docs, payload
 
 router = APIRouter(tags=["references"])
@@ -59,26 +59,31 @@ class _Lookup:
             summary="References of a chat message")
 def message_references(chat_message_id: str = Query(..., description="A message id (any profile)."),
                        offsets: OffsetUnit = _OFFSETS, ctx: Context = Depends(context)) -> dict[str, Any]:
-    """The evidence references of one message, in citation order. 400
-    ``CHAT_MESSAGE_ID_MISSING`` without an id; 404 for an unknown (or foreign) id."""
+    """The evidence references of one message, in citation order, and the message ``text``
+    (with its ``[N]`` markers) that their offsets index. 400 ``CHAT_MESSAGE_ID_MISSING``
+    without an id; 404 for an unknown (or foreign) id."""
     if not chat_message_id.strip():
         raise ApiError("chat_message_id is required", code="CHAT_MESSAGE_ID_MISSING")
     message = ctx.engine.message(chat_message_id, user_id=ctx.user_id)
-    return payload({"references": _Lookup(ctx.engine).references(message, offsets)})
+    return payload({"references": _Lookup(ctx.engine).references(message, offsets), "text": message.text})
 
 
-@router.get("/v2/analytics/conversations/{conversation_id}/references", response_model=ReferencesResponse,
+@router.get("/v2/analytics/conversations/{conversation_id}/references", response_model=ConversationReferencesResponse,
             responses=error_docs("analytics"), summary="References of a conversation")
 def conversation_references(conversation_id: str, offsets: OffsetUnit = _OFFSETS,
                             ctx: Context = Depends(context)) -> dict[str, Any]:
     """The references of every assistant message of a conversation (a session), message by
-    message in order, each with additive ``chat_message_id``."""
+    message in order, each with additive ``chat_message_id``, and each message's ``text``
+    (``messages``) that the offsets index."""
     ctx.engine.get_chat(conversation_id, user_id=ctx.user_id)
     lookup = _Lookup(ctx.engine)
     references: list[dict[str, Any]] = []
+    messages: list[dict[str, str]] = []
     for message in ctx.engine.history(conversation_id, user_id=ctx.user_id):
-        references.extend(lookup.references(message, offsets, chat_message_id=message.id))
-    return payload({"references": references})
+        if message.role == "assistant" and message.id:
+            references.extend(lookup.references(message, offsets, chat_message_id=message.id))
+            messages.append({"chat_message_id": message.id, "text": message.text})
+    return payload({"references": references, "messages": messages})
 
 
 __all__ = ["router"]

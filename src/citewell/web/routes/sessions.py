@@ -50,6 +50,21 @@ def _user_message(engine: Engine, session_id: str, answer: Message, user_id: str
     raise RuntimeError(f"the question of message {answer.id} is not in session {session_id}")
 
 
+def _filters(body: PostMessageBody, resource_ids: list[str]) -> dict[str, Any] | list[str] | None:
+    """The question's filters: ``filters`` plus ``resource_ids`` as ``resource_id`` values.
+    None when the body gives neither (a follow-up may then keep the previous turn's);
+    given but empty, an empty list (no restriction, nothing carried over)."""
+    if "filters" not in body.model_fields_set and "resource_ids" not in body.model_fields_set:
+        return None
+    given = body.filters or []
+    if isinstance(given, dict):
+        merged = dict(given)
+        if resource_ids:
+            merged["resource_id"] = resource_ids
+        return merged
+    return [*given, *(f"resource_id={rid}" for rid in resource_ids)]
+
+
 @router.post("/v1/sessions", response_model=SessionResponse, responses=error_docs("sessions"),
              summary="Create a session")
 def create_session(body: CreateSessionBody | None = Body(None), ctx: Context = Depends(context)) -> dict[str, Any]:
@@ -96,12 +111,13 @@ def post_message(session_id: str, body: PostMessageBody, request: Request,
     resource_ids = list(dict.fromkeys(body.resource_ids or []))
     for resource_id in resource_ids:
         engine.resource(resource_id)  # NOT_FOUND for an id that is not in the workspace
+    filters = _filters(body, resource_ids)
     with ExitStack() as stack:
         image = None
         if body.image_url:
             host = request.headers.get("host") or request.url.netloc
             image = stack.enter_context(question_image(body.image_url, engine=engine, host=host))
-        answer = engine.ask(body.content, filters={"resource_id": resource_ids} if resource_ids else None,
+        answer = engine.ask(body.content, filters=filters,
                             offsets=body.offsets or "codepoint", chat_id=session_id, image=image,
                             image_url=body.image_url or None, user_id=user_id, sync=False)
     question = _user_message(engine, session_id, answer, user_id)

@@ -1,0 +1,83 @@
+"""Sessions: metadata filters, explicit "no restriction", and warnings on the answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from citewell import Engine
+from citewell.web import create_app
+
+from .test_api_routes import TestClient, new_session, uploaded
+
+NOTES = b"The head barista is Marco.\n"
+TALK = b"WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Alice>The new oven arrives in July.\n"
+
+
+@pytest.fixture
+def client(tmp_path):
+    store = tmp_path / "s.sqlite"
+    with Engine(store, workspace="w") as engine:
+        key, _ = engine.create_key()
+    with TestClient(create_app(store)) as c:
+        c.headers["X-API-KEY"] = key
+        yield c
+
+
+def ask(client: TestClient, sid: str, **body: Any) -> dict[str, Any]:
+    r = client.post(f"/v1/sessions/{sid}/messages", json=body)
+    assert r.status_code == 200, r.text
+    return r.json()["data"]
+
+
+def test_resource_restriction_is_not_inherited_by_a_standalone_question(client: TestClient) -> None:
+    uploaded(client, "notes.txt", NOTES, {"publisher": "Cafe"})
+    talk = uploaded(client, "talk.vtt", TALK)
+    sid = new_session(client)
+    first = ask(client, sid, content="When does the oven arrive?", resource_ids=[talk["id"]])
+    assert "July" in first["assistant_message"]["content"]
+    second = ask(client, sid, content="Who is the head barista?")
+    assert second["user_message"]["resource_ids"] == []
+    assert second["assistant_message"]["content"].startswith("The head barista is Marco")
+    # a follow-up that refers back keeps the restriction; an explicit empty list lifts it
+    third = ask(client, sid, content="And why?", resource_ids=[])
+    assert third["user_message"]["resource_ids"] == []
+
+
+def test_metadata_filters_in_a_session(client: TestClient) -> None:
+    uploaded(client, "notes.txt", NOTES, {"publisher": "Cafe"})
+    uploaded(client, "talk.vtt", TALK, {"publisher": "Bakery"})
+    sid = new_session(client)
+    data = ask(client, sid, content="Who is the head barista?", filters={"publisher": "bakery"})
+    assert "Marco" not in data["assistant_message"]["content"]
+    data = ask(client, sid, content="Who is the head barista?", filters=["publisher=cafe"])
+    assert data["assistant_message"]["content"].startswith("The head barista is Marco")
+    bad = client.post(f"/v1/sessions/{sid}/messages", json={"content": "x", "filters": {"colour": "red"}})
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "INVALID_FILTER"
+
+
+def test_warnings_reach_the_session_answer(client: TestClient) -> None:
+    sid = new_session(client)
+    data = ask(client, sid, content="Who is the head barista?", filters={"publisher": "nobody"})
+    assistant = data["assistant_message"]
+    assert [w["code"] for w in assistant["warnings"]] == ["NO_MATCHING_RESOURCES"]
+    uploaded(client, "notes.txt", NOTES)
+    answered = ask(client, sid, content="Who is the head barista?", resource_ids=[])
+    assert "warnings" not in answered["assistant_message"]  # the seed's shape when all is well
+
+
+def test_reference_offsets_index_the_text_the_payload_carries(client: TestClient) -> None:
+    uploaded(client, "notes.txt", "Café 😀 note: the head barista is Marco.\n".encode())
+    sid = new_session(client)
+    mid = ask(client, sid, content="Who is the head barista?")["assistant_message"]["id"]
+    for unit in ("codepoint", "utf16", "utf8"):
+        body = client.get("/v1/references", params={"chat_message_id": mid, "offsets": unit}).json()["payload"]
+        text, (ref,) = body["text"], body["references"]
+        encoded = {"codepoint": text, "utf16": text.encode("utf-16-le"), "utf8": text.encode()}[unit]
+        width = 2 if unit == "utf16" else 1
+        piece = encoded[ref["start_index"] * width:ref["end_index"] * width]
+        assert (piece if unit == "codepoint" else piece.decode("utf-16-le" if unit == "utf16" else "utf-8")) == "[1]"
+    conv = client.get(f"/v2/analytics/conversations/{sid}/references").json()["payload"]
+    assert conv["messages"] == [{"chat_message_id": mid, "text": body["text"]}]
+    assert conv["references"][0]["chat_message_id"] == mid
