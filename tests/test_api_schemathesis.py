@@ -57,7 +57,8 @@ def _seed() -> tuple[str, dict[str, str]]:
         assert settled.status == "settled" and settled.references, "the seeded turn must cite posts"
         ids = {"resource_id": resource.id, "session_id": chat.id, "conversation_id": chat.id,
                "chat_message_id": str(answer.id), "chat_id": pending.chat.id, "message_id": str(settled.id),
-               "research_preview_id": str(settled.id), "dataset_id": posts.id}
+               "research_preview_id": str(settled.id), "dataset_id": posts.id,
+               "document_id": resource.id, "citation_idx": "1"}
     return key, ids
 
 
@@ -83,6 +84,10 @@ def _use_real_ids(case: Any) -> None:
                 container[name] = REAL_IDS[name]
 
 
+#: Operations that take a signed link instead of a key (``signature`` in the query).
+SIGNED_PREFIXES = ("/v1/presigned_url/", "/rms/viewer")
+
+
 def _settings(fn: Any) -> Any:
     return settings(max_examples=MAX_EXAMPLES, deadline=None,
                     suppress_health_check=list(HealthCheck))(fn)
@@ -104,7 +109,9 @@ def test_without_a_key(case: Any) -> None:
             del headers[name]
     case.headers = headers
     response = case.call_and_validate(checks=CHECKS)
-    assert response.status_code in (400, 401, 405), (response.status_code, response.text)
+    # signed links (presigned downloads, the viewer) need no key: a generated signature is 403
+    signed = (403,) if case.path.startswith(SIGNED_PREFIXES) else ()
+    assert response.status_code in (400, 401, 405, *signed), (response.status_code, response.text)
 
 
 def test_the_seeded_ids_answer() -> None:
@@ -131,12 +138,19 @@ def test_openapi_documents_every_error_envelope_and_no_422() -> None:
         ("POST", "/v1/ask"), ("GET", "/v1/chats"), ("GET", "/v1/chats/{chat_id}"),
         ("GET", "/v1/chats/{chat_id}/messages"), ("GET", "/v1/chats/{chat_id}/messages/{message_id}"),
         ("POST", "/v1/mentions"), ("GET", "/v1/datasets/{dataset_id}"),
-        ("GET", "/v1/research_previews/{research_preview_id}"), ("GET", "/v1/patterns/{pattern_id}")])
+        ("GET", "/v1/research_previews/{research_preview_id}"), ("GET", "/v1/patterns/{pattern_id}"),
+        ("GET", "/v1/presigned_url"), ("GET", "/v1/presigned_url/{document_id}"), ("GET", "/rms/viewer"),
+        ("GET", "/rms/viewer/page"), ("POST", "/v2/analytics/sse"), ("GET", "/v2/analytics/sse")])
     chats = ("/v1/ask", "/v1/chats", "/v1/mentions", "/v1/datasets", "/v1/research_previews", "/v1/patterns")
     for path, _, op in operations:
-        envelope = "AnalyticsError" if path.startswith(("/v1/references", "/v2/analytics")) else \
+        envelope = "AnalyticsError" if path.startswith(("/v1/references", "/v2/analytics", "/v1/presigned_url",
+                                                        "/rms")) else \
             "ChatsError" if path.startswith(chats) else "SessionsError"
         assert "422" not in op["responses"]
+        if path == "/v1/presigned_url/{document_id}":  # a signed link: no key, no 401, nobody to act for
+            assert "security" not in op and "401" not in op["responses"]
+            assert {"workspace_id", "expires", "signature"} <= {p["name"] for p in op["parameters"]}
+            continue
         for status in ("400", "401", "403", "404", "500"):
             ref = op["responses"][status]["content"]["application/json"]["schema"]["$ref"]
             assert ref == f"#/components/schemas/{envelope}", (path, status)

@@ -139,7 +139,8 @@ def test_failed_upload_is_tried_again_when_uploaded_again(engine: Engine) -> Non
 
 def test_lost_staged_bytes_fail_with_upload_lost(engine: Engine) -> None:
     pending = engine.upload("a.txt", NOTE)
-    (engine.store.blob_dir / ".incoming" / pending.id).unlink()
+    for staged in (engine.store.blob_dir / ".incoming").iterdir():
+        staged.unlink()
     failed = engine.process(pending.id)
     assert failed.status == "failed" and failed.error.code == "UPLOAD_LOST"
 
@@ -329,3 +330,64 @@ def test_an_unanswered_question_says_when_uploads_are_still_processing(engine: E
     engine.process(pending.id)
     answer = engine.ask("How long are clinic visits?")
     assert answer.references and not [w for w in answer.warnings if w.code == "RESOURCES_PROCESSING"]
+
+
+# -- races and odd posts (found by adversarial testing) ------------------------------------
+
+def test_a_delete_waits_for_a_commit_of_the_same_bytes_in_another_workspace(store_path: Path) -> None:
+    import threading
+
+    data = NOTE * 1000
+    with Engine(store_path, workspace="a") as a, Engine(a.store, workspace="b") as b:
+        ra = a.process(a.upload("n.txt", data).id)
+        pending = b.upload("n.txt", data)
+        real_commit = b.store.commit_resource
+        deleter: list[threading.Thread] = []
+
+        def commit_while_a_deletes(*args, **kwargs):
+            # b has written (found) the shared blob and holds the blob lock: a's delete must wait
+            thread = threading.Thread(target=a.delete_resource, args=(ra.id,))
+            thread.start()
+            thread.join(0.3)
+            assert thread.is_alive(), "the delete did not wait for the blob lock"
+            deleter.append(thread)
+            return real_commit(*args, **kwargs)
+
+        b.store.commit_resource = commit_while_a_deletes  # type: ignore[method-assign]
+        try:
+            rb = b.process(pending.id)
+        finally:
+            b.store.commit_resource = real_commit  # type: ignore[method-assign]
+        deleter[0].join(10)
+        assert rb.status == "ready"
+        assert b.resource_content(rb.id)[0].read_bytes() == data
+        with pytest.raises(NotFoundError):
+            a.resource(ra.id)
+
+
+def test_an_upload_deleted_while_processing_never_overwrites_its_reupload(engine: Engine) -> None:
+    first = engine.upload("n.txt", NOTE, metadata={"title": "first"})
+    stale = engine.resource(first.id)  # what a worker already processing it has read
+    engine.delete_resource(first.id)
+    second = engine.upload("n.txt", NOTE, metadata={"title": "second"})
+    assert second.id == first.id and second.created_at != stale.created_at
+    from citewell.ingest.pipeline import extract
+
+    ready = stale.model_copy(update={"status": "ready", "kind": "text"})
+    assert engine._ingestor._commit_upload(ready, extract(NOTE, name="n.txt", fmt="text"), NOTE) is None
+    done = engine.process(second.id)
+    assert (done.status, done.title) == ("ready", "second")
+    assert _files(engine.store.blob_dir / ".incoming") == []
+
+
+def test_posts_with_object_and_number_fields_are_stored_as_text(engine: Engine) -> None:
+    lines = [{"source": "tw", "id": "1", "text": "Turbine five failed at noon.", "author": {"name": "x"},
+              "url": 42, "created_at": ["2022-01-05"]},
+             {"source": "tw", "id": "2", "text": "All quiet.", "author": None, "url": "https://t/2"}]
+    resource = engine.process(engine.upload("p.jsonl", "".join(json.dumps(x) + "\n" for x in lines).encode()).id)
+    assert resource.status == "ready"
+    first, second = engine.store.mentions(engine.workspace_id, [("tw", "1"), ("tw", "2")])
+    assert (first.author, first.url, first.created_at) == ('{"name":"x"}', "42", '["2022-01-05"]')
+    assert second.url == "https://t/2" and second.author is None
+    answer = engine.ask("turbine five")
+    assert answer.references[0].id == "1" and answer.references[0].metadata["author"] == '{"name":"x"}'

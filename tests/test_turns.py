@@ -224,3 +224,112 @@ def test_a_legacy_message_linking_to_itself_as_a_research_preview_reads(docs: En
     read = docs.message(message_id)
     assert read.text == "As this very answer says."
     assert [(r.type, r.id) for r in read.references] == [("research_preview", message_id)]
+
+
+# -- streamed turns (issue 6: the engine side of POST /v2/analytics/sse) ----------------------
+
+class _Pieces:
+    """A generator that writes ``raw`` in pieces, or raises ``error`` after ``fail_after`` pieces."""
+
+    def __init__(self, pieces, *, error: Exception | None = None, fail_after: int = 0) -> None:
+        self.pieces, self.error, self.fail_after = list(pieces), error, fail_after
+
+    def stream(self, question, passages):
+        for i, piece in enumerate(self.pieces):
+            if self.error is not None and i == self.fail_after:
+                raise self.error
+            yield piece
+        if self.error is not None and self.fail_after >= len(self.pieces):
+            raise self.error
+
+    def generate(self, question, passages):
+        return "".join(self.stream(question, passages))
+
+
+def _announced_before_shown(events) -> None:
+    """Every [N] a delta first shows was announced by a citation event before it."""
+    announced: set[int] = set()
+    sent = ""
+    for event in events:
+        if event.kind == "citation":
+            announced.add(event.data["citation"])
+        elif event.kind == "delta":
+            sent += event.data["text"]
+            import re
+            assert {int(n) for n in re.findall(r"\[(\d+)\]", sent)} <= announced, sent
+
+
+def test_a_streamed_turn_settles_the_message_its_events_spell(docs: Engine) -> None:
+    pending = docs.begin_turn("What was Acme revenue and gross margin in 2022?")
+    events = list(docs.stream_turn(pending))
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "search_results" and kinds[-1] == "done"
+    assert set(kinds[1:-1]) <= {"citation", "delta", "support"} and "delta" in kinds and "support" in kinds
+    passages = events[0].data["passages"]
+    assert [p["chunk"]["id"] for p in passages] == \
+        [p.chunk.id for p in docs.retrieve("What was Acme revenue and gross margin in 2022?")]
+    assert passages and passages[0]["resource_title"] == "acme-2022"
+    stored = docs.message(pending.message.id)
+    assert stored.status == "settled" and stored.id == pending.message.id
+    assert events[-1].data["message"] == stored.model_dump(mode="json")
+    assert "".join(e.data["text"] for e in events if e.kind == "delta") == stored.text
+    assert "[1]" in stored.text and stored.references[0].resource_title.startswith("acme")
+    _announced_before_shown(events)
+    # the same turn answered in the background gives the same answer
+    other = docs.complete_turn(docs.begin_turn("What was Acme revenue and gross margin in 2022?"))
+    assert other.text == stored.text
+    assert [r.model_dump() for r in other.references] == [r.model_dump() for r in stored.references]
+    assert [p.model_dump() for p in other.parts] == [p.model_dump() for p in stored.parts]
+
+
+def test_a_streamed_turn_under_policy_drop_sends_the_checked_answer_whole(docs: Engine) -> None:
+    pending = docs.begin_turn("What was Acme revenue in 2022?", policy="drop", offsets="utf16")
+    events = list(docs.stream_turn(pending))
+    deltas = [e.data["text"] for e in events if e.kind == "delta"]
+    stored = docs.message(pending.message.id)
+    assert len(deltas) == 1 and deltas[0] == stored.text and stored.offset_unit == "utf16"
+    assert events[0].kind == "search_results" and events[-1].kind == "done"
+    _announced_before_shown(events)
+
+
+def test_a_streamed_turn_that_fails_midway_settles_failed_and_ends_with_error(docs: Engine) -> None:
+    passage = docs.retrieve("What was Acme revenue in 2022?")[0]
+    docs.generator = _Pieces([f"Acme revenue was $12.4 million [a](chunk:{passage.chunk.id}). ", "More "],  # type: ignore[assignment]
+                             error=RuntimeError("model endpoint down"), fail_after=2)
+    pending = docs.begin_turn("What was Acme revenue in 2022?")
+    events = list(docs.stream_turn(pending))
+    assert events[-1].kind == "error" and "done" not in [e.kind for e in events]
+    assert events[-1].data == {"code": "SERVER_ERROR", "message": "the answer could not be produced (RuntimeError)"}
+    assert any(e.kind == "delta" for e in events)  # it failed after sending text
+    failed = docs.message(pending.message.id)
+    assert failed.status == "failed" and failed.model_extra["error"] == events[-1].data  # the one failure path
+    assert [w.code for w in failed.warnings] == ["SERVER_ERROR"]
+
+
+def test_a_streamed_turn_that_fails_with_a_library_error_keeps_its_code(docs: Engine) -> None:
+    from citewell.errors import StoreError
+
+    docs.generator = _Pieces([], error=StoreError("disk full"))  # type: ignore[assignment]
+    pending = docs.begin_turn("What was Acme revenue in 2022?")
+    events = list(docs.stream_turn(pending))
+    assert [e.kind for e in events] == ["search_results", "error"]
+    assert events[-1].data["code"] == StoreError.code
+    assert docs.message(pending.message.id).model_extra["error"]["code"] == StoreError.code
+
+
+def test_a_streamed_turn_closed_early_does_not_stay_pending(docs: Engine) -> None:
+    pending = docs.begin_turn("What was Acme revenue in 2022?")
+    stream = docs.stream_turn(pending)
+    assert next(stream).kind == "search_results"
+    stream.close()
+    closed = docs.message(pending.message.id)
+    assert closed.status == "failed" and closed.model_extra["error"]["code"] == "TURN_INTERRUPTED"
+
+
+def test_a_streamed_turn_begun_while_the_previous_is_pending_points_at_it(docs: Engine) -> None:
+    first = docs.begin_turn("What was Acme revenue in 2022?")
+    second = docs.begin_turn("And in 2021?", chat_id=first.chat.id)
+    done = list(docs.stream_turn(second))[-1]
+    assert done.data["message"]["references"][-1] == {**done.data["message"]["references"][-1],
+                                                      "type": "research_preview", "id": first.message.id}
+    assert docs.message(second.message.id).references[-1].id == first.message.id

@@ -31,7 +31,7 @@ from .errors import CitewellError, NotFoundError, UsageError
 from .generate import ExtractiveGenerator, Generator
 from .generate.extractive import escape_quote
 from .ingest.image_text import image_text
-from .ingest.pipeline import IngestReport, Ingestor, ProgressCallback
+from .ingest.pipeline import IngestReport, Ingestor, ProgressCallback, blob_lock
 from .keys import SHOWN_PREFIX, hash_key, new_key
 from .models import Message, Notice, Passage, Reference, Resource, utcnow
 from .retrieve import BM25Retriever, Retriever, parse_filters
@@ -39,11 +39,16 @@ from .retrieve.followup import followup_query, refers_back
 from .settings import Settings
 from .store import Store, open_store
 from .store.base import ApiKeyRecord, ChatRecord, Condition
+from .validtext import valid_text
 
 OFFSET_UNITS = ("codepoint", "utf16", "utf8")
 POLICIES = ("flag", "drop")
 #: Words of an image's text used as the query of an image-only question.
 IMAGE_QUERY_WORDS = 60
+#: Longest question (code points): answering costs grow with its terms × the passages' sentences.
+MAX_QUESTION_CHARS = 8000
+#: Longest chat title (code points).
+MAX_TITLE_CHARS = 1000
 NO_IMAGE_TEXT = ("The image has no text to search with (no text layer, and no OCR available), so no passage "
                  "can be cited as evidence.")
 
@@ -94,6 +99,24 @@ def _whole_message_events(message: Message) -> Iterator[Event]:
     yield Event("delta", {"text": message.text})
 
 
+def _with_preview(message: Message, pending: PendingTurn | None) -> Message:
+    """``message`` ending its references with ``{type: "research_preview", id}`` when the
+    ``pending`` turn began while the chat's previous answer was still pending."""
+    preview = pending.research_preview if pending is not None else None
+    if preview is not None and not any(r.type == "research_preview" and r.id == preview
+                                       for r in message.references):
+        message.references.append(Reference(type="research_preview", id=preview))
+    return message
+
+
+def _failure(exc: Exception) -> tuple[str, str]:
+    """The ``(code, message)`` a turn that raised ``exc`` settles failed with: the library
+    error's own, else ``SERVER_ERROR`` naming only the exception type."""
+    if isinstance(exc, CitewellError):
+        return exc.code, exc.message
+    return "SERVER_ERROR", f"the answer could not be produced ({type(exc).__name__})"
+
+
 def _json_filters(filters: Iterable[str] | Mapping[str, Any] | None) -> Any:
     """Filters as given, in a JSON-able form (``parse_filters`` reads it back)."""
     if filters is None:
@@ -101,11 +124,6 @@ def _json_filters(filters: Iterable[str] | Mapping[str, Any] | None) -> Any:
     if isinstance(filters, Mapping):
         return {str(k): (list(v) if isinstance(v, (list, tuple, set)) else v) for k, v in filters.items()}
     return [str(f) for f in filters]
-
-
-def _valid_text(text: str) -> str:
-    """``text`` with lone surrogates (undecodable command-line bytes) replaced by U+FFFD."""
-    return text.encode("utf-8", "replace").decode("utf-8") if any("\ud800" <= c <= "\udfff" for c in text) else text
 
 
 class StoreResolver:
@@ -256,10 +274,13 @@ class Engine:
         """Delete a resource, its passages, search rows and file records, and its original
         bytes unless another resource shares them. Stored messages keep their citations
         (they carry their own copies). ``NOT_FOUND`` if not in this workspace."""
+        resource = self.store.resource(self.workspace_id, resource_id)
         blob_key = self.store.delete_resource(self.workspace_id, resource_id)
-        (self._ingestor.incoming / resource_id).unlink(missing_ok=True)
-        if blob_key and not self.store.blob_referenced(blob_key):
-            (self.store.blob_dir / blob_key).unlink(missing_ok=True)
+        self._ingestor.staged(resource).unlink(missing_ok=True)  # this upload's own staged bytes only
+        if blob_key:
+            with blob_lock(self.store):
+                if not self.store.blob_referenced(blob_key):
+                    (self.store.blob_dir / blob_key).unlink(missing_ok=True)
 
     def resource_content(self, resource_id: str) -> tuple[Path, str, str]:
         """``(path of the original bytes, media type, file name)`` of a resource;
@@ -330,6 +351,7 @@ class Engine:
         preface: str | None = None
         if image_url is None and image is not None:
             image_url = str(Path(image).expanduser().resolve())
+        image_url = valid_text(image_url) if image_url is not None else None
         if image is not None and (not question or not question.strip()):
             found = image_text(image)
             words = found.text.split()
@@ -345,7 +367,9 @@ class Engine:
         if k < 1:
             raise UsageError("k must be at least 1")
         conditions = parse_filters(filters)
-        question = _valid_text(question)
+        question = valid_text(question)
+        if len(question) > MAX_QUESTION_CHARS:
+            raise UsageError(f"the question is longer than {MAX_QUESTION_CHARS:,} characters")
         query = question
         if chat_id is not None:
             self.store.chat(self.workspace_id, chat_id, user_id=user_id)
@@ -468,17 +492,52 @@ class Engine:
         try:
             passages = self._retrieve_for(turn, sync=False, manifests=(), progress=None)
             raw = "".join(self._pieces(turn, passages))
-            message = _cite(raw, sources=passages, resolver=self.resolver)
-            preview = pending.research_preview
-            if preview is not None and not any(r.type == "research_preview" and r.id == preview
-                                               for r in message.references):
-                message.references.append(Reference(type="research_preview", id=preview))
+            message = _with_preview(_cite(raw, sources=passages, resolver=self.resolver), pending)
             return self._finish(turn, message, passages, pending=pending.message)
-        except CitewellError as exc:
-            code, text = exc.code, exc.message
         except Exception as exc:  # noqa: BLE001 - a turn settles, whatever went wrong
-            code, text = "SERVER_ERROR", f"the answer could not be produced ({type(exc).__name__})"
-        return self.fail_turn(pending, code, text)
+            return self.fail_turn(pending, *_failure(exc))
+
+    def stream_turn(self, pending: PendingTurn) -> Iterator[Event]:
+        """:meth:`complete_turn`, streamed: answer a turn begun by :meth:`begin_turn` and
+        settle its message, yielding the client events on the way.
+
+        Events: ``search_results`` ``{"passages": [Passage dict, …]}`` (what retrieval
+        found, best first), then the answer's ``citation``/``delta``/``support`` events as
+        :meth:`ask_stream` yields them (the same code path; policy ``drop`` sends the
+        checked answer whole), then ``done`` ``{"message": Message dict}``: the message as
+        settled and stored (the concatenated deltas equal its ``text``). When anything
+        fails the message settles ``failed`` (as :meth:`complete_turn`: :meth:`fail_turn`
+        with the error's code, ``SERVER_ERROR`` for an unexpected one) and the last event
+        is ``error`` ``{"code", "message"}`` instead of ``done``.
+
+        Run it to the end: a consumer that closes it early leaves the message settled
+        ``failed`` with ``TURN_INTERRUPTED`` (unless it had settled already).
+        """
+        turn = pending.turn
+        settled = False
+        try:
+            passages = self._retrieve_for(turn, sync=False, manifests=(), progress=None)
+            yield Event("search_results", {"passages": [p.model_dump(mode="json") for p in passages]})
+            for event in self._answer_events(turn, passages, pending=pending):
+                settled = settled or event.kind == "done"
+                yield event
+        except GeneratorExit:
+            if not settled:
+                try:
+                    self.fail_turn(pending, "TURN_INTERRUPTED", "the answer stream was closed before the answer "
+                                                                "was finished; ask again")
+                except UsageError:  # it had settled (policy drop sends the settled answer)
+                    pass
+            raise
+        except Exception as exc:  # a turn settles, whatever went wrong
+            if settled:
+                raise
+            code, text = _failure(exc)
+            try:
+                self.fail_turn(pending, code, text)
+            except UsageError:  # it had settled: this failure is not the turn's
+                raise exc from None
+            yield Event("error", {"code": code, "message": text})
 
     def fail_turn(self, pending: PendingTurn, code: str, message: str) -> Message:
         """Settle a turn begun by :meth:`begin_turn` as ``failed``: empty text, the
@@ -494,6 +553,10 @@ class Engine:
              user_email: str | None = None) -> ChatRecord:
         """Create a chat in this workspace (of a user, when given: only that user then sees
         it); pass its ``id`` as ``ask(chat_id=…)``."""
+        if title is not None:
+            title = valid_text(title)
+            if len(title) > MAX_TITLE_CHARS:
+                raise UsageError(f"the title is longer than {MAX_TITLE_CHARS:,} characters")
         return self.store.create_chat(self.workspace_id, title, user_id=user_id, user_email=user_email)
 
     def get_chat(self, chat_id: str, *, user_id: str | None = None) -> ChatRecord:
@@ -590,18 +653,28 @@ class Engine:
 
         def events() -> Iterator[Event]:
             passages = self._retrieve_for(turn, sync=sync, manifests=manifests, progress=progress)
-            citer = StreamingCiter(sources=passages, resolver=self.resolver,
-                                   support=None if turn.policy == "drop" else part_support)
-            if turn.policy == "drop":
-                message = self._finish(turn, _cite("".join(self._pieces(turn, passages)),
-                                                   sources=passages, resolver=self.resolver), passages)
-                yield from _whole_message_events(message)
-            else:
-                for piece in self._pieces(turn, passages):
-                    yield from citer.feed(piece)
-                tail, message = citer.close()
-                yield from tail
-                message = self._finish(turn, message, passages)
-            yield Event("done", {"message": message.model_dump(mode="json")})
+            yield from self._answer_events(turn, passages)
 
         return events()
+
+    def _answer_events(self, turn: "_Turn", passages: Sequence[Passage], *,
+                       pending: PendingTurn | None = None) -> Iterator[Event]:
+        """The streamed answer path of :meth:`ask_stream` and :meth:`stream_turn`: the
+        generator's pieces through the :class:`StreamingCiter` (``citation``/``delta``/
+        ``support`` events), then ``done`` with the finished message (stored or, for a
+        ``pending`` turn, settled). Under policy ``drop`` the answer is cited and checked
+        whole first and sent as one delta (nothing unchecked reaches the client)."""
+        if turn.policy == "drop":
+            message = _with_preview(_cite("".join(self._pieces(turn, passages)), sources=passages,
+                                          resolver=self.resolver), pending)
+            message = self._finish(turn, message, passages, pending=pending.message if pending else None)
+            yield from _whole_message_events(message)
+        else:
+            citer = StreamingCiter(sources=passages, resolver=self.resolver, support=part_support)
+            for piece in self._pieces(turn, passages):
+                yield from citer.feed(piece)
+            tail, message = citer.close()
+            yield from tail
+            message = self._finish(turn, _with_preview(message, pending), passages,
+                                   pending=pending.message if pending else None)
+        yield Event("done", {"message": message.model_dump(mode="json")})

@@ -16,10 +16,11 @@ Units used throughout:
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 ResourceKind = Literal["pdf", "transcript", "text", "post"]
 ResourceStatus = Literal["processing", "ready", "failed", "superseded", "missing"]
@@ -131,6 +132,16 @@ class Mention(_Model):
     created_at: str | None = None
     dataset_id: str | None = None
     chunk_id: str | None = None
+
+    @field_validator("url", "author", "created_at", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        """A number, object or list a source gave (stored before citewell wrote them as
+        text) reads as text, like ``citewell.ingest.posts.as_text``."""
+        if value is None or isinstance(value, str):
+            return value
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")) if isinstance(value, (dict, list)) \
+            else str(value)
 
 
 class Passage(_Model):

@@ -3,7 +3,8 @@
 An image-only question has no words to retrieve with, and a placeholder word would make
 its citations arbitrary. The text of the image is used instead:
 
-- a PDF: its text layer (the same extractor as ingestion);
+- a PDF: its text layer (the same extractor as ingestion, in a child process with
+  memory and time limits: :mod:`citewell.ingest.isolate`);
 - an image file (PNG, JPEG, TIFF, …): OCR with the ``tesseract`` command (Debian's
   ``tesseract-ocr``) when it is installed — optional, detected at run time;
 - otherwise there is no text, and the caller answers that there is no evidence.
@@ -42,10 +43,10 @@ def image_text(path: str | Path) -> ImageText:
         raise UsageError(f"image {path} does not exist")
     suffix = path.suffix.lower()
     if suffix == ".pdf":
-        from .pdf import extract_pdf
+        from .isolate import extract_isolated
 
-        try:
-            text = extract_pdf(path.read_bytes(), name=path.name).text
+        try:  # an image sent with a question is untrusted: memory and time caps (see isolate)
+            text = extract_isolated(path.read_bytes(), name=path.name, fmt="pdf").text
         except IngestError:
             return ImageText("", "none")
         return ImageText(" ".join(text.split()), "text_layer" if text.strip() else "none")

@@ -16,15 +16,23 @@ import hashlib
 import os
 import re
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: one process per store
+    fcntl = None  # type: ignore[assignment]
 
 from ..errors import CitewellError, IngestError, NotFoundError, UsageError
 from ..models import ErrorInfo, Notice, Resource, utcnow
 from ..store.base import Store
 from ..store.ids import resource_id_for
+from ..validtext import valid_json, valid_text
 from .base import Extraction
+from .isolate import extract_isolated
 from .manifest import AUTO_MANIFEST, Manifest, ManifestEntry, entry_from_row
 from .posts import NOT_A_POSTS_FILE, extract_posts, is_posts_file
 from .text import extract_text
@@ -136,7 +144,8 @@ class Ingestor:
         self.store = store
         self.workspace_id = workspace_id
         db = Path(store.location)
-        self._exclude = [store.blob_dir, db, *(db.with_name(db.name + s) for s in ("-wal", "-shm", "-journal"))]
+        self._exclude = [store.blob_dir, lock_path(store), db,
+                         *(db.with_name(db.name + s) for s in ("-wal", "-shm", "-journal"))]
 
     # -- public ------------------------------------------------------------------------
     def ingest(self, paths: Iterable[Path], *, manifests: Sequence[Path] = (),
@@ -206,7 +215,7 @@ class Ingestor:
         if metadata is not None and not isinstance(metadata, Mapping):
             raise UsageError("metadata must be a JSON object")
         try:
-            entry = entry_from_row(dict(metadata or {}))
+            entry = entry_from_row(valid_json(dict(metadata or {})))
         except (TypeError, ValueError) as exc:
             raise UsageError(f"metadata: {exc}") from exc
         sha = hashlib.sha256(data).hexdigest()
@@ -217,16 +226,18 @@ class Ingestor:
             status="processing", metadata=entry.metadata, custom_metadata=entry.custom_metadata or None,
             extractor_version=EXTRACTOR_VERSIONS.get(file_format(Path(name)) or "", "none"),
             created_at=now, updated_at=now)
-        staged = self.incoming / resource.id
+        staged = self.staged(resource)
         _write_atomic(staged, data)
         try:
             stored = self.store.begin_upload(self.workspace_id, resource)
         except BaseException:
             staged.unlink(missing_ok=True)
             raise
+        if stored.status == "processing" and stored.created_at == resource.created_at:
+            return stored  # ours: process_upload reads the staged bytes
+        staged.unlink(missing_ok=True)  # the same bytes are stored (or being processed) already
         if stored.status == "processing":
             return stored
-        staged.unlink(missing_ok=True)  # the same bytes are stored already
         if metadata:
             kept = {k: v for k, v in stored.metadata.items() if k in _EXTRACTED_KEYS}
             self.store.update_resource_metadata(self.workspace_id, stored.id, title=entry.title,
@@ -243,12 +254,11 @@ class Ingestor:
         meanwhile gives None. Bytes lost before extraction (a crash between the upload and
         its processing) fail with ``UPLOAD_LOST``.
         """
-        staged = self.incoming / resource_id
         try:
             resource = self.store.resource(self.workspace_id, resource_id)
         except NotFoundError:
-            staged.unlink(missing_ok=True)
-            return None
+            return None  # deleted: delete_resource removed its staged bytes
+        staged = self.staged(resource)
         if resource.status != "processing":
             staged.unlink(missing_ok=True)
             return resource
@@ -272,7 +282,7 @@ class Ingestor:
                 if fmt == "posts" and data.strip() and not is_posts_file(data, name=name):
                     raise IngestError(f"{name}: JSONL but not a posts file (its first line lacks a string "
                                       "source, an id and a string text)", code="UNSUPPORTED_FILE")
-                extraction = extract(data, name=name, fmt=fmt)
+                extraction = extract_isolated(data, name=name, fmt=fmt)  # untrusted bytes: memory and time caps
             except IngestError as exc:
                 error = exc
             except Exception as exc:  # noqa: BLE001 - an extractor bug fails this upload only
@@ -293,19 +303,44 @@ class Ingestor:
         staged.unlink(missing_ok=True)
         return stored
 
+    def staged(self, resource: Resource) -> Path:
+        """Where the bytes of an upload wait for extraction: one file per upload (the
+        resource id and the upload's time), so a deleted upload's leftovers never touch a
+        new upload of the same bytes."""
+        return self.incoming / f"{resource.id}.{resource.created_at.strftime('%Y%m%dT%H%M%S%f')}"
+
     def _commit_upload(self, resource: Resource, extraction: Extraction | None, data: bytes) -> Resource | None:
-        """Write an extracted (or failed) upload; None when it was deleted meanwhile."""
-        created = False
-        if extraction is not None:
-            resource.blob_key, created = self._write_blob(data, resource.sha256, Path(resource.file_name).suffix.lower())
+        """Write an extracted (or failed) upload; None when it was deleted (or replaced by
+        a new upload of the same bytes) meanwhile. A ready upload that cannot be stored
+        (an unexpected store error) is stored failed instead: it never stays processing."""
         try:
-            return self.store.commit_resource(self.workspace_id, resource, extraction, path=None,
-                                              size_bytes=len(data), mtime_ns=0, upload=True)
+            return self._commit_upload_once(resource, extraction, data)
         except NotFoundError:
             return None
-        finally:
-            if created and resource.blob_key and not self.store.blob_referenced(resource.blob_key):
-                (self.store.blob_dir / resource.blob_key).unlink(missing_ok=True)
+        except Exception as exc:  # noqa: BLE001 - one failed row rather than a stuck upload
+            if extraction is None:
+                raise
+            failed = resource.model_copy(update={
+                "status": "failed", "blob_key": None, "kind": None, "media_type": None, "warnings": [],
+                "error": ErrorInfo(code="SERVER_ERROR", message=f"{resource.file_name}: could not be stored "
+                                                                f"({type(exc).__name__}: {exc})")})
+            try:
+                return self._commit_upload_once(failed, None, data)
+            except NotFoundError:
+                return None
+
+    def _commit_upload_once(self, resource: Resource, extraction: Extraction | None, data: bytes) -> Resource:
+        with blob_lock(self.store):
+            created = False
+            if extraction is not None:
+                resource.blob_key, created = self._write_blob(data, resource.sha256,
+                                                              Path(resource.file_name).suffix.lower())
+            try:
+                return self.store.commit_resource(self.workspace_id, resource, extraction, path=None,
+                                                  size_bytes=len(data), mtime_ns=0, upload=True)
+            finally:
+                if created and resource.blob_key and not self.store.blob_referenced(resource.blob_key):
+                    (self.store.blob_dir / resource.blob_key).unlink(missing_ok=True)
 
     # -- internals ---------------------------------------------------------------------
     @staticmethod
@@ -381,14 +416,15 @@ class Ingestor:
                               code=_FAILURE_CODES.get(fmt, "UNSUPPORTED_FILE"))
             return self._fail(path, data, err, fmt=fmt, manifest=manifest, sha=sha)
         resource = self._resource(path, data, sha, fmt, manifest, extraction)
-        resource.blob_key, created = self._write_blob(data, sha, path.suffix.lower())
-        try:
-            stored = self.store.commit_resource(self.workspace_id, resource, extraction, path=_text(path),
-                                                size_bytes=st.st_size, mtime_ns=st.st_mtime_ns)
-        except BaseException:
-            if created and not self.store.blob_referenced(resource.blob_key):
-                (self.store.blob_dir / resource.blob_key).unlink(missing_ok=True)
-            raise
+        with blob_lock(self.store):
+            resource.blob_key, created = self._write_blob(data, sha, path.suffix.lower())
+            try:
+                stored = self.store.commit_resource(self.workspace_id, resource, extraction, path=_text(path),
+                                                    size_bytes=st.st_size, mtime_ns=st.st_mtime_ns)
+            except BaseException:
+                if created and not self.store.blob_referenced(resource.blob_key):
+                    (self.store.blob_dir / resource.blob_key).unlink(missing_ok=True)
+                raise
         return FileOutcome(_text(path), "ingested" if stored.id == resource.id else "linked", stored.id,
                            warnings=[w.model_dump() for w in stored.warnings])
 
@@ -474,16 +510,41 @@ class Ingestor:
 
 #: Resource metadata that extraction writes (kept when a user's metadata replaces the rest).
 _EXTRACTED_KEYS = ("page_count", "post_count", "cue_count", "duration")
-_UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f]")
+#: Control characters, and the bidirectional and zero-width format characters that can make
+#: a name display as another (``evil\u202egnp.exe``).
+_UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
 def upload_name(file_name: str) -> str:
     """The file name to keep for an upload: its last path component (``/`` or ``\\``),
-    without control characters, at most 255 characters; ``UsageError`` when nothing is left."""
-    name = _UNSAFE_NAME.sub("", re.split(r"[/\\]", file_name or "")[-1]).strip()
+    without control, bidirectional or zero-width characters, at most 255 characters;
+    ``UsageError`` when nothing is left."""
+    name = _UNSAFE_NAME.sub("", valid_text(re.split(r"[/\\]", file_name or "")[-1])).strip()
     if name in ("", ".", ".."):
         raise UsageError("the upload has no file name (send the file with a filename, e.g. report.pdf)")
     return name[-255:] if len(name) > 255 else name
+
+
+def lock_path(store: Store) -> Path:
+    """The blob lock file beside the blob folder (``citewell.blobs`` → ``citewell.blobs.lock``)."""
+    return store.blob_dir.with_name(store.blob_dir.name + ".lock")
+
+
+@contextmanager
+def blob_lock(store: Store) -> Iterator[None]:
+    """Hold the store's blob lock (an exclusive ``flock`` on :func:`lock_path`, so every
+    thread and process on the store is serialised): writing a blob and committing the row
+    that refers to it, and checking that no row refers to a blob and removing it, each
+    happen under it. Blobs are shared by content across workspaces, so without it a
+    deletion could remove bytes another workspace is just committing."""
+    with open(lock_path(store), "a+b") as fh:
+        if fcntl is not None:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def _write_atomic(target: Path, data: bytes) -> None:

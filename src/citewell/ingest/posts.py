@@ -41,6 +41,21 @@ def _clean(obj: Any) -> Any:
     return obj
 
 
+#: Post fields that are text in the Mention shape (a number, object or list the source
+#: gave is written as text: ``42``, ``{"name": "x"}`` as JSON).
+TEXT_FIELDS = ("created_at", "author", "url", "permalink", "title", "kind")
+
+
+def as_text(value: Any) -> str:
+    """``value`` as text: strings as they are, objects and lists as compact JSON, other
+    scalars with ``str`` (``True`` → ``"True"``)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return str(value)
+
+
 def _post_key(obj: Any) -> tuple[str, str] | None:
     """Return ``(source, id)`` if ``obj`` has the shape of a post, else ``None``."""
     if not isinstance(obj, dict):
@@ -129,9 +144,9 @@ def extract_posts(data: bytes, *, name: str) -> Extraction:
         fields = dict(obj)
         fields["source"], fields["id"] = source, pid
         meta: dict[str, Any] = {"source_type": "post", "source": source, "id": pid}
-        for key in ("created_at", "author", "url", "permalink", "title", "kind"):
+        for key in TEXT_FIELDS:
             if obj.get(key) is not None:
-                meta[key] = obj[key]
+                meta[key] = fields[key] = as_text(obj[key])
         mentions.append(MentionDraft(source=source, id=pid, fields=fields, chunk_position=len(chunks)))
         chunks.append(ChunkDraft(text=body, char_start=start, char_end=end, text_type="post", metadata=meta))
     return Extraction(kind="post", media_type="application/jsonl", text=builder.text(), chunks=chunks,

@@ -19,7 +19,9 @@ Shape of :func:`render_reference` (JSON-ready; seed fields first, in the seeds' 
      "chat_message_id": str,     # only when given (the v2 conversation route)
      "start_index": int, "end_index": int,   # first [N] marker in the message text, half-open
      "occurrences": [{"start_index": int, "end_index": int, "support"?: dict}, ...],
-     "offset_unit": "codepoint" | "utf16" | "utf8"}   # the unit of the three above
+     "offset_unit": "codepoint" | "utf16" | "utf8",   # the unit of the three above
+     "viewer_url": str}          # only when the caller links references to a viewer
+                                 # (render_references(viewer_url=…); the HTTP API signs it)
 
 ``ReferenceMetadata`` carries every key of seed 004, in seed 003's order, always present::
 
@@ -76,7 +78,7 @@ text) before rendering, so every offset of the output is in the requested unit a
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date, datetime, timezone
 from types import MappingProxyType
 from typing import Any
@@ -333,7 +335,8 @@ def _mention_for(ref: Reference, mentions: Mapping[tuple[str, str], Mention]) ->
 
 def render_references(message: Message, resources: Mapping[str, Resource],
                       mentions: Mapping[tuple[str, str], Mention] = _EMPTY, *,
-                      chat_message_id: str | None = None, offsets: str = "codepoint") -> list[dict[str, Any]]:
+                      chat_message_id: str | None = None, offsets: str = "codepoint",
+                      viewer_url: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
     """The RMSReferences of ``message``: its numbered references in citation order
     (entity references are skipped; a user message gives ``[]``).
 
@@ -341,7 +344,9 @@ def render_references(message: Message, resources: Mapping[str, Resource],
     as a deleted resource); ``mentions``: (source, id) → :class:`~citewell.models.Mention`
     for post references (source as stored or lower-cased). ``offsets``: the unit of every
     rendered offset; the whole message is converted first (exact). ``chat_message_id`` is
-    added to every reference when given.
+    added to every reference when given. ``viewer_url``: called with each reference's
+    ``citation_idx``, its result is added as ``viewer_url`` (a link that shows the citation
+    in place).
 
     Raises ``ValueError`` for an unknown unit or a corrupt offset in the message.
     """
@@ -358,8 +363,11 @@ def render_references(message: Message, resources: Mapping[str, Resource],
         if ref.offset_unit is None:  # stated by the message: converted above, or already ``offsets``
             ref = ref.model_copy(update={"offset_unit": offsets})
         resource = resources.get(ref.resource_id) if ref.resource_id is not None else None
-        out.append(render_reference(ref, resource, _mention_for(ref, mentions),
-                                    chat_message_id=chat_message_id, offsets=offsets, text=message.text))
+        rendered = render_reference(ref, resource, _mention_for(ref, mentions),
+                                    chat_message_id=chat_message_id, offsets=offsets, text=message.text)
+        if viewer_url is not None:
+            rendered["viewer_url"] = viewer_url(rendered["citation_idx"])
+        out.append(rendered)
     return out
 
 

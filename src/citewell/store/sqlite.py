@@ -494,7 +494,9 @@ class SQLiteStore:
         with self._write() as conn:
             row = conn.execute(f"SELECT {_RESOURCE_COLUMNS} FROM resources WHERE workspace_id = ? AND sha256 = ?",
                                (workspace_id, resource.sha256)).fetchone()
-            if row is None and upload:
+            if upload and (row is None or (row["status"] == "processing"
+                                           and _dt(row["created_at"]) != resource.created_at)):
+                # deleted while it was processed (and maybe uploaded again: that upload wins)
                 raise NotFoundError(f"no resource {resource.id} (deleted while it was processed)")
             if row is not None:
                 existing = self._resource_from_row(row)

@@ -44,7 +44,8 @@ Authenticate with `X-API-KEY: <key>` (or `Authorization: Bearer <key>`); make ke
 `citewell keys create --workspace NAME [--platform]`. Every answer carries `X-Request-ID`.
 
 Three wire profiles share one engine: sessions (seed 001: `/v1/sessions…`, `/v1/resources…`),
-analytics (seeds 003/004: `/v1/references`, `/v2/analytics/…`) and chats (seed 000:
+analytics (seeds 003/004: `/v1/references`, `/v2/analytics/…`, `/v1/presigned_url…`,
+`/rms/viewer…`) and chats (seed 000:
 `/v1/ask`, `/v1/chats…`, `/v1/mentions`, `/v1/datasets…`, `/v1/research_previews…`,
 `/v1/patterns…`). `POST /v1/ask` answers 202 at once; poll
 `GET /v1/chats/{chat_id}/messages/{message_id}` until `status` is not `pending`.

@@ -7,9 +7,13 @@ envelope of the profile the route belongs to (chosen by path prefix, :func:`prof
 
       {"status": "error", "error": {"code": str, "message": str}}
 
-- analytics routes (``/v1/references``, ``/v2/analytics/…``), seed 004::
+- analytics routes (``/v1/references``, ``/v2/analytics/…``, ``/v1/presigned_url…``,
+  ``/rms/viewer…``), seed 004::
 
       {"error": {"code": str, "msg": str, "message": str}, "payload": null}
+
+  The viewer's errors are JSON in this envelope too, although its pages are HTML and PNG
+  (a browser opening an expired link sees the code).
 
 - chats routes (seed 000: ``/v1/ask``, ``/v1/chats…``, ``/v1/mentions``, ``/v1/patterns…``,
   ``/v1/datasets…``, ``/v1/research_previews…``), whose success bodies are the seed's
@@ -23,7 +27,9 @@ Status by code (:func:`status_for`)::
     ----------------------------  ------  -------------------------------------------------
     API_KEY_MISSING               401     no X-API-KEY / Authorization: Bearer header
     INVALID_API_KEY               401     a key that no workspace owns
-    FORBIDDEN                     403     a plain key acting for another organization/user
+    FORBIDDEN                     403     a plain key acting for another organization/user;
+                                          an expired or altered signed link (presigned URL,
+                                          viewer_url): any field, the expiry or the signature
     NOT_FOUND                     404     unknown id, another workspace's id, unknown route
     METHOD_NOT_ALLOWED            405     a known path with a method it does not take
     INVALID_REQUEST_BODY          400     validation failures (never 422); library
@@ -62,13 +68,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ..errors import CitewellError
+from ..validtext import valid_text
 
 log = logging.getLogger("citewell.web")
 
 Profile = Literal["sessions", "analytics", "chats"]
 
 #: Path prefixes of the analytics profile (seeds 003/004).
-ANALYTICS_PREFIXES: tuple[str, ...] = ("/v1/references", "/v2/analytics")
+ANALYTICS_PREFIXES: tuple[str, ...] = ("/v1/references", "/v2/analytics", "/v1/presigned_url", "/rms")
 #: Path prefixes of the chats profile (seed 000); every path of neither profile is "sessions".
 CHATS_PREFIXES: tuple[str, ...] = ("/v1/ask", "/v1/chats", "/v1/mentions", "/v1/patterns", "/v1/datasets",
                                    "/v1/research_previews")
@@ -130,6 +137,7 @@ def status_for(code: str) -> int:
 
 def error_body(profile: Profile, code: str, message: str) -> dict[str, Any]:
     """The error envelope of ``profile`` (see the module docstring)."""
+    message = valid_text(message)  # an id echoed from the request may hold a lone surrogate
     if profile == "analytics":
         return {"error": {"code": code, "msg": message, "message": message}, "payload": None}
     if profile == "chats":

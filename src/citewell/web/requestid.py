@@ -119,9 +119,18 @@ class RequestIdMiddleware:
                 response = self.on_error(Request(scope), exc)
                 await response(scope, receive, send_with_id)
         finally:
-            access_log.info("%s %s %s %.1fms", scope.get("method", "-"), scope.get("path", "-"), status[0],
+            access_log.info("%s %s %s %.1fms", scope.get("method", "-"), _printable(scope.get("path", "-")), status[0],
                             (time.perf_counter() - started) * 1000.0)
             REQUEST_ID.reset(token)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _printable(path: str) -> str:
+    """``path`` with control characters written as ``\\xNN``: a decoded ``%0A`` in a path
+    must not start a forged log line."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", path)
 
 
 __all__ = ["HEADER", "LOG_CONFIG", "REQUEST_ID", "RequestIdFilter", "RequestIdMiddleware", "request_id_from"]

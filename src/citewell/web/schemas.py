@@ -11,10 +11,22 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..validtext import valid_json
 
 OffsetUnit = Literal["codepoint", "utf16", "utf8"]
 ResourceStatus = Literal["processing", "ready", "failed", "superseded", "missing"]
+
+
+class _Body(BaseModel):
+    """A request body: every string has its lone surrogates replaced (a JSON ``"\\ud800"``
+    escape parses into one, and no response or store could encode it)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _valid_strings(cls, data: Any) -> Any:
+        return valid_json(data)
 
 
 class _Open(BaseModel):
@@ -64,13 +76,13 @@ class ChatsError(_Closed):
 
 # -- requests ----------------------------------------------------------------------------
 
-class CreateSessionBody(BaseModel):
+class CreateSessionBody(_Body):
     """``POST /v1/sessions`` body (optional)."""
 
     title: str | None = Field(None, description="A title for the session.")
 
 
-class PostMessageBody(BaseModel):
+class PostMessageBody(_Body):
     """``POST /v1/sessions/{session_id}/messages`` body."""
 
     content: str = Field(description="The question. May be empty only with image_url (an image-only question).")
@@ -91,7 +103,7 @@ class PostMessageBody(BaseModel):
 FilterValue = str | int | float | bool
 
 
-class AskBody(BaseModel):
+class AskBody(_Body):
     """``POST /v1/ask`` body (chats profile, seed 000)."""
 
     question: str = Field(description="The question (not empty).")
@@ -110,14 +122,14 @@ class AskBody(BaseModel):
         None, description="Unsupported citations: flag (default) marks them, drop removes them.")
 
 
-class PostRef(BaseModel):
+class PostRef(_Body):
     """A post by its ``(source, id)`` (source compared lower-cased, id exactly)."""
 
     source: str
     id: str | int = Field(description="The post id (a number is read as its decimal string).")
 
 
-class MentionsBody(BaseModel):
+class MentionsBody(_Body):
     """``POST /v1/mentions`` body: either ``post_refs`` (look posts up) or the list query
     fields (``source``, ``query``, ``created_after``, ``created_before``, ``dataset_id``,
     ``limit``, ``cursor``), never both (400 INVALID_REQUEST_BODY). An empty body lists
@@ -480,6 +492,8 @@ class RMSReference(_Open):
     external_url: str | None
     metadata: ReferenceMetadata
     custom_metadata: dict[str, Any] | None
+    viewer_url: str | None = Field(None, description="Additive: a signed link (no API key needed, valid one to two "
+                                                     "hours) to GET /rms/viewer, which shows this citation in place.")
 
 
 class ReferencesPayload(_Closed):

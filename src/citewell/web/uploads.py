@@ -32,8 +32,8 @@ def max_upload_bytes(value: str | float | None = None) -> int:
         mb = float(raw)
     except (TypeError, ValueError):
         raise ValueError(f"CITEWELL_MAX_UPLOAD_MB must be a number of megabytes, not {raw!r}") from None
-    if not mb > 0:
-        raise ValueError(f"CITEWELL_MAX_UPLOAD_MB must be positive, not {raw!r}")
+    if not 0 < mb < 1 << 40:  # also refuses nan and inf
+        raise ValueError(f"CITEWELL_MAX_UPLOAD_MB must be a positive number of megabytes, not {raw!r}")
     return max(1, round(mb * 1024 * 1024))
 
 
@@ -123,6 +123,8 @@ async def read_upload(request: Request, cap: int) -> Upload:
     if ctype != b"multipart/form-data" or not params.get(b"boundary"):
         raise ApiError("expected a multipart/form-data body with the file in part 'file'",
                        code="INVALID_REQUEST_BODY")
+    if len(params[b"boundary"]) > 70:  # RFC 2046: 1 to 70 characters
+        raise ApiError("the multipart boundary is longer than 70 characters", code="INVALID_REQUEST_BODY")
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > cap + MAX_PARTS * MAX_FIELD_BYTES:
         raise ApiError(f"the upload is larger than the upload limit of {_mb(cap)}", code="FILE_TOO_LARGE")

@@ -104,15 +104,17 @@ class TurnWorker(_Pool):
         self._lock = threading.Lock()
         self._queued: dict[Future[Message | None], tuple[Engine, PendingTurn]] = {}
 
-    def submit(self, engine: Engine, pending: PendingTurn) -> Future[Message | None]:
+    def submit(self, engine: Engine, pending: PendingTurn,
+               job: Callable[[Engine, PendingTurn], Message | None] | None = None) -> Future[Message | None]:
         """Queue the answer of one turn; returns its future (the settled message, or None
-        when answering it failed unexpectedly and was logged)."""
+        when answering it failed unexpectedly and was logged). ``job(engine, pending)``
+        answers it (default :meth:`Engine.complete_turn`; the SSE route streams it)."""
         with self._lock:
             if self.closed:
                 future: Future[Message | None] = Future()
                 future.set_result(self._interrupt(engine, pending))
                 return future
-            future = self._submit(self._run, engine, pending)
+            future = self._submit(self._run, engine, pending, job)
             self._queued[future] = (engine, pending)
         future.add_done_callback(self._forget)
         return future
@@ -123,11 +125,14 @@ class TurnWorker(_Pool):
                 self._queued.pop(future, None)
 
     @staticmethod
-    def _run(engine: Engine, pending: PendingTurn) -> Message | None:
+    def _run(engine: Engine, pending: PendingTurn,
+             job: Callable[[Engine, PendingTurn], Message | None] | None = None) -> Message | None:
         try:
-            message = engine.complete_turn(pending)
+            message = (job or Engine.complete_turn)(engine, pending)
         except Exception:  # a worker never dies of one turn
             log.exception("answering turn %s failed unexpectedly", pending.message.id)
+            return None
+        if message is None:
             return None
         if message.status == "failed":
             error = (message.model_extra or {}).get("error") or {}

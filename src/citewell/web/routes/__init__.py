@@ -8,13 +8,21 @@
   background, history);
 - :mod:`.mentions` — ``POST /v1/mentions`` (seed 000: posts by reference or by query);
 - :mod:`.entities` — ``/v1/datasets/{id}``, ``/v1/research_previews/{id}``,
-  ``/v1/patterns/{id}`` (seed 000 entity references).
+  ``/v1/patterns/{id}`` (seed 000 entity references);
+- :mod:`.analytics` — ``POST``/``GET /v2/analytics/sse`` (seeds 003/004: answers streamed as
+  Server-Sent Events, resumable with ``Last-Event-ID``);
+- :mod:`.files` — ``GET /v1/presigned_url`` and the presigned download
+  ``/v1/presigned_url/{document_id}`` (seed 004; signed, no key);
+- :mod:`.viewer` — ``GET /rms/viewer`` and its page images ``/rms/viewer/page`` (seeds
+  003/004; a key or a signed ``viewer_url``).
 """
 
 from __future__ import annotations
 
-from . import chats, entities, mentions, references, resources, sessions
+from . import analytics, chats, entities, files, mentions, references, resources, sessions, viewer
 
-ROUTERS = (sessions.router, resources.router, references.router, chats.router, mentions.router, entities.router)
+ROUTERS = (sessions.router, resources.router, references.router, chats.router, mentions.router, entities.router,
+           analytics.router, files.router, viewer.router)
 
-__all__ = ["ROUTERS", "chats", "entities", "mentions", "references", "resources", "sessions"]
+__all__ = ["ROUTERS", "analytics", "chats", "entities", "files", "mentions", "references", "resources", "sessions",
+           "viewer"]

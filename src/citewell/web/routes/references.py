@@ -3,14 +3,17 @@
 
 Every numbered reference of a message as an RMSReference
 (:func:`citewell.profiles.analytics.render_references`); a user message has none. A
-message id of any profile works (they are the same stored messages).
+message id of any profile works (they are the same stored messages). Each reference carries
+an additive ``viewer_url``: a signed link (no key needed, one to two hours) to the viewer
+that shows the citation in place (:mod:`citewell.web.routes.viewer`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 
 from ...engine import Engine
 from ...errors import NotFoundError
@@ -20,6 +23,7 @@ from ..deps import Context, context
 from ..errors import ApiError
 from ..schemas import ConversationReferencesResponse, OffsetUnit, ReferencesResponse
 from .common import error_docs, payload
+from .viewer import viewer_links
 
 router = APIRouter(tags=["references"])
 
@@ -29,8 +33,9 @@ _OFFSETS = Query("codepoint", description="Unit of start_index/end_index/occurre
 class _Lookup:
     """Resources and posts of one request's references, each read once."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, links: Callable[[str], Callable[[str], str]] | None = None) -> None:
         self.engine = engine
+        self.links = links  # chat_message_id → (citation_idx → signed viewer URL)
         self.resources: dict[str, Resource] = {}
         self.mentions: dict[tuple[str, str], Mention] = {}
         self._missing: set[str] = set()
@@ -52,12 +57,14 @@ class _Lookup:
             found = self.engine.store.mentions(self.engine.workspace_id, posts)
             self.mentions.update({key: m for key, m in zip(posts, found) if m is not None})
         return render_references(message, self.resources, self.mentions, chat_message_id=chat_message_id,
-                                 offsets=offsets)
+                                 offsets=offsets,
+                                 viewer_url=self.links(message.id) if self.links and message.id else None)
 
 
 @router.get("/v1/references", response_model=ReferencesResponse, responses=error_docs("analytics"),
             summary="References of a chat message")
-def message_references(chat_message_id: str = Query(..., description="A message id (any profile)."),
+def message_references(request: Request,
+                       chat_message_id: str = Query(..., description="A message id (any profile)."),
                        offsets: OffsetUnit = _OFFSETS, ctx: Context = Depends(context)) -> dict[str, Any]:
     """The evidence references of one message, in citation order, and the message ``text``
     (with its ``[N]`` markers) that their offsets index. 400 ``CHAT_MESSAGE_ID_MISSING``
@@ -65,18 +72,19 @@ def message_references(chat_message_id: str = Query(..., description="A message 
     if not chat_message_id.strip():
         raise ApiError("chat_message_id is required", code="CHAT_MESSAGE_ID_MISSING")
     message = ctx.engine.message(chat_message_id, user_id=ctx.user_id)
-    return payload({"references": _Lookup(ctx.engine).references(message, offsets), "text": message.text})
+    lookup = _Lookup(ctx.engine, viewer_links(request, ctx.who.workspace_id))
+    return payload({"references": lookup.references(message, offsets), "text": message.text})
 
 
 @router.get("/v2/analytics/conversations/{conversation_id}/references", response_model=ConversationReferencesResponse,
             responses=error_docs("analytics"), summary="References of a conversation")
-def conversation_references(conversation_id: str, offsets: OffsetUnit = _OFFSETS,
+def conversation_references(request: Request, conversation_id: str, offsets: OffsetUnit = _OFFSETS,
                             ctx: Context = Depends(context)) -> dict[str, Any]:
     """The references of every assistant message of a conversation (a session), message by
     message in order, each with additive ``chat_message_id``, and each message's ``text``
     (``messages``) that the offsets index."""
     ctx.engine.get_chat(conversation_id, user_id=ctx.user_id)
-    lookup = _Lookup(ctx.engine)
+    lookup = _Lookup(ctx.engine, viewer_links(request, ctx.who.workspace_id))
     references: list[dict[str, Any]] = []
     messages: list[dict[str, str]] = []
     for message in ctx.engine.history(conversation_id, user_id=ctx.user_id):

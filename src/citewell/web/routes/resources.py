@@ -57,7 +57,7 @@ def _metadata(text: str | None) -> dict[str, Any] | None:
         return None
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser goes
         raise ApiError("metadata is not valid JSON", code="INVALID_REQUEST_BODY") from None
     if not isinstance(value, dict):
         raise ApiError("metadata must be a JSON object", code="INVALID_REQUEST_BODY")
@@ -86,7 +86,7 @@ async def upload_resource(request: Request, ctx: Context = Depends(context)) -> 
 @router.get("/v1/resources", response_model=ResourceListResponse, responses=error_docs("sessions"),
             summary="List resources")
 def list_resources(limit: int = Query(50, ge=1, le=1000, description="Page size."),
-                   offset: int = Query(0, ge=0, description="Resources to skip."),
+                   offset: int = Query(0, ge=0, le=1 << 53, description="Resources to skip."),
                    status: list[ResourceStatus] | None = Query(None, description="Only these statuses (repeatable)."),
                    ctx: Context = Depends(context)) -> dict[str, Any]:
     """A page of the workspace's resources, oldest first, with the total count."""
@@ -120,7 +120,8 @@ def resource_content(resource_id: str, ctx: Context = Depends(context)) -> FileR
     """The original bytes of a resource (``Content-Type`` its media type,
     ``Content-Disposition`` its file name); 404 when it has none (failed upload)."""
     path, media_type, file_name = ctx.engine.resource_content(resource_id)
-    return FileResponse(path, media_type=media_type, filename=file_name, content_disposition_type="inline")
+    return FileResponse(path, media_type=media_type, filename=file_name, content_disposition_type="inline",
+                        headers={"X-Content-Type-Options": "nosniff"})
 
 
 __all__ = ["resource_json", "router"]

@@ -1,0 +1,35 @@
+"""Text that can be stored and sent: lone surrogates replaced.
+
+Python strings may hold lone surrogates (U+D800–U+DFFF): undecodable command-line bytes
+come in that way, and so does a JSON string escape such as ``"\\ud800"``. No UTF-8
+encoder accepts them, so one such character reaching the store or a response breaks
+every later read of it. Every text that crosses an edge (a question, upload metadata, a
+title, an error message) goes through :func:`valid_text` or :func:`valid_json`, which
+replace each lone surrogate with U+FFFD (the replacement character).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def valid_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (unchanged when it has none);
+    a high-low surrogate pair becomes the character it encodes."""
+    if not any("\ud800" <= c <= "\udfff" for c in text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def valid_json(value: Any) -> Any:
+    """``value`` (JSON-like: dicts, lists, strings, scalars) with :func:`valid_text`
+    applied to every string, keys included; other values are returned as they are."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, dict):
+        return {valid_text(k) if isinstance(k, str) else k: valid_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [valid_json(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(valid_json(v) for v in value)
+    return value

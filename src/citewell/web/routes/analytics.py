@@ -1,0 +1,568 @@
+"""Analytics profile (seeds 003/004): answers streamed as Server-Sent Events, resumable.
+
+Routes (analytics envelope for every error, always answered as JSON *before* a stream
+starts: 400 ``INVALID_REQUEST_BODY``/``INVALID_FILTER``, 401, 403, 404 ``NOT_FOUND``)::
+
+    POST /v2/analytics/sse   {query, conversation_id?, filters?, offsets?, policy?}
+         → a new turn in the conversation (a chat; without conversation_id a new one),
+           streamed;
+         with header ``Last-Event-ID: <chat_message_id>:<seq>`` → resume that message's
+           stream after ``seq`` (the body is ignored)
+    GET  /v2/analytics/sse?chat_message_id=…   (header Last-Event-ID optional)
+         → the stream of an answer from the start, or after the Last-Event-ID (what an
+           EventSource sends when it reconnects)
+
+How a stream runs: the route begins the turn (:meth:`Engine.begin_turn`: the user
+message and a ``pending`` assistant message are stored), records the ``conversation``
+event and hands :meth:`Engine.stream_turn` to the app's bounded
+:class:`~citewell.web.worker.TurnWorker`. That background job runs the turn to the end
+whatever the client does, recording every client event with ``Store.append_events`` as
+it is produced (``seq`` 1, 2, 3 …). The HTTP response only *tails* the recorded events:
+it reads the store (the source of truth) after the last ``seq`` it sent and, when it has
+caught up, waits on the message's in-process channel (woken on every recorded event), so
+there is no gap and no duplicate, live or resumed. A message whose turn runs in another
+process is followed by polling the store. A resumed stream of a finished turn is replayed
+from the store. A message that was never streamed (``POST /v1/ask``, sessions) replays
+as ``conversation``, its ``citation`` events, one ``answer`` with the whole text and
+``done``; a stream cut short by a server stop ends with the ``error`` its message
+settled with (``TURN_INTERRUPTED``). Those synthetic events are not recorded: they
+follow from the settled message, so their ids are stable too.
+
+Event grammar (``text/event-stream``; every event is one block, a blank line ends it)::
+
+    stream      = { event | heartbeat }
+    event       = "id: " chat_message_id ":" seq LF "event: " name LF "data: " json LF LF
+    heartbeat   = ": ping" LF LF                  (every ~15 s while nothing is sent)
+
+    order       = conversation search_results { citation | answer | support } (done | error)
+                  (a failure before retrieval finished skips search_results; a replay of
+                  a message that was never streamed has no search_results or support)
+
+Every ``data`` is one JSON object (one line) whose ``event_name`` repeats the name:
+
+``conversation``    ``{conversation_id, chat_message_id}`` (seq 1)
+``search_results``  ``{chat_message_id, results: [{rank, chunk_id, chunk_index, document_id,
+                    document_name, page, text_type, text, start_time?, end_time?}]}``:
+                    the retrieved passages best first; ``text`` an excerpt of at most 300
+                    characters; ``page`` the PDF page (null otherwise); ``start_time``/
+                    ``end_time`` (seconds) for transcript passages
+``citation``        an RMSReference of the /v1/references shape (``id``, ``citation_idx``
+                    (strings), ``search_type``, ``chunk_id``, ``text``, ``text_type``,
+                    ``document_id``, ``document_name``, ``s3_file_key``, ``external_url``,
+                    ``metadata``, ``custom_metadata``) without its offsets, plus
+                    ``citation`` (int) and ``chat_message_id``; sent before the ``answer``
+                    that first shows its ``[N]``; ``update: true`` when a source becomes
+                    known later (never expected for passages)
+``answer``          ``{delta}``: the next piece of the answer text; the deltas concatenated
+                    are the message text with its ``[N]`` markers, exactly as
+                    ``/v1/references`` offsets and the chat history read it
+``support``         ``{part_index, start, end, offset_unit, citation, chunk_id, support:
+                    {verdict, score, reasons}}``: the rule-8 check of one cited passage
+                    of one sentence (``start``/``end`` locate the sentence in the text,
+                    in the turn's ``offsets`` unit)
+``reset``           ``{text}``: replace the text received so far (a safety valve of the
+                    streaming citer; never expected)
+``done``            ``{chat_message_id, conversation_id, status: "settled", grounded,
+                    warnings}``: the last event of an answer; the message is stored
+``error``           ``{chat_message_id, conversation_id, code, message}``: the last event
+                    of a turn that failed (its message is stored ``failed`` with that
+                    error: SERVER_ERROR, TURN_INTERRUPTED, or a library code)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import Future
+from typing import Any, Literal
+
+from fastapi import APIRouter, Body, Depends, Header, Query, Request
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import StreamingResponse
+
+from ...cite.offsets import OffsetMap
+from ...cite.stream import Event
+from ...engine import Engine, PendingTurn
+from ...errors import NotFoundError
+from ...models import Mention, Message, Passage, Reference, Resource
+from ...profiles.analytics import render_reference
+from ...store import Store
+from ..deps import Context, context
+from ..errors import ApiError
+from ..schemas import FilterValue, OffsetUnit
+from .common import error_docs
+
+log = logging.getLogger("citewell.web.sse")
+
+router = APIRouter(tags=["analytics"])
+
+#: Seconds between ``: ping`` comment lines while a stream has nothing to send.
+HEARTBEAT_SECONDS = 15.0
+#: Seconds between store reads while following a turn that runs in another process.
+POLL_SECONDS = 0.25
+#: Longest ``text`` excerpt of a ``search_results`` item (characters, "…" included).
+EXCERPT_CHARS = 300
+#: Events that end a stream.
+TERMINAL = ("done", "error")
+_OFFSET_KEYS = ("start_index", "end_index", "occurrences", "offset_unit")
+
+
+class SseBody(BaseModel):
+    """``POST /v2/analytics/sse`` body (seeds 003/004)."""
+
+    query: str = Field(description="The question (not empty).")
+    conversation_id: str | None = Field(
+        None, description="Ask in this conversation (the `conversation_id` of an earlier `conversation` event; a "
+                          "follow-up that refers back carries the previous subject and filters). Without it a new "
+                          "conversation is made.")
+    filters: dict[str, FilterValue | list[FilterValue]] | list[str] | None = Field(
+        None, description='Metadata filters: an object ({"tickers": ["MMM"], "fiscal_year": 2022}: a list means any '
+                          'of its values) or "key=value" / "key>=value" / "key<=value" strings; an unknown key is '
+                          "400 INVALID_FILTER.")
+    offsets: OffsetUnit | None = Field(
+        None, description="Unit of the stored message's offsets and of `support` events (codepoint, the default; "
+                          "utf16; utf8).")
+    policy: Literal["flag", "drop"] | None = Field(
+        None, description="Unsupported citations: flag (default) marks them; drop removes them (the answer is then "
+                          "checked whole and sent as one `answer` event).")
+
+
+class EventStreamResponse(StreamingResponse):
+    """A ``text/event-stream`` answer that no proxy buffers or caches."""
+
+    media_type = "text/event-stream"
+
+    def __init__(self, content: AsyncIterator[str], **kwargs: Any) -> None:
+        """Stream ``content`` (SSE blocks) with ``Cache-Control: no-cache`` and
+        ``X-Accel-Buffering: no``; ``kwargs`` as :class:`StreamingResponse`'s."""
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **(kwargs.pop("headers", None) or {})}
+        super().__init__(content, headers=headers, **kwargs)
+
+
+_EXAMPLE = (
+    'id: 5f0c…:1\nevent: conversation\ndata: {"event_name": "conversation", "conversation_id": "9a1e…", '
+    '"chat_message_id": "5f0c…"}\n\n'
+    'id: 5f0c…:2\nevent: search_results\ndata: {"event_name": "search_results", "chat_message_id": "5f0c…", '
+    '"results": [{"rank": 1, "chunk_id": "…", "document_name": "acme-2022", "page": null, "text": "…"}]}\n\n'
+    'id: 5f0c…:3\nevent: citation\ndata: {"event_name": "citation", "citation": 1, "citation_idx": "1", '
+    '"chunk_id": "…", "document_name": "acme-2022", "metadata": {…}}\n\n'
+    'id: 5f0c…:4\nevent: answer\ndata: {"event_name": "answer", "delta": "Acme revenue was $12.4 million [1]."}\n\n'
+    'id: 5f0c…:5\nevent: done\ndata: {"event_name": "done", "chat_message_id": "5f0c…", "conversation_id": '
+    '"9a1e…", "status": "settled", "grounded": true, "warnings": []}\n\n')
+
+#: Every event name of the stream, in the order they first appear.
+EVENT_NAMES = ("conversation", "search_results", "citation", "answer", "support", "reset", "done", "error")
+
+#: One server-sent event, as OpenAPI 3.0/3.1 tools (schemathesis) read the ``schema`` of a
+#: ``text/event-stream`` response: the schema of each event's fields.
+EVENT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["id", "event", "data"],
+    "properties": {
+        "id": {"type": "string", "pattern": "^[^:]+:[0-9]+$",
+               "description": "`<chat_message_id>:<seq>`, seq 1, 2, 3 … without gaps."},
+        "event": {"type": "string", "enum": list(EVENT_NAMES)},
+        "data": {"type": "string", "contentMediaType": "application/json",
+                 "contentSchema": {"type": "object", "required": ["event_name"],
+                                   "properties": {"event_name": {"type": "string", "enum": list(EVENT_NAMES)}}},
+                 "description": "One line of JSON; `event_name` repeats the event's name."},
+    },
+}
+
+_STREAM_DOCS: dict[int | str, dict[str, Any]] = {
+    200: {"description": "The answer as Server-Sent Events: conversation, search_results, then citation / "
+                         "answer / support events, then done (or error). Each event has "
+                         "`id: <chat_message_id>:<seq>`; send the last one back as `Last-Event-ID` to resume. "
+                         "Comment lines `: ping` keep a waiting connection alive.",
+          "content": {"text/event-stream": {"schema": EVENT_SCHEMA, "example": _EXAMPLE}}},
+    # errors are JSON (the route's own media type is text/event-stream, so name it)
+    **{status: {"description": doc["description"],
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AnalyticsError"}}}}
+       for status, doc in error_docs("analytics").items()},
+}
+
+
+# -- the in-process channel of a running stream ---------------------------------------------
+
+class _Channel:
+    """Progress of one message's stream in this process: the last recorded ``seq`` and
+    whether the producer has finished. Readers on event loops wait on it without a thread
+    (:meth:`waiter`); the producer thread wakes them (:meth:`publish`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.last_seq = 0
+        self.finished = False
+        self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
+
+    def publish(self, seq: int | None = None, *, finished: bool = False) -> None:
+        """Record that ``seq`` is stored (and/or that the producer has finished); wake readers."""
+        with self._lock:
+            if seq is not None:
+                self.last_seq = max(self.last_seq, seq)
+            self.finished = self.finished or finished
+            waiters, self._waiters = self._waiters, set()
+        for loop, event in waiters:
+            try:
+                loop.call_soon_threadsafe(event.set)
+            except RuntimeError:  # that reader's loop has closed
+                pass
+
+    def waiter(self, after: int) -> asyncio.Event | None:
+        """An event set at the next :meth:`publish`; None when there is news already
+        (an event after ``after`` is stored, or the producer has finished)."""
+        with self._lock:
+            if self.last_seq > after or self.finished:
+                return None
+            event = asyncio.Event()
+            self._waiters.add((asyncio.get_running_loop(), event))
+            return event
+
+    def forget(self, event: asyncio.Event) -> None:
+        """Drop a waiter that stopped waiting (timed out or cancelled)."""
+        with self._lock:
+            self._waiters = {w for w in self._waiters if w[1] is not event}
+
+
+_channels: dict[str, _Channel] = {}
+_channels_lock = threading.Lock()
+
+
+def _live_channel(message_id: str) -> _Channel | None:
+    """The channel of a stream still being produced in this process, or None."""
+    with _channels_lock:
+        channel = _channels.get(message_id)
+    return channel if channel is not None and not channel.finished else None
+
+
+# -- the producer: engine events → recorded client events -------------------------------------
+
+def _frame(message_id: str, seq: int, name: str, data: str) -> str:
+    """One SSE event block (``data`` is one line of JSON)."""
+    return f"id: {message_id}:{seq}\nevent: {name}\ndata: {data}\n\n"
+
+
+def _excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """``text`` cut to at most ``limit`` characters at a word boundary, ending in "…" when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip() + "…"
+
+
+def search_result(passage: Passage) -> dict[str, Any]:
+    """One item of a ``search_results`` event (see the module docstring)."""
+    chunk = passage.chunk
+    meta = chunk.metadata or {}
+    item: dict[str, Any] = {
+        "rank": passage.rank, "chunk_id": chunk.id, "chunk_index": chunk.chunk_index,
+        "document_id": chunk.resource_id, "document_name": passage.resource_title,
+        "page": meta.get("page"), "text_type": chunk.text_type, "text": _excerpt(chunk.text),
+    }
+    if passage.resource_kind == "transcript" or "start_time" in meta:
+        item["start_time"], item["end_time"] = meta.get("start_time"), meta.get("end_time")
+    return item
+
+
+def _citation_data(ref: Reference, resource: Resource | None, mention: Mention | None,
+                   message_id: str) -> dict[str, Any]:
+    """A ``citation`` event: the reference's RMSReference without offsets, ``citation`` (int)."""
+    data = {k: v for k, v in render_reference(ref, resource, mention).items() if k not in _OFFSET_KEYS}
+    return {"citation": ref.citation, **data, "chat_message_id": message_id}
+
+
+class _Sources:
+    """The resources and posts of one stream's citations, each read once."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._resources: dict[str, Resource | None] = {}
+
+    def resource(self, resource_id: str | None) -> Resource | None:
+        """The cited resource as stored now (None: unknown or deleted)."""
+        if resource_id is None:
+            return None
+        if resource_id not in self._resources:
+            try:
+                self._resources[resource_id] = self.engine.resource(resource_id)
+            except NotFoundError:
+                self._resources[resource_id] = None
+        return self._resources[resource_id]
+
+    def mention(self, ref: Reference) -> Mention | None:
+        """The post behind a post reference, or None."""
+        if ref.type != "post" or not ref.source or not ref.id:
+            return None
+        (found,) = self.engine.store.mentions(self.engine.workspace_id, [(ref.source, ref.id)])
+        return found
+
+
+class _Recorder:
+    """Runs one turn's :meth:`Engine.stream_turn` and records its client events.
+
+    :meth:`start` (request thread) registers the channel and records ``conversation``;
+    :meth:`run` (a worker thread) records the rest, waking readers after each; :meth:`finish`
+    (the job future's callback, so it runs even when the job never did) closes the channel.
+    """
+
+    def __init__(self, engine: Engine, pending: PendingTurn, offsets: str) -> None:
+        self.engine, self.pending, self.offsets = engine, pending, offsets
+        self.message_id = str(pending.message.id)
+        self.conversation_id = pending.chat.id
+        self.channel = _Channel()
+        self.seq = 0
+        self.text = ""  # the answer sent so far
+        self._sources = _Sources(engine)
+        self._passages: dict[str, Passage] = {}
+
+    def start(self) -> None:
+        """Register the channel and record the ``conversation`` event (seq 1)."""
+        with _channels_lock:
+            _channels[self.message_id] = self.channel
+        self._record([("conversation", {"conversation_id": self.conversation_id,
+                                        "chat_message_id": self.message_id})])
+
+    def run(self, engine: Engine, pending: PendingTurn) -> Message | None:
+        """The worker job: stream the turn to its end, recording every client event. A
+        recording failure closes the stream (the turn then settles failed as interrupted)."""
+        stream = engine.stream_turn(pending)
+        try:
+            for event in stream:
+                self._record(list(self._client_events(event)))
+        except Exception:
+            log.exception("streaming turn %s failed unexpectedly", self.message_id)
+            stream.close()
+        finally:
+            self.finish()
+        try:
+            return engine.message(self.message_id)
+        except NotFoundError:
+            return None
+
+    def finish(self, _future: Future[Any] | None = None) -> None:
+        """Close the channel: readers stop waiting and read the rest from the store."""
+        with _channels_lock:
+            if _channels.get(self.message_id) is self.channel:
+                del _channels[self.message_id]
+        self.channel.publish(finished=True)
+
+    def _record(self, events: list[tuple[str, dict[str, Any]]]) -> None:
+        if not events:
+            return
+        rows = []
+        for name, data in events:
+            self.seq += 1
+            rows.append((self.seq, name, json.dumps({"event_name": name, **data}, ensure_ascii=False,
+                                                    separators=(",", ":"))))
+        self.engine.store.append_events(self.engine.workspace_id, self.message_id, rows)
+        self.channel.publish(self.seq)
+
+    def _client_events(self, event: Event) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The client events of one engine event (see the module docstring)."""
+        data, ids = event.data, {"chat_message_id": self.message_id}
+        if event.kind == "search_results":
+            passages = [Passage.model_validate(p) for p in data["passages"]]
+            self._passages = {p.chunk.id: p for p in passages}
+            yield "search_results", {**ids, "results": [search_result(p) for p in passages]}
+        elif event.kind == "citation":
+            yield "citation", self._citation(data)
+        elif event.kind == "delta":
+            self.text += data["text"]
+            yield "answer", {"delta": data["text"]}
+        elif event.kind == "support":
+            yield "support", self._support(data)
+        elif event.kind == "reset":
+            self.text = data["text"]
+            yield "reset", {"text": data["text"]}
+        elif event.kind == "done":
+            message = data["message"]
+            yield "done", {**ids, "conversation_id": self.conversation_id, "status": message["status"],
+                           "grounded": bool(message.get("grounded")), "warnings": message.get("warnings") or []}
+        elif event.kind == "error":
+            yield "error", {**ids, "conversation_id": self.conversation_id, "code": data["code"],
+                            "message": data["message"]}
+
+    def _citation(self, data: dict[str, Any]) -> dict[str, Any]:
+        passage = self._passages.get(data.get("chunk_id") or "")
+        ref = Reference(type=data.get("type") or "chunk", citation=data["citation"], id=data.get("id"),
+                        source=data.get("source"), chunk_id=data.get("chunk_id"),
+                        resource_id=data.get("resource_id"), resource_title=data.get("resource_title"),
+                        chunk_index=data.get("chunk_index"), text=data.get("text"),
+                        text_type=passage.chunk.text_type if passage is not None else None,
+                        metadata=data.get("metadata"))
+        out = _citation_data(ref, self._sources.resource(ref.resource_id), self._sources.mention(ref),
+                             self.message_id)
+        if data.get("update"):
+            out["update"] = True
+        return out
+
+    def _support(self, data: dict[str, Any]) -> dict[str, Any]:
+        start, end = data.get("start"), data.get("end")
+        if self.offsets != "codepoint" and isinstance(start, int) and isinstance(end, int):
+            omap = OffsetMap(self.text)
+            start, end = omap.to_unit(start, self.offsets), omap.to_unit(end, self.offsets)
+        return {"part_index": data.get("part_index"), "start": start, "end": end, "offset_unit": self.offsets,
+                "citation": data.get("citation"), "chunk_id": data.get("chunk_id"), "support": data.get("support")}
+
+
+# -- replay of what was not recorded ---------------------------------------------------------
+
+def _synthetic(engine: Engine, message: Message, recorded: int) -> list[tuple[int, str, str]]:
+    """The events a settled message's stream ends with that were never recorded: the whole
+    stream of a message that was never streamed (``recorded == 0``), else the terminal event
+    of a stream cut short (its message settled without it: a server stop)."""
+    ids = {"chat_message_id": str(message.id)}
+    events: list[tuple[str, dict[str, Any]]] = []
+    if recorded == 0:
+        events.append(("conversation", {"conversation_id": message.chat_id, **ids}))
+        sources = _Sources(engine)
+        for ref in sorted((r for r in message.references if r.citation is not None and r.type in ("chunk", "post")),
+                          key=lambda r: r.citation or 0):
+            events.append(("citation", _citation_data(ref.model_copy(update={k: None for k in _OFFSET_KEYS}),
+                                                      sources.resource(ref.resource_id), sources.mention(ref),
+                                                      str(message.id))))
+        if message.text:
+            events.append(("answer", {"delta": message.text}))
+    if message.status == "failed":
+        error = (message.model_extra or {}).get("error") or {}
+        events.append(("error", {**ids, "conversation_id": message.chat_id, "code": error.get("code", "SERVER_ERROR"),
+                                 "message": error.get("message", "the answer could not be produced")}))
+    else:
+        events.append(("done", {**ids, "conversation_id": message.chat_id, "status": message.status,
+                                "grounded": bool(message.grounded),
+                                "warnings": [w.model_dump(mode="json") for w in message.warnings]}))
+    return [(recorded + i, name, json.dumps({"event_name": name, **data}, ensure_ascii=False, separators=(",", ":")))
+            for i, (name, data) in enumerate(events, start=1)]
+
+
+# -- the reader: recorded events, then live ones -----------------------------------------------
+
+async def _tail(engine: Engine, message_id: str, after: int) -> AsyncIterator[str]:
+    """The events of ``message_id`` with ``seq > after`` as SSE blocks, following the turn
+    live until its ``done`` or ``error`` (see the module docstring)."""
+    store: Store = engine.store
+    workspace_id = engine.workspace_id
+    quiet_since = time.monotonic()
+    while True:
+        rows = await run_in_threadpool(store.events, workspace_id, message_id, after=after)
+        for seq, name, data in rows:
+            yield _frame(message_id, seq, name, data)
+            after = seq
+            if name in TERMINAL:
+                return
+        if rows:
+            quiet_since = time.monotonic()
+        channel = _live_channel(message_id)
+        if channel is not None:
+            wake = channel.waiter(after)
+            if wake is None:
+                continue
+            try:
+                await asyncio.wait_for(wake.wait(), HEARTBEAT_SECONDS)
+            except TimeoutError:
+                yield ": ping\n\n"
+            finally:
+                channel.forget(wake)
+            continue
+        message = await run_in_threadpool(engine.message, message_id)
+        if message.status == "pending":  # answered by another process (or queued here): poll
+            if time.monotonic() - quiet_since >= HEARTBEAT_SECONDS:
+                yield ": ping\n\n"
+                quiet_since = time.monotonic()
+            await asyncio.sleep(POLL_SECONDS)
+            continue
+        rows = await run_in_threadpool(store.events, workspace_id, message_id, after=after)
+        if rows:  # the producer recorded its last events meanwhile
+            continue
+        recorded = await run_in_threadpool(store.events, workspace_id, message_id)
+        last = recorded[-1] if recorded else None
+        if last is not None and last[1] in TERMINAL:
+            return  # the client has seen the whole stream already
+        for seq, name, data in await run_in_threadpool(_synthetic, engine, message, last[0] if last else 0):
+            if seq > after:
+                yield _frame(message_id, seq, name, data)
+        return
+
+
+def _parse_last_event_id(value: str) -> tuple[str, int]:
+    """``<chat_message_id>:<seq>`` → ``(chat_message_id, seq)``; 400 otherwise."""
+    message_id, sep, seq = value.strip().rpartition(":")
+    if not sep or not message_id or not seq.isdigit() or len(seq) > 12:
+        raise ApiError("Last-Event-ID must be <chat_message_id>:<seq> (the id of an event of this API)",
+                       code="INVALID_REQUEST_BODY")
+    return message_id, int(seq)
+
+
+def _resume(ctx: Context, message_id: str, after: int) -> EventStreamResponse:
+    """The stream of an answer of the caller's workspace after ``after``; 404 otherwise."""
+    message = ctx.engine.message(message_id, user_id=ctx.user_id)  # NOT_FOUND: unknown or another workspace's
+    if message.role != "assistant":
+        raise NotFoundError(f"message {message_id} is not an answer: it has no stream")
+    return EventStreamResponse(_tail(ctx.engine, str(message.id), after))
+
+
+_LAST_EVENT_ID = Header(None, alias="Last-Event-ID",
+                        description="`<chat_message_id>:<seq>`: the id of the last event received; the stream "
+                                    "continues after it (no gap, no duplicate).")
+
+
+@router.post("/v2/analytics/sse", response_class=EventStreamResponse, status_code=200,
+             responses=_STREAM_DOCS, summary="Ask, with the answer streamed (SSE)")
+def analytics_sse(request: Request, body: SseBody | None = Body(None), last_event_id: str | None = _LAST_EVENT_ID,
+                  ctx: Context = Depends(context)) -> EventStreamResponse:
+    """Ask in a conversation and stream the answer as Server-Sent Events: ``conversation``,
+    ``search_results``, ``citation``/``answer``/``support`` …, then ``done`` (or ``error``).
+    The turn runs to the end and is stored even if the client goes away. With
+    ``Last-Event-ID: <chat_message_id>:<seq>`` the body is ignored and that answer's
+    stream resumes after ``seq``. Errors come before the stream, as JSON: 400
+    ``INVALID_REQUEST_BODY`` (empty query, bad offsets/policy, bad Last-Event-ID), 400
+    ``INVALID_FILTER``, 401, 404 ``NOT_FOUND`` (unknown conversation_id or message)."""
+    if last_event_id is not None and last_event_id.strip():
+        return _resume(ctx, *_parse_last_event_id(last_event_id))
+    if body is None:
+        raise ApiError("query is required and must be a string", code="INVALID_REQUEST_BODY")
+    offsets = body.offsets or "codepoint"
+    pending = ctx.engine.begin_turn(body.query, chat_id=body.conversation_id, filters=body.filters,
+                                    offsets=offsets, policy=body.policy or "flag", user_id=ctx.who.user_id,
+                                    user_email=ctx.who.user_email)
+    recorder = _Recorder(ctx.engine, pending, offsets)
+    try:
+        recorder.start()
+    except Exception as exc:
+        recorder.finish()
+        ctx.engine.fail_turn(pending, "SERVER_ERROR", f"the answer stream could not start ({type(exc).__name__})")
+        raise
+    request.app.state.turns.submit(ctx.engine, pending, job=recorder.run).add_done_callback(recorder.finish)
+    return EventStreamResponse(_tail(ctx.engine, recorder.message_id, 0))
+
+
+@router.get("/v2/analytics/sse", response_class=EventStreamResponse, status_code=200,
+            responses=_STREAM_DOCS, summary="Follow or replay an answer stream (SSE)")
+def analytics_sse_resume(
+        chat_message_id: str | None = Query(None, description="The answer (the chat_message_id of its events)."),
+        last_event_id: str | None = _LAST_EVENT_ID,
+        ctx: Context = Depends(context)) -> EventStreamResponse:
+    """The stream of one answer: from the start, or after ``Last-Event-ID`` (what an
+    EventSource sends when it reconnects); live while its turn runs, replayed from the
+    store once it has finished. 400 ``CHAT_MESSAGE_ID_MISSING`` without an id (in the
+    query or the header), 400 ``INVALID_REQUEST_BODY`` when the two disagree or the header
+    is malformed; 404 ``NOT_FOUND`` for an unknown message or one of another workspace."""
+    after = 0
+    message_id = chat_message_id.strip() if chat_message_id and chat_message_id.strip() else None
+    if last_event_id is not None and last_event_id.strip():
+        header_id, after = _parse_last_event_id(last_event_id)
+        if message_id is not None and header_id != message_id:
+            raise ApiError("Last-Event-ID names another message than chat_message_id", code="INVALID_REQUEST_BODY")
+        message_id = header_id
+    if message_id is None:
+        raise ApiError("chat_message_id is required", code="CHAT_MESSAGE_ID_MISSING")
+    return _resume(ctx, message_id, after)
+
+
+__all__ = ["EVENT_NAMES", "EVENT_SCHEMA", "TERMINAL", "EventStreamResponse", "SseBody", "router", "search_result"]

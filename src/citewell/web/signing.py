@@ -1,0 +1,167 @@
+"""Signed links: URLs that work without an API key until they expire.
+
+Two kinds of link are signed here, both with the store's secret ``presign``
+(:meth:`~citewell.store.Store.secret`: 32 random bytes kept in the store, so every
+process serving the store signs and checks alike):
+
+- a **document link** (``GET /v1/presigned_url`` → ``/v1/presigned_url/{document_id}``):
+  the original bytes of one resource; signed fields: document id, workspace id, expiry;
+- a **viewer link** (``viewer_url`` of every analytics reference → ``/rms/viewer``, and
+  the page images the viewer embeds): one citation of one message (or of a conversation's
+  latest answer citing it); signed fields: workspace id, ``chat_message_id`` or
+  ``conversation_id`` and its value, ``citation_idx``, expiry.
+
+The query of a signed link carries ``workspace_id``, ``expires`` (the expiry as Unix time,
+whole **seconds** since the epoch, UTC) and ``signature``: HMAC-SHA256 over the link's
+kind and fields (a JSON array, so no field can run into the next), base64url without
+padding. :func:`verify` compares in constant time (:func:`hmac.compare_digest`) and
+refuses with 403 ``FORBIDDEN`` a link whose signature does not match any field, whose
+``expires`` is not a whole number, or whose expiry has passed. The check never looks at
+stored data, so a bad link never tells whether a document exists.
+
+Rotating the secret (deleting the ``secret:presign`` row of the store's ``meta`` table)
+invalidates every link handed out.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import math
+import time
+from collections.abc import Sequence
+from datetime import datetime, timezone
+
+from ..store import Store
+from .errors import ApiError
+
+#: Name of the store secret that signs every link.
+SECRET_NAME = "presign"
+#: Lifetime of a presigned document URL unless ``expires_in`` says otherwise (seconds).
+DEFAULT_DOCUMENT_SECONDS = 15 * 60
+#: Bounds of ``expires_in`` (seconds).
+MIN_DOCUMENT_SECONDS, MAX_DOCUMENT_SECONDS = 1, 24 * 60 * 60
+#: Least lifetime of a viewer link (seconds); see :func:`viewer_expiry`.
+VIEWER_SECONDS = 60 * 60
+
+DOCUMENT = "document"
+VIEWER = "viewer"
+
+FORBIDDEN_MESSAGE = "the link is not valid: it has expired or was altered"
+
+
+def now() -> int:
+    """The current Unix time in whole seconds."""
+    return int(time.time())
+
+
+def expires_at_iso(expires: int) -> str:
+    """``expires`` (Unix seconds) as ISO 8601 UTC: ``2026-03-02T15:49:29Z``."""
+    return datetime.fromtimestamp(expires, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def viewer_expiry(at: int | None = None) -> int:
+    """The expiry of a viewer link made at ``at`` (Unix seconds, default now): at least
+    :data:`VIEWER_SECONDS` later, rounded up to a whole hour, so the references of a message
+    read twice within the same hour carry the same links (at most two hours)."""
+    start = now() if at is None else at
+    return int(math.ceil((start + VIEWER_SECONDS) / 3600) * 3600)
+
+
+def signature(secret: bytes, kind: str, fields: Sequence[str]) -> str:
+    """HMAC-SHA256 of ``kind`` and ``fields`` (strings, order matters) under ``secret``,
+    base64url without padding (43 characters)."""
+    message = json.dumps([kind, *fields], separators=(",", ":")).encode("ascii")
+    digest = hmac.new(secret, message, hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def _secret(store: Store) -> bytes:
+    return store.secret(SECRET_NAME)
+
+
+def sign(store: Store, kind: str, fields: Sequence[str], expires: int) -> dict[str, str]:
+    """The query parameters that sign ``fields`` of a ``kind`` link until ``expires``
+    (Unix seconds): ``{"expires": str, "signature": str}``. The caller adds the fields
+    themselves to the link (``workspace_id`` and the ids)."""
+    expiry = str(int(expires))
+    return {"expires": expiry, "signature": signature(_secret(store), kind, [*fields, expiry])}
+
+
+def verify(store: Store, kind: str, fields: Sequence[str], expires: str, given: str, *,
+           at: int | None = None) -> int:
+    """Check a signed link: ``given`` must be the signature of ``kind``, ``fields`` and
+    ``expires`` (the query's text, Unix seconds) and the expiry must not have passed at
+    ``at`` (Unix seconds, default now). Returns the expiry. Raises :class:`ApiError`
+    ``FORBIDDEN`` (403) otherwise; the signature is checked first and in constant time."""
+    expected = signature(_secret(store), kind, [*fields, expires])
+    if not hmac.compare_digest(expected.encode("ascii"), given.encode("utf-8", "surrogatepass")):
+        raise ApiError(FORBIDDEN_MESSAGE, code="FORBIDDEN")
+    if not expires.isascii() or not expires.isdigit():
+        raise ApiError(FORBIDDEN_MESSAGE, code="FORBIDDEN")
+    expiry = int(expires)
+    if (now() if at is None else at) >= expiry:
+        raise ApiError("the link has expired", code="FORBIDDEN")
+    return expiry
+
+
+# -- the two kinds -------------------------------------------------------------------------
+
+def document_fields(document_id: str, workspace_id: str) -> list[str]:
+    """The signed fields of a document link."""
+    return [document_id, workspace_id]
+
+
+def sign_document(store: Store, document_id: str, workspace_id: str, expires: int) -> dict[str, str]:
+    """Query parameters of a document link: ``{workspace_id, expires, signature}`` (the
+    document id is in the path). ``expires``: Unix seconds (any value: tests sign links that
+    have already expired)."""
+    return {"workspace_id": workspace_id, **sign(store, DOCUMENT, document_fields(document_id, workspace_id), expires)}
+
+
+def verify_document(store: Store, document_id: str, workspace_id: str, expires: str, given: str, *,
+                    at: int | None = None) -> int:
+    """:func:`verify` for a document link; the expiry (Unix seconds) or 403 ``FORBIDDEN``."""
+    return verify(store, DOCUMENT, document_fields(document_id, workspace_id), expires, given, at=at)
+
+
+def viewer_fields(workspace_id: str, target: str, target_id: str, citation_idx: str) -> list[str]:
+    """The signed fields of a viewer link; ``target`` is ``"chat_message_id"`` or
+    ``"conversation_id"``."""
+    return [workspace_id, target, target_id, citation_idx]
+
+
+def sign_viewer(store: Store, workspace_id: str, target: str, target_id: str, citation_idx: str,
+                expires: int) -> dict[str, str]:
+    """Query parameters of a viewer link: ``{<target>, citation_idx, workspace_id, expires,
+    signature}``; ``expires`` in Unix seconds."""
+    fields = viewer_fields(workspace_id, target, target_id, citation_idx)
+    return {target: target_id, "citation_idx": citation_idx, "workspace_id": workspace_id,
+            **sign(store, VIEWER, fields, expires)}
+
+
+def verify_viewer(store: Store, workspace_id: str, target: str, target_id: str, citation_idx: str, expires: str,
+                  given: str, *, at: int | None = None) -> int:
+    """:func:`verify` for a viewer link; the expiry (Unix seconds) or 403 ``FORBIDDEN``."""
+    return verify(store, VIEWER, viewer_fields(workspace_id, target, target_id, citation_idx), expires, given, at=at)
+
+
+__all__ = [
+    "DEFAULT_DOCUMENT_SECONDS",
+    "MAX_DOCUMENT_SECONDS",
+    "MIN_DOCUMENT_SECONDS",
+    "SECRET_NAME",
+    "VIEWER_SECONDS",
+    "expires_at_iso",
+    "now",
+    "sign",
+    "sign_document",
+    "sign_viewer",
+    "signature",
+    "verify",
+    "verify_document",
+    "verify_viewer",
+    "viewer_expiry",
+]

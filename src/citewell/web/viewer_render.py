@@ -1,0 +1,259 @@
+"""PDF pages as PNG images for the viewer, with a citation's boxes drawn into them.
+
+A page is rendered with pypdfium2 as it is displayed (``/Rotate`` and the CropBox
+applied: the frame of the extractor's boxes) at :data:`SCALE` (1.5 px per PDF point,
+108 dpi), less when the longer side would exceed :data:`MAX_SIDE_PX`. The plain render is
+cached on disk under the store's blob folder,
+``<blob_dir>/.pages/<sha[:2]>/<sha256>-p<page>-s<scale>.png``, keyed by the blob's
+SHA-256, the 1-based page and the scale, and written atomically (one process writing
+while another reads sees either no file or the whole file). Blobs are shared by
+workspaces, so the cache is too; who may see a page is decided before these functions
+are called.
+
+Boxes are drawn into a copy of the cached render on every request: a translucent fill
+(:data:`FILL`) and an outline (:data:`OUTLINE`), each box grown by :data:`PAD_PX` so the
+outline does not cover the glyphs. Every pixel inside a box differs from the plain
+render; every pixel farther than ``PAD_PX + OUTLINE_PX`` outside all boxes is untouched.
+
+Box coordinates are fractions (0..1) of the displayed page, top-left origin:
+``{"page", "top", "left", "width", "height"}`` as the references' ``metadata.offset``.
+
+Rendering runs in a child Python process, like the extraction of uploads
+(:mod:`citewell.ingest.isolate`): a document is untrusted, and rendering decodes what text
+extraction never touches (a page image that inflates to gigabytes, a crash of the native
+library) — that must not take the server down. The child's address space is capped at
+``CITEWELL_EXTRACT_MEMORY_MB`` (default 3072) and it is killed after
+``CITEWELL_RENDER_TIMEOUT_S`` seconds (default 60); it writes the cache file itself, so
+only a cache miss pays for it (about half a second). pdfium is not thread-safe, and in
+its own process it never shares one with another render.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from PIL import Image, ImageDraw
+
+from ..errors import CitewellError, NotFoundError
+
+#: Pixels per PDF point of a render (1.5 = 108 dpi).
+SCALE = 1.5
+#: The longer side of a render is at most this many pixels (the scale shrinks for big pages).
+MAX_SIDE_PX = 2000
+#: Folder of the page cache inside the store's blob folder.
+CACHE_DIR = ".pages"
+#: Box fill (RGBA: translucent amber) and outline (RGBA), outline width and padding in pixels.
+FILL: tuple[int, int, int, int] = (255, 196, 0, 84)
+OUTLINE: tuple[int, int, int, int] = (214, 96, 0, 255)
+OUTLINE_PX = 2
+PAD_PX = 3
+#: Defaults of the child process's limits (see the module docstring).
+DEFAULT_MEMORY_MB = 3072
+DEFAULT_TIMEOUT_S = 60.0
+
+
+class RenderError(CitewellError):
+    """A page that could not be rendered (the child ran out of memory or time, or
+    crashed): answered as 500 ``SERVER_ERROR``."""
+
+    code = "SERVER_ERROR"
+
+
+def cache_path(blob_dir: Path, sha256: str, page: int, scale: float = SCALE) -> Path:
+    """Where the plain render of ``page`` (1-based) of the blob ``sha256`` at ``scale`` is
+    cached."""
+    return blob_dir / CACHE_DIR / sha256[:2] / f"{sha256}-p{page}-s{scale:g}.png"
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".png", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _render(pdf_path: Path, page: int) -> bytes:
+    """PNG bytes of ``page`` (1-based) of the PDF as displayed, in this process;
+    ``NotFoundError`` when the PDF has no such page or cannot be read."""
+    import pypdfium2 as pdfium
+
+    try:
+        doc = pdfium.PdfDocument(pdf_path)
+    except pdfium.PdfiumError as exc:
+        raise NotFoundError(f"the document cannot be rendered ({exc})") from None
+    try:
+        if not 1 <= page <= len(doc):
+            raise NotFoundError(f"the document has no page {page}")
+        pdf_page = doc[page - 1]
+        try:
+            width, height = pdf_page.get_size()
+            scale = min(SCALE, MAX_SIDE_PX / max(width, height, 1.0))
+            bitmap = pdf_page.render(scale=scale, may_draw_forms=True)
+            try:
+                image = bitmap.to_pil().convert("RGB")  # a copy: the bitmap's buffer is freed below
+            finally:
+                bitmap.close()
+        finally:
+            pdf_page.close()
+    finally:
+        doc.close()
+    out = io.BytesIO()
+    image.save(out, format="PNG", compress_level=3)
+    return out.getvalue()
+
+
+def limits() -> tuple[int, float]:
+    """``(memory in MB, timeout in seconds)`` of a render's child process, from
+    ``CITEWELL_EXTRACT_MEMORY_MB`` and ``CITEWELL_RENDER_TIMEOUT_S``, else the defaults."""
+    try:
+        memory = float(os.environ.get("CITEWELL_EXTRACT_MEMORY_MB") or DEFAULT_MEMORY_MB)
+        timeout = float(os.environ.get("CITEWELL_RENDER_TIMEOUT_S") or DEFAULT_TIMEOUT_S)
+    except ValueError:
+        return DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
+    if not (0 < memory < 1 << 30 and 0 < timeout < 1 << 30):
+        return DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
+    return int(memory), timeout
+
+
+#: What the child runs: read the job from stdin, cap memory, render into the cache.
+_CHILD = "from citewell.web.viewer_render import _child_main; _child_main()"
+
+
+def _child_main() -> None:
+    """The child process: ``(pdf path, page, cache path, memory MB)`` pickled on stdin;
+    ``("ok",)``, ``("missing", message)`` or ``("error", message)`` pickled on stdout."""
+    pdf_path, page, target, memory_mb = pickle.load(sys.stdin.buffer)
+    try:
+        import resource
+
+        cap = memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    except (ImportError, ValueError, OSError):  # not POSIX, or a hard limit already lower
+        pass
+    result: tuple[str, ...]
+    try:
+        _write_atomically(Path(target), _render(Path(pdf_path), page))
+        result = ("ok",)
+    except NotFoundError as exc:
+        result = ("missing", exc.message)
+    except MemoryError:
+        result = ("error", f"rendering the page needs more than {memory_mb} MB of memory")
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        result = ("error", f"the page could not be rendered ({type(exc).__name__}: {exc})")
+    sys.stdout.buffer.write(pickle.dumps(result))
+    sys.stdout.buffer.flush()
+
+
+def render_isolated(pdf_path: Path, page: int, target: Path) -> None:
+    """Render ``page`` (1-based) of the PDF into the PNG file ``target`` in a child
+    process (limits: :func:`limits`). Raises ``NotFoundError`` for a page the PDF does not
+    have (or an unreadable PDF) and :class:`RenderError` when the child fails, runs out of
+    memory or time."""
+    memory_mb, timeout_s = limits()
+    job = pickle.dumps((str(pdf_path), page, str(target), memory_mb))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    with subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, env=env) as child:
+        try:
+            out, _ = child.communicate(job, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            raise RenderError(f"rendering page {page} took longer than {timeout_s:g} s and was stopped") from None
+    try:
+        result = pickle.loads(out) if out else None
+    except Exception:  # noqa: BLE001 - a truncated answer: the child died while writing
+        result = None
+    if not result:
+        raise RenderError(f"rendering page {page} stopped without an answer (out of memory under the "
+                          f"{memory_mb} MB limit, or a crash of the PDF library)")
+    if result[0] == "missing":
+        raise NotFoundError(result[1])
+    if result[0] != "ok":
+        raise RenderError(result[1])
+
+
+def plain_page(blob_dir: Path, pdf_path: Path, sha256: str, page: int) -> Path:
+    """The cached plain render of ``page`` (1-based) of the PDF at ``pdf_path`` (whose
+    bytes hash to ``sha256``), rendering it first (in a child process) when missing.
+    Raises ``NotFoundError`` for a page the PDF does not have, :class:`RenderError` when
+    it cannot be rendered."""
+    target = cache_path(blob_dir, sha256, page)
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        render_isolated(pdf_path, page, target)
+    if not target.is_file():  # pragma: no cover - the child said ok
+        raise RenderError(f"rendering page {page} left no image")
+    return target
+
+
+def _fraction(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def box_pixels(box: Mapping[str, Any], size: tuple[int, int], pad: int = 0) -> tuple[int, int, int, int] | None:
+    """The pixel rectangle ``(x0, y0, x1, y1)`` (inclusive) of a box given in fractions of
+    the displayed page (top-left origin) on an image of ``size`` (width, height), grown by
+    ``pad`` pixels and clipped to the image; None for a box without readable numbers or
+    without area."""
+    left, top = _fraction(box.get("left")), _fraction(box.get("top"))
+    width, height = _fraction(box.get("width")), _fraction(box.get("height"))
+    if left is None or top is None or width is None or height is None or width <= 0 or height <= 0:
+        return None
+    w, h = size
+    x0, y0 = max(0, int(left * w) - pad), max(0, int(top * h) - pad)
+    x1, y1 = min(w - 1, round((left + width) * w) + pad), min(h - 1, round((top + height) * h) + pad)
+    if x1 <= x0 or y1 <= y0:
+        return None
+    return x0, y0, x1, y1
+
+
+def draw_boxes(image: Image.Image, boxes: Iterable[Mapping[str, Any]]) -> Image.Image:
+    """A copy of ``image`` (RGB) with ``boxes`` (fractions of the page, top-left origin)
+    filled with :data:`FILL` and outlined with :data:`OUTLINE`."""
+    base = image.convert("RGBA")
+    overlay = Image.new("RGBA", base.size, (0, 0, 0, 0))
+    pen = ImageDraw.Draw(overlay)
+    for box in boxes:
+        rect = box_pixels(box, base.size, PAD_PX)
+        if rect is not None:
+            pen.rectangle(rect, fill=FILL, outline=OUTLINE, width=OUTLINE_PX)
+    return Image.alpha_composite(base, overlay).convert("RGB")
+
+
+def page_png(blob_dir: Path, pdf_path: Path, sha256: str, page: int,
+             boxes: Iterable[Mapping[str, Any]] = ()) -> bytes:
+    """PNG bytes of ``page`` (1-based) of a PDF with ``boxes`` drawn in (none: the plain
+    cached render as it is). Raises ``NotFoundError`` for a page the PDF does not have."""
+    plain = plain_page(blob_dir, pdf_path, sha256, page)
+    boxes = list(boxes)
+    if not boxes:
+        return plain.read_bytes()
+    with Image.open(plain) as image:
+        image.load()
+        drawn = draw_boxes(image, boxes)
+    out = io.BytesIO()
+    drawn.save(out, format="PNG", compress_level=3)
+    return out.getvalue()
+
+
+__all__ = ["CACHE_DIR", "FILL", "MAX_SIDE_PX", "OUTLINE", "SCALE", "RenderError", "box_pixels", "cache_path",
+           "draw_boxes", "limits", "page_png", "plain_page", "render_isolated"]
