@@ -13,7 +13,7 @@ this script's data (the posts' 2022 dates) stay.
 
 The file maps ``path → method → status → {example name: body}`` (the shape of an OpenAPI
 ``paths`` object), e.g. ``["/v1/mentions"]["post"]["200"]["by_refs"]``; an SSE route's
-example is the event stream text. :func:`add_examples` puts them into an OpenAPI
+example is the event stream text. :func:`citewell.web.openapi.add_examples` puts them into an OpenAPI
 document (``content[media type].examples``), for the app to use.
 
     python scripts/openapi_examples.py            # rewrite the file
@@ -39,6 +39,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "src" / "citewell" / "web" / "openapi_examples.json"
+sys.path.insert(0, str(ROOT / "src"))
+
+from citewell.web.openapi import Examples, add_examples  # noqa: E402 - after the path above
 
 TEXT = ("Acme revenue was $12.4 million in 2022. Acme gross margin was 41 percent in 2022.\n\n"
         "Acme opened a new factory in Ohio in 2022.\n")
@@ -56,8 +59,6 @@ POSTS = [
      "url": "https://stocktwits.com/trader9/message/9001"},
 ]
 CHATS_QUESTION = "What happened to Activision puts after the Microsoft news?"
-
-Examples = dict[str, dict[str, dict[str, dict[str, Any]]]]
 
 
 # -- normalising ------------------------------------------------------------------------------------
@@ -284,29 +285,6 @@ def record(workdir: Path) -> Examples:
 
         keep("/v1/resources/{resource_id}", "delete", client.delete(f"/v1/resources/{talk_id}"))
     return examples
-
-
-def add_examples(openapi: dict[str, Any], examples: Examples) -> dict[str, Any]:
-    """Put ``examples`` into an OpenAPI document, in place: for each recorded answer,
-    ``responses[status].content[media type].examples[name] = {"value": body}`` (the media
-    type the route documents: ``application/json``, or ``text/event-stream`` for a stream).
-    Answers of operations or statuses the document lacks are skipped. Returns ``openapi``."""
-    for path, methods in examples.items():
-        for method, statuses in methods.items():
-            operation = openapi.get("paths", {}).get(path, {}).get(method)
-            if not isinstance(operation, dict):
-                continue
-            for status, named in statuses.items():
-                response = operation.get("responses", {}).get(status)
-                if not isinstance(response, dict):
-                    continue
-                content = response.setdefault("content", {})
-                stream = any(isinstance(body, str) for body in named.values())
-                media = "text/event-stream" if stream else "application/json"
-                target = content.setdefault(media, {})
-                target.setdefault("examples", {}).update(
-                    {name: {"summary": f"a recorded {status} answer", "value": body} for name, body in named.items()})
-    return openapi
 
 
 def dump(examples: Examples) -> str:

@@ -174,3 +174,14 @@ def test_normalising_keeps_the_data_times_and_numbers_ids() -> None:
                    "url": "/v1/presigned_url/d?workspace_id=w&expires=1735689600&signature=SIGNATURE"}
     assert examples_script.shape({"a": [1, 2.5, {"b": None}], "c": True}) == \
         {"a": ["number", {"b": "null"}], "c": "boolean"}
+
+
+def test_the_served_document_carries_the_recorded_examples(tmp_path: Path) -> None:
+    from citewell.web.openapi import load_examples
+
+    document = create_app(tmp_path / "s.sqlite").openapi()
+    stored = load_examples()
+    served = document["paths"]["/v1/mentions"]["post"]["responses"]["200"]["content"]["application/json"]
+    assert served["examples"]["by_refs"]["value"] == stored["/v1/mentions"]["post"]["200"]["by_refs"]
+    assert all("422" not in op.get("responses", {}) for item in document["paths"].values() for op in item.values()
+               if isinstance(op, dict))

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
-from fastapi.openapi.utils import get_openapi
 from starlette.concurrency import run_in_threadpool
 
 from .. import __version__
@@ -33,6 +32,7 @@ from ..models import utcnow
 from ..settings import Settings
 from ..store import Store, open_store
 from . import errors
+from .openapi import build_openapi
 from .requestid import RequestIdMiddleware
 from .routes import ROUTERS
 from .uploads import max_upload_bytes
@@ -59,22 +59,6 @@ INVALID_FILTER and the *_MISSING codes; 413 FILE_TOO_LARGE; 500 SERVER_ERROR, GE
 A chats turn that fails is not an HTTP error: its message settles `failed` with
 `error: {code, message}` (e.g. SERVER_ERROR, TURN_INTERRUPTED).
 """
-
-
-def _openapi(app: FastAPI) -> dict[str, Any]:
-    """The OpenAPI document without FastAPI's 422 answers (validation failures are 400)."""
-    if app.openapi_schema:
-        return app.openapi_schema
-    schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
-    for item in schema.get("paths", {}).values():
-        for operation in item.values():
-            if isinstance(operation, dict):
-                operation.get("responses", {}).pop("422", None)
-    components = schema.get("components", {}).get("schemas", {})
-    for name in ("HTTPValidationError", "ValidationError"):
-        components.pop(name, None)
-    app.openapi_schema = schema
-    return schema
 
 
 def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_upload_mb: float | None = None,
@@ -139,7 +123,7 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     for router in ROUTERS:
         app.include_router(router)
     app.add_middleware(RequestIdMiddleware, on_error=errors.unhandled_error_response)
-    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]
     return app
 
 
