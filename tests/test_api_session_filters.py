@@ -81,3 +81,14 @@ def test_reference_offsets_index_the_text_the_payload_carries(client: TestClient
     conv = client.get(f"/v2/analytics/conversations/{sid}/references").json()["payload"]
     assert conv["messages"] == [{"chat_message_id": mid, "text": body["text"]}]
     assert conv["references"][0]["chat_message_id"] == mid
+
+
+def test_a_keyless_request_with_a_broken_body_is_401_not_400(tmp_path) -> None:
+    with TestClient(create_app(tmp_path / "s.sqlite")) as c:
+        for path, envelope in (("/v1/sessions", "status"), ("/v1/ask", None), ("/v2/analytics/sse", "payload")):
+            r = c.post(path, content=b"{not json", headers={"Content-Type": "application/json"})
+            assert r.status_code == 401 and r.headers["x-request-id"], (path, r.text)
+            body = r.json()
+            assert body["error"]["code"] == "API_KEY_MISSING"
+            assert (envelope is None and set(body) == {"error"}) or envelope in body
+        assert c.get("/openapi.json").status_code == 200  # the docs stay public

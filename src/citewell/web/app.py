@@ -33,6 +33,7 @@ from ..settings import Settings
 from ..store import Store, open_store
 from . import errors
 from .openapi import build_openapi
+from .auth import KeyPresenceMiddleware
 from .requestid import RequestIdMiddleware
 from .routes import ROUTERS
 from .uploads import max_upload_bytes
@@ -122,7 +123,8 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     errors.install(app)
     for router in ROUTERS:
         app.include_router(router)
-    app.add_middleware(RequestIdMiddleware, on_error=errors.unhandled_error_response)
+    app.add_middleware(KeyPresenceMiddleware)
+    app.add_middleware(RequestIdMiddleware, on_error=errors.unhandled_error_response)  # outermost: ids on all
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]
     return app
 

@@ -23,11 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fastapi import Query, Request, Security
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from ..keys import hash_key
 from ..store import Store
-from .errors import ApiError
+from .errors import ApiError, error_response
 
 _api_key_header = APIKeyHeader(name="X-API-KEY", auto_error=False, scheme_name="ApiKeyAuth",
                                description="An API key made with `citewell keys create`.")
@@ -103,4 +105,33 @@ def principal(
                              user_email=user_email)
 
 
-__all__ = ["Principal", "principal", "resolve_principal"]
+#: Paths that need a key (or a signed link): every API route; not /docs, /openapi.json.
+KEYED_PREFIXES: tuple[str, ...] = ("/v1/", "/v2/", "/rms/")
+#: Routes that never take a key: a presigned download is judged by its signature alone.
+SIGNED_ONLY_PREFIXES: tuple[str, ...] = ("/v1/presigned_url/",)
+
+
+class KeyPresenceMiddleware:
+    """Answer 401 ``API_KEY_MISSING`` to an API request that carries no key at all (neither
+    ``X-API-KEY`` nor ``Authorization``) and no signed-link ``signature``, before anything
+    else reads it: FastAPI parses a JSON body before it runs the key dependency, so a
+    keyless request with a malformed body would otherwise get 400 instead of 401. A key
+    that is present is judged by :func:`principal` as before."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path.startswith(KEYED_PREFIXES) and not path.startswith(SIGNED_ONLY_PREFIXES):
+            headers = Headers(scope=scope)
+            signed = b"signature=" in scope.get("query_string", b"")
+            if not signed and not (headers.get("x-api-key") or "").strip() and not headers.get("authorization"):
+                request = Request(scope)
+                response = error_response(request, "API_KEY_MISSING", "header does not contain api key")
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+__all__ = ["KEYED_PREFIXES", "KeyPresenceMiddleware", "Principal", "principal", "resolve_principal"]
