@@ -475,7 +475,10 @@ def test_a_deleted_pdf_still_shows_the_cited_text(api: Api) -> None:
     doc = api.upload("otsl-page9.pdf", PDF.read_bytes())
     _, mid = api.ask(PDF_QUESTION, doc["id"])
     ref = api.references(mid)[0]
+    assert api.client.get("/rms/viewer/page", params={"chat_message_id": mid, "citation_idx": "1"}).status_code == 200
+    assert cache_path(api.store.blob_dir, doc["sha256"], 1).is_file()
     assert api.client.delete(f"/v1/resources/{doc['id']}").status_code == 200
+    assert not cache_path(api.store.blob_dir, doc["sha256"], 1).exists()  # renders go with the bytes
     r = api.client.get(ref["viewer_url"], headers=NO_KEY)
     assert r.status_code == 200 and "<img" not in r.text
     assert html.escape(ref["text"], quote=True) in r.text and "no longer stored" in r.text

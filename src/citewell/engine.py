@@ -281,6 +281,9 @@ class Engine:
             with blob_lock(self.store):
                 if not self.store.blob_referenced(blob_key):
                     (self.store.blob_dir / blob_key).unlink(missing_ok=True)
+                    # files derived from the blob (the viewer's page renders, ``.pages/``) go with it
+                    for derived in (self.store.blob_dir / ".pages" / resource.sha256[:2]).glob(f"{resource.sha256}-*"):
+                        derived.unlink(missing_ok=True)
 
     def resource_content(self, resource_id: str) -> tuple[Path, str, str]:
         """``(path of the original bytes, media type, file name)`` of a resource;
