@@ -93,6 +93,11 @@ def file_format(path: Path) -> str | None:
     return FORMATS.get(path.suffix.lower())
 
 
+def extract_file(data: bytes, name: str, fmt: str) -> Extraction:
+    """:func:`extract` with positional arguments (what an isolated child calls)."""
+    return extract(data, name=name, fmt=fmt)
+
+
 def extract(data: bytes, *, name: str, fmt: str) -> Extraction:
     """Run the extractor for ``fmt`` on ``data``; raises :class:`IngestError` with its code."""
     if not data.strip():
@@ -227,7 +232,7 @@ class Ingestor:
             extractor_version=EXTRACTOR_VERSIONS.get(file_format(Path(name)) or "", "none"),
             created_at=now, updated_at=now)
         staged = self.staged(resource)
-        _write_atomic(staged, data)
+        write_atomic(staged, data)
         try:
             stored = self.store.begin_upload(self.workspace_id, resource)
         except BaseException:
@@ -504,7 +509,7 @@ class Ingestor:
         target = self.store.blob_dir / key
         if target.exists():
             return key, False
-        _write_atomic(target, data)
+        write_atomic(target, data)
         return key, True
 
 
@@ -547,7 +552,7 @@ def blob_lock(store: Store) -> Iterator[None]:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-def _write_atomic(target: Path, data: bytes) -> None:
+def write_atomic(target: Path, data: bytes) -> None:
     """Write ``data`` to ``target`` through a temporary file and a rename (never half-written)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")

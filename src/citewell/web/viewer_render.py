@@ -32,11 +32,6 @@ from __future__ import annotations
 
 import io
 import math
-import os
-import pickle
-import subprocess
-import sys
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -44,6 +39,8 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from ..errors import CitewellError, NotFoundError
+from ..ingest.pipeline import write_atomic
+from ..isolation import IsolationError, limit, run_isolated
 
 #: Pixels per PDF point of a render (1.5 = 108 dpi).
 SCALE = 1.5
@@ -74,16 +71,10 @@ def cache_path(blob_dir: Path, sha256: str, page: int, scale: float = SCALE) -> 
     return blob_dir / CACHE_DIR / sha256[:2] / f"{sha256}-p{page}-s{scale:g}.png"
 
 
-def _write_atomically(target: Path, data: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".png", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def render_to_file(pdf_path: str, page: int, target: str) -> None:
+    """Render ``page`` (1-based) of the PDF at ``pdf_path`` into the PNG file ``target``
+    (written atomically), in this process: what the isolated child runs."""
+    write_atomic(Path(target), _render(Path(pdf_path), page))
 
 
 def _render(pdf_path: Path, page: int) -> bytes:
@@ -116,75 +107,19 @@ def _render(pdf_path: Path, page: int) -> bytes:
     return out.getvalue()
 
 
-def limits() -> tuple[int, float]:
-    """``(memory in MB, timeout in seconds)`` of a render's child process, from
-    ``CITEWELL_EXTRACT_MEMORY_MB`` and ``CITEWELL_RENDER_TIMEOUT_S``, else the defaults."""
-    try:
-        memory = float(os.environ.get("CITEWELL_EXTRACT_MEMORY_MB") or DEFAULT_MEMORY_MB)
-        timeout = float(os.environ.get("CITEWELL_RENDER_TIMEOUT_S") or DEFAULT_TIMEOUT_S)
-    except ValueError:
-        return DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
-    if not (0 < memory < 1 << 30 and 0 < timeout < 1 << 30):
-        return DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
-    return int(memory), timeout
-
-
-#: What the child runs: read the job from stdin, cap memory, render into the cache.
-_CHILD = "from citewell.web.viewer_render import _child_main; _child_main()"
-
-
-def _child_main() -> None:
-    """The child process: ``(pdf path, page, cache path, memory MB)`` pickled on stdin;
-    ``("ok",)``, ``("missing", message)`` or ``("error", message)`` pickled on stdout."""
-    pdf_path, page, target, memory_mb = pickle.load(sys.stdin.buffer)
-    try:
-        import resource
-
-        cap = memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    except (ImportError, ValueError, OSError):  # not POSIX, or a hard limit already lower
-        pass
-    result: tuple[str, ...]
-    try:
-        _write_atomically(Path(target), _render(Path(pdf_path), page))
-        result = ("ok",)
-    except NotFoundError as exc:
-        result = ("missing", exc.message)
-    except MemoryError:
-        result = ("error", f"rendering the page needs more than {memory_mb} MB of memory")
-    except Exception as exc:  # noqa: BLE001 - reported to the parent
-        result = ("error", f"the page could not be rendered ({type(exc).__name__}: {exc})")
-    sys.stdout.buffer.write(pickle.dumps(result))
-    sys.stdout.buffer.flush()
-
-
 def render_isolated(pdf_path: Path, page: int, target: Path) -> None:
     """Render ``page`` (1-based) of the PDF into the PNG file ``target`` in a child
-    process (limits: :func:`limits`). Raises ``NotFoundError`` for a page the PDF does not
-    have (or an unreadable PDF) and :class:`RenderError` when the child fails, runs out of
-    memory or time."""
-    memory_mb, timeout_s = limits()
-    job = pickle.dumps((str(pdf_path), page, str(target), memory_mb))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    with subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          stderr=subprocess.DEVNULL, env=env) as child:
-        try:
-            out, _ = child.communicate(job, timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.communicate()
-            raise RenderError(f"rendering page {page} took longer than {timeout_s:g} s and was stopped") from None
+    process (:func:`citewell.isolation.run_isolated`; memory ``CITEWELL_EXTRACT_MEMORY_MB``,
+    default 3072, time ``CITEWELL_RENDER_TIMEOUT_S``, default 60). Raises ``NotFoundError``
+    for a page the PDF does not have (or an unreadable PDF) and :class:`RenderError` when
+    the child fails, runs out of memory or time."""
+    memory_mb = int(limit("CITEWELL_EXTRACT_MEMORY_MB", DEFAULT_MEMORY_MB))
+    timeout_s = limit("CITEWELL_RENDER_TIMEOUT_S", DEFAULT_TIMEOUT_S)
     try:
-        result = pickle.loads(out) if out else None
-    except Exception:  # noqa: BLE001 - a truncated answer: the child died while writing
-        result = None
-    if not result:
-        raise RenderError(f"rendering page {page} stopped without an answer (out of memory under the "
-                          f"{memory_mb} MB limit, or a crash of the PDF library)")
-    if result[0] == "missing":
-        raise NotFoundError(result[1])
-    if result[0] != "ok":
-        raise RenderError(result[1])
+        run_isolated("citewell.web.viewer_render:render_to_file", str(pdf_path), page, str(target),
+                     memory_mb=memory_mb, timeout_s=timeout_s)
+    except IsolationError as exc:
+        raise RenderError(f"rendering page {page} failed ({exc.reason}: {exc.detail})") from None
 
 
 def plain_page(blob_dir: Path, pdf_path: Path, sha256: str, page: int) -> Path:
@@ -256,4 +191,4 @@ def page_png(blob_dir: Path, pdf_path: Path, sha256: str, page: int,
 
 
 __all__ = ["CACHE_DIR", "FILL", "MAX_SIDE_PX", "OUTLINE", "SCALE", "RenderError", "box_pixels", "cache_path",
-           "draw_boxes", "limits", "page_png", "plain_page", "render_isolated"]
+           "draw_boxes", "page_png", "plain_page", "render_isolated", "render_to_file"]
