@@ -168,3 +168,13 @@ def test_document_name_matches_every_present_file_name(engine: Engine, tmp_path:
     (folder / "copy.txt").unlink()
     engine.sync(folder)
     assert engine.retrieve("gizmo output", filters=["document_name=copy.txt"]) == []
+
+
+def test_a_mapping_value_may_be_a_bound() -> None:
+    from citewell.retrieve.filters import parse_filters
+
+    as_mapping = parse_filters({"fiscal_year": [">=2021", "<= 2022"], "ticker": "MMM"})
+    as_strings = parse_filters(["fiscal_year>=2021", "fiscal_year<=2022", "ticker=MMM"])
+    assert as_mapping == as_strings
+    assert [(c.key, c.op, c.values) for c in as_mapping] == [
+        ("fiscal_year", "ge", ("2021",)), ("fiscal_year", "le", ("2022",)), ("tickers", "eq", ("mmm",))]

@@ -93,10 +93,15 @@ def test_upload_is_processing_until_processed_then_ready(engine: Engine) -> None
 
 
 def test_same_bytes_uploaded_again_return_the_stored_resource(engine: Engine) -> None:
-    first = engine.process(engine.upload("a.txt", NOTE).id)
+    first = engine.process(engine.upload("a.txt", NOTE, metadata={"tickers": ["CLN"], "fiscal_year": 2022,
+                                                                  "team": "ops"}).id)
     again = engine.upload("b.txt", NOTE, metadata={"title": "Renamed", "publisher": "Clinic"})
     assert again.id == first.id and again.status == "ready"
     assert again.title == "Renamed" and again.metadata["publisher"] == "Clinic"
+    # merged, not replaced: what the first upload said stays
+    assert (again.metadata["tickers"], again.metadata["fiscal_year"]) == (["CLN"], 2022)
+    assert again.custom_metadata == {"team": "ops"}
+    assert engine.upload("c.txt", NOTE).title == "Renamed"  # no metadata: unchanged
     assert len(engine.resources()) == 1
     assert _files(engine.store.blob_dir / ".incoming") == []
 

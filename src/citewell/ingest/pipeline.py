@@ -208,8 +208,8 @@ class Ingestor:
     def stage_upload(self, file_name: str, data: bytes, *, metadata: Mapping[str, Any] | None = None) -> Resource:
         """Record an uploaded file: its bytes are staged and one resource row is written
         with status ``processing`` (extraction is :meth:`process_upload`, run later). The
-        same bytes already in the workspace return that resource (with ``metadata``, when
-        given, applied to it).
+        same bytes already in the workspace return that resource, with ``metadata`` (when
+        given) merged into its own: each key given replaces that key, the others stay.
 
         ``metadata``: a JSON object as a user sends it: ``title``, ``custom_metadata`` and
         the typed fields of seeds 003/004, read like a manifest row
@@ -243,11 +243,11 @@ class Ingestor:
         staged.unlink(missing_ok=True)  # the same bytes are stored (or being processed) already
         if stored.status == "processing":
             return stored
-        if metadata:
-            kept = {k: v for k, v in stored.metadata.items() if k in _EXTRACTED_KEYS}
+        if metadata:  # merged into what the resource has: a key given replaces that key only
+            custom = {**(stored.custom_metadata or {}), **entry.custom_metadata}
             self.store.update_resource_metadata(self.workspace_id, stored.id, title=entry.title,
-                                                metadata={**kept, **entry.metadata},
-                                                custom_metadata=entry.custom_metadata or None)
+                                                metadata={**stored.metadata, **entry.metadata},
+                                                custom_metadata=custom or None)
             stored = self.store.resource(self.workspace_id, stored.id)
         return stored
 

@@ -77,7 +77,8 @@ def _normalise(key: str, op: str, value: Any) -> str:
 def parse_filters(filters: Iterable[str] | Mapping[str, Any] | None) -> list[Condition]:
     """Parse ``KEY=VALUE`` / ``KEY>=VALUE`` strings or a mapping into store conditions.
 
-    A mapping value may be a list (any of its values). Returns one :class:`Condition`
+    A mapping value may be a list (any of its values), and a string value starting with
+    ``>=`` or ``<=`` is a bound (``{"fiscal_year": ">=2022"}``). Returns one :class:`Condition`
     per (key, operator), values de-duplicated, in first-seen order. Raises
     :class:`FilterError` for unknown keys, ranges on keys without order, or bad values.
     """
@@ -87,7 +88,10 @@ def parse_filters(filters: Iterable[str] | Mapping[str, Any] | None) -> list[Con
     if isinstance(filters, Mapping):
         for key, value in filters.items():
             for v in value if isinstance(value, (list, tuple)) else [value]:
-                items.append((str(key), "=", v))
+                if isinstance(v, str) and v[:2] in (">=", "<="):  # {"fiscal_year": ">=2022"}: a bound
+                    items.append((str(key), v[:2], v[2:].strip()))
+                else:
+                    items.append((str(key), "=", v))
     else:
         for expr in filters:
             match = _EXPR.match(str(expr))
