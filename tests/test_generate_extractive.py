@@ -189,18 +189,19 @@ def test_capex_question_quotes_the_capex_row_of_the_cash_flow_table() -> None:
     assert rows[0].chunk_id == cid("cashflow")
     # the row is a whole line of the chunk
     assert CAPEX_ROW in CASH_FLOW.splitlines()
-    # the best-scored unit is the capex row
-    assert max(units, key=lambda u: u.score).text == CAPEX_ROW
+    # the best-scored unit (a column header shares its row's score) is the capex row
+    assert max((u for u in units if not u.header_words), key=lambda u: u.score).text == CAPEX_ROW
 
     answer = gen.generate("What was 3M's capex in FY2022?", ps)
-    assert f"{CAPEX_ROW} [1](chunk:{cid('cashflow')})." in answer
-    # nothing from the unrelated year-only header row
-    assert "(Millions) 2022 2021 2020" not in answer
+    # the row comes first, after its column header (which says which figure is 2022)
+    link = f"[1](chunk:{cid('cashflow')})"
+    assert answer.startswith(f"(Millions) 2022 2021 2020 {link}. {CAPEX_ROW} {link}.")
 
 
 def test_capital_expenditures_phrase_also_finds_the_pp_and_e_row() -> None:
     units = ExtractiveGenerator().select("How much were capital expenditures in 2021?", tenk_passages())
-    assert units[0].text == CAPEX_ROW
+    assert [u.text for u in units[:2]] == ["(Millions) 2022 2021 2020", CAPEX_ROW]
+    assert units[0].header_words == 4 and units[1].header_words == 0
 
 
 def test_cell_per_line_table_gives_whole_rows() -> None:
@@ -212,6 +213,10 @@ def test_cell_per_line_table_gives_whole_rows() -> None:
     assert net, units
     assert net[0].text == "Net sales\n$\n34,229 $\n35,355 $\n32,184"
     assert net[0].quote == "Net sales $ 34,229 $ 35,355 $ 32,184"
+    # its header right above ("(Millions, except per share amounts)\n2022\n2021\n2020") is not
+    # quoted with it: the cite stage (syntok) would read "(Millions, except per share amounts)"
+    # as a sentence of its own, without a citation; every quoted unit is one cited sentence
+    assert net[0].header_words == 0
     answer = gen.generate("What were 3M's net sales in FY2022?", ps)
     assert f"Net sales $ 34,229 $ 35,355 $ 32,184 [3](chunk:{cid('income')})." in answer
 
@@ -221,7 +226,8 @@ def test_table_rows_with_crlf_line_ends_keep_exact_offsets() -> None:
     ps = [passage("cashflow-crlf", text, text_type="table")]
     units = ExtractiveGenerator().select("Dividends paid to shareholders in 2022?", ps)
     assert_exact(units, ps)
-    assert units[0].text == "Dividends paid to shareholders (3,369) (3,420) (3,388)"
+    assert [u.text for u in units[:2]] == ["(Millions) 2022 2021 2020",
+                                           "Dividends paid to shareholders (3,369) (3,420) (3,388)"]
 
 
 # --------------------------------------------------------------------------- prose & transcript
@@ -521,7 +527,7 @@ def test_never_raises_and_always_quotes_exact_spans(texts: list[str], types: lis
         assert answer == NO_EVIDENCE_TEXT or answer.startswith("No passage in the sources mentions ")
     else:
         assert [t for _, t in links(answer)] == [u.chunk_id for u in units]
-        assert sum(len(u.quote.split()) for u in units) <= 15
+        assert sum(len(u.quote.split()) - u.header_words for u in units) <= 15
 
 
 def test_abstains_when_no_name_of_the_question_is_in_the_passages() -> None:
@@ -602,3 +608,305 @@ def test_list_bullets_and_fullwidth_questions() -> None:
     notes = passage("notes", "- Revenue grew 12% in 2022.\n- Costs fell.", kind="text")
     answer = ExtractiveGenerator().generate("ＲＥＶＥＮＵＥ growth", [notes])
     assert answer.startswith("Revenue grew 12% in 2022 [1](chunk:")
+
+
+# --------------------------------------------------------------------------- padding (answers enough by itself)
+#
+# Passages a new user's questions retrieved from ../shared/corpus (texts verbatim), with a
+# made-up notes file: every other sentence shares one word with the question and used to
+# be quoted, cited and "supported" after the right one.
+
+CAFE_NOTES = """\
+# Cafe staff notes
+
+Maria Lopez is the head barista at the Elm Street cafe. She trains every new hire on the espresso machine.
+The new oven arrives on Tuesday, March 14. The old oven will be collected the same day.
+Opening hours stay 7am to 6pm on weekdays.
+"""
+STARBUCKS_POST = (
+    "Starbucks Union?\n\nI am seeing reports that many stores are starting to unionize and the stock has taken a "
+    "massive hit. With barista being such a low skill job doesn't it make sense for Starbucks to just close the "
+    "union stores and find more people? I see they are already preparing for this by accepting workers regardless "
+    "of vaccines.")
+GME_POST = "Popular Opinion: GME is headed for $250 before $50"
+CAPTIONS = "At the left we can see...\nAt the right we can see the...\n...the head-snarlers\nEverything is safe.\nPerfectly safe."
+VERIZON_SEGMENTS = ("See Note 3 to the consolidated financial statements for additional information on the sale of "
+                    "Verizon Media. Revenues for our segments are discussed separately below under the heading "
+                    "\"Segment Results of Operations.\"")
+PFAS_CASH = ("The 2022 non-cash impairment expenses added back to net income in arriving at net cash provided by "
+             "operating activities above primarily relate to 3M's commitment to a plan to exit per- and "
+             "polyfluoroalkyl substance (PFAS) manufacturing as described in Note 15.")
+
+
+def cafe_passages() -> list[Passage]:
+    return [
+        passage("cafe", CAFE_NOTES, title="cafe_staff", kind="text"),
+        passage("starbucks", STARBUCKS_POST, text_type="post", kind="post", rank=2, title="reddit_wallstreetbets"),
+        passage("gme", GME_POST, text_type="post", kind="post", rank=3, title="reddit_wallstreetbets"),
+        passage("captions", CAPTIONS, text_type="transcript", kind="transcript", rank=4,
+                title="elephants-dream_captions.en"),
+        passage("verizon", VERIZON_SEGMENTS, rank=5, title="VERIZON_2022_10K"),
+        passage("pfas", PFAS_CASH, rank=6, title="3M_2022_10K"),
+    ]
+
+
+def test_a_sentence_sharing_one_word_with_the_question_is_not_quoted() -> None:
+    gen = ExtractiveGenerator()
+    ps = cafe_passages()
+    assert gen.generate("Who is the head barista?", ps) == (
+        f"Maria Lopez is the head barista at the Elm Street cafe [1](chunk:{cid('cafe')}).")
+    assert gen.generate("When does the new oven arrive?", ps) == (
+        f"The new oven arrives on Tuesday, March 14 [1](chunk:{cid('cafe')}).")
+
+
+def test_when_no_sentence_covers_the_key_concepts_nothing_is_quoted() -> None:
+    gen = ExtractiveGenerator()
+    ps = cafe_passages()
+    # "head" alone (head barista, headed, head-snarlers, heading) does not answer it
+    assert gen.generate("Who is the head chef?", ps) == NO_EVIDENCE_TEXT
+    assert gen.generate("When does the new dishwasher arrive?", ps) == NO_EVIDENCE_TEXT
+
+
+def test_later_sentences_must_cover_about_as_much_as_the_best_one() -> None:
+    milk = passage("milk", "Milk is delivered by Greenfield Dairy every Monday and Thursday.", title="cafe_staff",
+                   kind="text")
+    breakfast = passage("breakfast", "2.15am-breakfast,almonds, breast milk bought off Facebook Marketplace, 50mg "
+                        "adderall", text_type="post", kind="post", rank=2, title="reddit_wallstreetbets")
+    ps = [milk, breakfast]
+    units = ExtractiveGenerator().select("Who delivers the milk?", ps)
+    assert [u.chunk_id for u in units] == [cid("milk")]
+    # without the right passage, "milk" alone is not enough either
+    assert ExtractiveGenerator().select("Who delivers the milk?", [breakfast]) == []
+
+
+def test_a_title_word_counts_for_the_passage_it_names() -> None:
+    club = passage("club", "Book club\n\nThe next book is The Overstory by Richard Powers.\n"
+                           "We meet on the first Thursday of each month at Dana's house.", title="book_club", kind="text")
+    books = passage("books", "Good books to read for fundamentals, good email newsletters to subscribe to, just good "
+                             "reliable sources for learning really.", text_type="post", kind="post", rank=2,
+                    title="reddit_wallstreetbets")
+    units = ExtractiveGenerator().select("What is the book club reading next?", [club, books])
+    # "book club" names the notes file: its sentence answers, although it never says "club"
+    assert units[0].quote == "The next book is The Overstory by Richard Powers."
+    assert units[0].chunk_id == cid("club")
+
+
+
+# --------------------------------------------------------------------------- questions and fragments
+
+INTERVIEW = (
+    "But I'd love to get the conversation started by having you share a little bit about what, you know, what's new "
+    "and interesting in the space. How has it changed over the past few years?\n"
+    "Actually, it wasn't very long ago when people talk about OCR, you know, what comes out the mind was firstly scan "
+    "documents in many people's eyes. OCR for scan documents is sort of a solve the problem.\n"
+    "More lately, I think there's two major development.")
+
+
+def test_a_question_is_never_quoted_as_evidence() -> None:
+    talk = passage("interview", INTERVIEW, text_type="transcript", kind="transcript",
+                   title="twiml-409_deep-learning-ocr_cha-zhang")
+    gen = ExtractiveGenerator()
+    answer = gen.generate("How has OCR changed over the past few years?", [talk])
+    assert "How has it changed" not in answer and "?" not in answer
+    # a question is all that matches: no answer rather than the question
+    only = passage("only", "How has it changed over the past few years?\nGot it.", text_type="transcript",
+                   kind="transcript", title="twiml-409_deep-learning-ocr_cha-zhang")
+    assert gen.generate("How has OCR changed over the past few years?", [only]) == NO_EVIDENCE_TEXT
+
+
+EARPLUGS_CHUNK_END = (
+    "3M has committed $1.0 billion to fund this trust and has committed an additional $0.2 billion to fund projected "
+    "related\ncase expenses. Under the terms of the agreement, the Company will provide additional funding if required "
+    "by the Aearo Entities. Related to these actions, which represent a\nchange in strategy for managing the Combat "
+    "Arms Version 2 earplugs and Aearo respirator mask/asbestos alleged litigation liabilities, 3M reflected a pre-tax "
+    "charge of")
+
+
+def test_a_sentence_cut_by_the_chunk_edge_is_not_quoted() -> None:
+    p = passage("earplugs", EARPLUGS_CHUNK_END, metadata={"page": 108})
+    p = p.model_copy(update={"chunk": p.chunk.model_copy(update={"char_start": 439259, "chunk_index": 399})})
+    gen = ExtractiveGenerator()
+    # the only sentence about the charge is cut before its figure: no answer rather than half a sentence
+    assert gen.generate("What pre-tax charge did 3M reflect for the Combat Arms earplugs?", [p]) == NO_EVIDENCE_TEXT
+    units = gen.select("How much has 3M committed to fund the trust?", [p])
+    assert [u.quote for u in units] == [("3M has committed $1.0 billion to fund this trust and has committed an "
+                                         "additional $0.2 billion to fund projected related case expenses.")]
+    # a chunk that starts mid-sentence: its first, lower-case piece is not quoted either
+    mid = passage("mid", "manufacturing by the end of 2025. As a result, the Company recorded a pre-tax charge of "
+                         "$0.8 billion related to PFAS impairment.")
+    mid = mid.model_copy(update={"chunk": mid.chunk.model_copy(update={"char_start": 5000, "chunk_index": 7})})
+    units = ExtractiveGenerator().select("What pre-tax charge did 3M record for exiting PFAS manufacturing?", [mid])
+    assert [u.quote for u in units] == [
+        "As a result, the Company recorded a pre-tax charge of $0.8 billion related to PFAS impairment."]
+
+
+BESTBUY_STORES = """\
+Outlet Centers 20 1 (1) 20 16 2 - 18
+Total 966 5 (2) 969 977 7 (2) 982
+We continuously monitor store performance as part of a market-driven, omnichannel strategy. As we approach the expiration of leases, we evaluate various
+options for each location, including whether a store should remain open. We currently expect to close a total of 20 to 30 Best Buy stores and open approximately
+5 Outlet Centers in fiscal 2024.
+Domestic segment revenue mix percentages and comparable sales percentage changes by revenue category were as follows:"""
+
+CASH_FLOW_WRAPPED = """\
+Cash Flows from Operating Activities
+Net income including noncontrolling interest $ 5,791 $ 5,929 $ 5,453
+Adjustments to reconcile net income including noncontrolling interest to net cash provided by operating
+activities
+Depreciation and amortization 1,831 1,915 1,911"""
+
+
+def test_a_line_that_finishes_a_sentence_or_a_label_is_joined_to_it() -> None:
+    from citewell.generate.extractive import _unit_spans
+
+    units = [BESTBUY_STORES[a:b] for a, b in _unit_spans(BESTBUY_STORES, "table")]
+    assert ("We currently expect to close a total of 20 to 30 Best Buy stores and open approximately\n"
+            "5 Outlet Centers in fiscal 2024.") in units
+    p = passage("bby", BESTBUY_STORES, text_type="table", title="BESTBUY_2024Q2_10Q")
+    answer = ExtractiveGenerator().generate("How many Outlet Centers does Best Buy expect to open in fiscal 2024?", [p])
+    assert "open approximately 5 Outlet Centers in fiscal 2024 [1](chunk:" in answer
+    assert "open approximately [1]" not in answer
+
+    rows = [CASH_FLOW_WRAPPED[a:b] for a, b in _unit_spans(CASH_FLOW_WRAPPED, "table")]
+    assert ("Adjustments to reconcile net income including noncontrolling interest to net cash provided by operating\n"
+            "activities") in rows
+    # a sentence that syntok ended at a comma (a paragraph break in the chunk) runs on: the
+    # quote, with its line breaks collapsed, is one sentence
+    notes = "Revenue grew in all regions,\n\nled by the Americas.\nCosts fell."
+    assert [notes[a:b] for a, b in _unit_spans(notes, "paragraph")] == [
+        "Revenue grew in all regions,\n\nled by the Americas.", "Costs fell."]
+    # but not where syntok would split the quote again: every unit is one sentence of the answer
+    notes = "Priya Nair is on call this week; Tom Becker takes over next Monday."
+    assert [notes[a:b] for a, b in _unit_spans(notes, "paragraph")] == [
+        "Priya Nair is on call this week;", "Tom Becker takes over next Monday."]
+
+
+def test_bullets_are_units_of_their_own_and_read_with_their_heading() -> None:
+    from citewell.generate.extractive import _unit_spans
+
+    text = ("Regional Operations\n• Net revenues of $991 million in the current quarter compared to $900 million in the "
+            "prior year\nquarter, an increase of 10% due to an increase in business volume;\n• Adjusted Property EBITDAR "
+            "of $320 million in the current quarter compared to $309 million in\nthe prior year quarter.\n"
+            "• Closed on the sale of the operations of The Mirage for $1.1 billion in cash")
+    assert [text[a:b] for a, b in _unit_spans(text, "paragraph")] == [
+        "Regional Operations",
+        ("Net revenues of $991 million in the current quarter compared to $900 million in the prior year\nquarter, "
+         "an increase of 10% due to an increase in business volume;"),
+        ("Adjusted Property EBITDAR of $320 million in the current quarter compared to $309 million in\nthe prior "
+         "year quarter."),
+        "Closed on the sale of the operations of The Mirage for $1.1 billion in cash",
+    ]
+    p = passage("mgm", text, title="MGMRESORTS_2022Q4_EARNINGS", metadata={"page": 2})
+    units = ExtractiveGenerator().select("What were net revenues in the Regional Operations this quarter?", [p])
+    assert units[0].quote.startswith("Net revenues of $991 million")
+
+
+# --------------------------------------------------------------------------- tables: headers and the asked figure
+
+AMCOR_RESULTS = """\
+Results of Operations
+Consolidated Results of Operations
+($ in millions, except per share data) 2023 2022
+Net sales $ 14,694 $ 14,544
+Operating income 1,508 1,239"""
+
+PPE_BY_REGION = """\
+Property, Plant and Equipment - net (Millions) 2022 2021
+Americas $ 6,066 $ 5,864
+Total Company $ 9,178 $ 9,429
+United States net property, plant and equipment (PP&E) was $5,662 million and $5,484 million at December 31, 2022 and 2021, respectively. China/Hong Kong net property,
+plant and equipment (PP&E) was $518 million and $578 million at December 31, 2022 and 2021, respectively.
+
+124"""
+
+CAPEX_PAGE = """\
+Year ended December 31, (Millions) 2022 2021
+Purchases of property, plant and equipment (PP&E) $ (1,749) $ (1,603)
+Proceeds from sale of PP&E and other assets 200 51
+Net cash provided by (used in) investing activities $ (1,046) $ (1,317)"""
+
+
+def test_a_table_row_is_quoted_with_its_column_header() -> None:
+    p = passage("amcor", AMCOR_RESULTS, text_type="table", title="AMCOR_2023_10K", metadata={"page": 32})
+    units = ExtractiveGenerator().select("What were Amcor's net sales in 2023?", [p])
+    assert_exact(units, [p])
+    # the header is the row right above: one exact span from the header to the row
+    assert units[0].text == "($ in millions, except per share data) 2023 2022\nNet sales $ 14,694 $ 14,544"
+    assert AMCOR_RESULTS[units[0].start:units[0].end] == units[0].text
+    answer = ExtractiveGenerator().generate("What were Amcor's net sales in 2023?", [p])
+    assert answer.startswith("($ in millions, except per share data) 2023 2022 Net sales $ 14,694 $ 14,544 [1](chunk:")
+    # a header alone is never an answer
+    assert all(u.text != "($ in millions, except per share data) 2023 2022" for u in units)
+
+
+def test_the_row_carrying_the_asked_figure_comes_first() -> None:
+    ps = [passage("ppe", PPE_BY_REGION, text_type="table", rank=1, metadata={"page": 124}),
+          passage("capex", CAPEX_PAGE, text_type="table", rank=2, metadata={"page": 39})]
+    gen = ExtractiveGenerator()
+    units = gen.select("What was 3M's capital expenditure in FY2022?", ps)
+    assert_exact(units, ps)
+    assert units[0].chunk_id == cid("capex")
+    assert units[0].quote == ("Year ended December 31, (Millions) 2022 2021 Purchases of property, plant and "
+                              "equipment (PP&E) $ (1,749) $ (1,603)")
+    # net PP&E (a balance) is not capital expenditure: PP&E alone is only part of the concept
+    assert all("net property, plant and equipment" not in u.quote for u in units)
+    answer = gen.generate("What was 3M's capital expenditure in FY2022?", ps)
+    assert answer.startswith("Year ended December 31, (Millions) 2022 2021 Purchases of property")
+    # the cite stage numbers the first cited passage [1]: the capex page
+    from citewell.cite import cite
+    message = cite(answer, sources=ps)
+    assert message.text.startswith("Year ended December 31, (Millions) 2022 2021 Purchases of property, plant and "
+                                   "equipment (PP&E) $ (1,749) $ (1,603) [1].")
+    assert message.references[0].metadata["page"] == 39
+
+
+def test_a_sentence_about_another_year_is_dropped_when_the_asked_year_is_there() -> None:
+    p2022 = passage("div22", "During the third quarter of 2022, our Board of Directors increased our quarterly "
+                             "dividend payment by 2.0% to $0.6525 from $0.6400 per share in the preceding quarter.",
+                    title="VERIZON_2022_10K")
+    p2021 = passage("div21", "Dividends During the third quarter of 2021, our Board of Directors increased our "
+                             "quarterly dividend payment by 2.0% to $0.6400 per share.", rank=2, title="VERIZON_2022_10K")
+    units = ExtractiveGenerator().select("By how much did Verizon increase its quarterly dividend in 2022?",
+                                         [p2022, p2021])
+    assert [u.chunk_id for u in units] == [cid("div22")]
+
+
+def test_code_is_not_quoted() -> None:
+    code = passage("code", "#define SWAP_ALLOCATE(nr) (e)\nThe paper defines creativity as the ability to produce "
+                           "new ideas.", title="arxiv-1601.03642-creativity-in-ml")
+    units = ExtractiveGenerator().select("How does the paper define creativity?", [code])
+    assert [u.quote for u in units] == ["The paper defines creativity as the ability to produce new ideas."]
+
+
+def test_a_follow_up_answers_its_own_question_first() -> None:
+    # a follow-up's query carries the previous question's words after its own "?"
+    globex = passage("globex", "Globex revenue was $55.0 million in 2022. Globex gross margin was 18 percent in 2022.",
+                     title="globex", kind="text")
+    units = ExtractiveGenerator().select("And what about its revenue? gross margin 2022", [globex])
+    assert units[0].quote == "Globex revenue was $55.0 million in 2022."
+
+
+def test_every_quoted_unit_is_one_cited_sentence_of_the_answer() -> None:
+    from citewell.cite import apply_support, cite
+
+    cases = [
+        ("Who is the head barista?", cafe_passages()),
+        ("Who is on call this week?", [passage("oncall", "Priya Nair is on call this week; Tom Becker takes over "
+                                                         "next Monday.", title="it_oncall", kind="text")]),
+        ("How many Outlet Centers does Best Buy expect to open in fiscal 2024?",
+         [passage("bby", BESTBUY_STORES, text_type="table", title="BESTBUY_2024Q2_10Q")]),
+        ("What was 3M's capital expenditure in FY2022?",
+         [passage("ppe", PPE_BY_REGION, text_type="table", rank=1), passage("capex", CAPEX_PAGE, text_type="table",
+                                                                             rank=2)]),
+        ("What were 3M's net sales in FY2022?", tenk_passages()),
+    ]
+    gen = ExtractiveGenerator()
+    for question, ps in cases:
+        units = gen.select(question, ps)
+        assert units, question
+        message = apply_support(cite(gen.generate(question, ps), sources=ps))
+        cited = [part for part in message.parts if part.source is not None]
+        assert len(cited) == len(message.parts) == len(units), question
+        for part, unit in zip(cited, units):
+            assert part.source.chunk_id == unit.chunk_id
+            assert part.support["verdict"] == "supported", (question, part.text)

@@ -1,21 +1,42 @@
 """The default, model-free generator: quotes the passage units that best answer a question.
 
 :class:`ExtractiveGenerator` needs no model and no network. It splits each retrieved
-passage into *units*, scores them against the question, picks a few, and quotes each one
-followed by a link to its passage::
+passage into *units*, keeps those that answer enough of the question by themselves,
+scores them, picks a few, and quotes each one followed by a link to its passage::
 
-    Net sales were $34.2 billion [1](chunk:9f1c…). Purchases of PP&E (1,749) [2](chunk:07ab…).
+    (Millions) 2022 2021 Purchases of PP&E $ (1,749) $ (1,603) [1](chunk:07ab…). …
 
 Units (exact code-point spans of ``chunk.text``):
 
 - ``table`` chunks: one unit per row, i.e. per non-blank line (surrounding whitespace
   excluded). A line with no letter at all (``$``, ``34,229``, ``(1,749)`` …) continues
   the row above it, so tables whose extractor wrote one cell per line still give whole
-  rows (``Net sales\\n$\\n34,229`` is one unit);
+  rows (``Net sales\\n$\\n34,229`` is one unit); a line starting with a lower-case letter
+  continues a label row above it that has no value (``… net cash provided by operating``
+  / ``activities``). Lines of running text (a note under a table) are joined and split
+  into sentences, and a line that finishes such an unfinished sentence joins it even when
+  it looks like a row (``… open approximately`` / ``5 Outlet Centers in fiscal 2024.``);
 - every other chunk (paragraph, transcript, news, post, image): the sentences of
   :func:`citewell.sentences.sentence_spans` (syntok). A transcript chunk has one cue per
   line and a sentence may run over several cues: syntok does not break on a single line
-  break, and scoring treats line breaks as spaces.
+  break, and scoring treats line breaks as spaces. Two repairs: a line starting with a
+  list bullet starts a unit (a bullet list is not one run-on sentence), and a sentence
+  ending in ``,`` or ``;`` runs on into the next one when the joined quote is still one
+  sentence to syntok (each unit must be one sentence of the answer).
+
+Never quoted:
+
+- a unit that is itself a question (it ends in ``?``: an interviewer's question, a post
+  title) — it answers nothing;
+- a *fragment* cut by the chunk's edge, in punctuated text: the chunk's last unit when it
+  has 6 words or more, no final punctuation and ends in a lower-case word or ``,;:(-``
+  (``… 3M reflected a pre-tax charge of``), or its first unit when it starts with a
+  lower-case letter and the chunk does not start its resource. A passage holds nothing
+  beyond its chunk, so a fragment cannot be completed;
+- a column header row (two or more years and no other value: ``(Millions) 2022 2021``)
+  on its own — it is quoted only with a row it labels (below);
+- code or markup (``#include <asm/io.h>``), and a unit with no content word outside the
+  question's (a heading such as ``Net Sales:`` restating the question).
 
 Quoting (what support checks must undo, see :func:`unescape_quote`):
 
@@ -34,6 +55,18 @@ Quoting (what support checks must undo, see :func:`unescape_quote`):
    All other text is left alone. Support checks undo this step with
    :func:`unescape_quote` (its exact inverse) before comparing a quote with its passage.
 
+A table row with figures but no year of its own is quoted with its *column header*: the
+nearest row above it in its chunk naming two or more years. When that header is the row
+right above, the unit becomes the one exact span from the header to the row
+(``($ in millions …) 2023 2022 Net sales $ 14,694 $ 14,544``); otherwise the header is
+quoted as a unit of its own just before the row (document order), with the same link.
+A header is quoted once per chunk, never with a cut row, never when longer than 25
+words, never when the cite stage would split the quote into two sentences (syntok ends
+a sentence at ``(Millions, except per share amounts)`` before ``2022``: every quoted unit
+must stay one cited sentence), and does not count against ``max_sentences``,
+``per_passage`` or ``max_words`` (:attr:`QuotedUnit.header_words` says how many of a
+unit's words are header).
+
 Scoring (deterministic: no hashing order, no randomness, float sums in a fixed order,
 scores rounded to 9 places before comparison):
 
@@ -41,64 +74,98 @@ scores rounded to 9 places before comparison):
   uses too: lower-cased; ``1,749`` -> ``1749``; ``FY2022``/``FY22`` -> ``2022``;
   ``3M's`` -> ``3m``; ``PP&E``, ``SG&A`` stay one token; line breaks are spaces. Stop
   words are dropped (and ``long``/``much``/``many``… after ``how``); other words get
-  their Porter stem (``purchases``/``purchased`` -> ``purchas``, ``cyclicality``/
-  ``cyclical`` -> ``cyclic``);
+  their Porter stem (``purchases``/``purchased`` -> ``purchas``);
 - each remaining question term is a *concept*; phrases of :data:`EXPANSIONS` (the
   shared table of :mod:`citewell.retrieve.terms`) are one concept with alternatives
   (``capex`` also matches a unit containing ``capital expenditures`` or ``purchases of
-  property, plant and equipment``);
-- *contextual* concepts are numbers (years included) and words that occur in a given
-  passage's resource title or file name (``3M`` for ``3M_2022_10K``): they describe a
-  document more than a sentence, so a unit that lacks them still gets half credit when
+  property, plant and equipment``). A one-word alternative that is only part of a
+  longer one (``PP&E`` of *capex*, inside ``purchases of PP&E``; ``sales`` of *revenue*,
+  inside ``net sales``) earns half the concept's credit unless the unit also has the
+  rest of the longer one: net PP&E is not capex;
+- *contextual* concepts are numbers (years included), quarters (``Q2``) and words or
+  names found in a passage's resource title or file name (``3M`` for ``3M_2022_10K``,
+  ``MGM`` for ``MGMRESORTS_…``, ``Alpha Vertex`` for ``…_alphavertex-…``): they describe
+  a document more than a sentence, so a unit that lacks them still gets half credit when
   its chunk text or its title has them, and a number in a table row counts only at that
   half credit (a table's years label its columns, not one row);
 - a concept's weight is a BM25-style IDF over the units of the given passages,
   ``ln(1 + (N - df + 0.5) / (df + 0.5))`` (``df`` counts own matches, or for contextual
   concepts matches through chunk/title), times 1.5 for a number and 1.3 for a proper
-  noun or ticker (a capitalised question word other than the first, or an all-caps or
-  letter+digit word such as ``MMM`` or ``3M``);
+  noun or ticker; a concept only in a later sentence of the question (after its first
+  ``?``: an instruction, a definition, the words a follow-up carries over) weighs half,
+  and a word for the answer's form (``amount``, ``USD``, ``millions``, ``percent`` …)
+  nothing;
 - each pair of consecutive single-word question concepts (``net sales``) is worth the
   smaller of the two weights again when the unit has them in that order within two
-  content words (a little phrase matching on top of the bag of words);
-- ``coverage`` = credited weight / total weight; it is halved for a unit with no content
-  term outside the question's (a heading such as ``Net Sales:``) and multiplied by
-  ``min(1, 50 / words)`` (a long unit, often a run-on table or title block, must cover
-  proportionally more to beat a crisp sentence);
+  content words;
+- ``coverage`` = credited weight / total weight, multiplied by ``min(1, 50 / words)``
+  (a long unit must cover proportionally more to beat a crisp sentence) and, for a
+  question asking for a figure (``how many/much``, ``what percentage``, or ``what
+  was/is`` about a statement line item such as *capex* or *net sales*, not ``why``/``what
+  drove``), by 0.6 for a unit without any number;
 - ``score = coverage + 0.05 / rank``, ``rank`` the passage's 1-based position in the
-  given (retriever) order: a small prior for better-ranked passages;
-- a unit is eligible only if its own text matches a non-number concept (content-word
-  overlap; a year alone does not count) and its score is at least ``min_relative``
-  (default 0.4) times the best unit's score.
+  given (retriever) order: a small prior for better-ranked passages.
 
-Selection walks the eligible units by score (ties: passage rank, then position in the
-chunk) in up to three passes, so the strongest passages are all heard before any one
-of them speaks twice:
+Answering enough of the question (a unit failing any test is not quoted):
+
+- *key concepts* are the concepts of the question's first sentence (up to its first
+  ``?``) other than numbers, contextual words, words for the answer's form, and words
+  that frame a question rather than name its subject (``what drove``, ``improving``,
+  ``profile``, ``worst``, ``people say`` …: :data:`_FRAME_TERMS`); a name no passage
+  mentions (``JnJ``) is dropped. A key word that no unit matches weighs as much as the
+  heaviest key word some unit matches (a word no passage uses is no rarer for that);
+- the unit must match a non-number concept in its own text;
+- a *short* question (at most 4 key concepts): the unit must cover at least half the
+  key weight — a key concept counts in full in the unit's own text (half for the part
+  alternatives above) and half when matched by what the unit is read with (the label
+  rows above a table row — table title, section label, column header —, or the heading
+  above a sentence, such as ``Regional Operations`` over its bullets) — *and* at least
+  two of the question's concepts when it has two or more, where a title word counts
+  when the unit's passage has it (``The next book is …`` in ``book_club.txt`` answers
+  "What is the book club reading next?"; ``… the head-snarlers …`` does not answer "Who
+  is the head barista?"). It must also cover at least 0.75 times the share of key and
+  title-word weight that the best-scoring unit covers;
+- a *long* question (more than 4 key concepts, such as FinanceBench's): key words that
+  no unit matches are phrasing and are dropped, and the unit must match one key concept
+  in its own text or cover half the key weight;
+- for a figure question, when some eligible unit has a number, units without one go;
+  when some eligible unit names a year the question asks about, prose units naming only
+  other years go;
+- the unit must score at least ``min_relative`` (default 0.4) times the best score.
+
+With nothing left, the answer is :data:`NO_EVIDENCE_TEXT` (no citation).
+
+Selection walks the eligible units by score (ties: passage rank, then fewer words, then
+position in the chunk) in up to three passes, so the strongest passages are all heard
+before any one of them speaks twice:
 
 1. the best unit of each passage;
 2. further units, up to ``per_passage`` per passage;
-3. only if passes 1–2 quote a single passage: the best unit of each other passage
-   scoring at least half the floor (``min_relative / 2`` times the best score).
+3. only if passes 1–2 quote a single passage: the best eligible unit of each other
+   passage scoring at least half the floor (``min_relative / 2`` times the best score).
 
 A unit is skipped when it nearly duplicates a chosen unit (token-set Jaccard >= 0.8, or
-one's tokens contain the other's and the smaller has at least 3 tokens, or one's
-normalised text contains the other's) or when it would exceed the word budget
-``max_words`` (a shorter unit later may still fit); selection ends at ``max_sentences``
-units. The first unit is always taken, cut to ``max_words`` words if longer.
+one's text or token set — of at least 3 tokens — contains the other's, unless the
+containing unit comes from another passage and is more than twice as long) or when it
+would exceed the word budget ``max_words`` (a shorter unit later may still fit);
+selection ends at ``max_sentences`` units. The first unit is always taken, cut to
+``max_words`` words if longer.
 
-Output order: the chosen units are grouped by passage in rank order and, within a
-passage, in document order. Ranking decides *what* is quoted; document order decides
-*how* it reads: sentences from one passage stay in their original sequence (so a
-"these increases were offset by …" follows what it refers to), and the cite stage, which
-numbers sources in first-appearance order, gives ``[1]`` to the best-ranked cited
-passage with no back-and-forth such as ``[2] … [1] … [2]``.
+Output order: the chosen units are grouped by passage, passages in the order of their
+best quoted unit's score (ties: rank), and within a passage in document order. The best
+unit's passage therefore comes first — it is the one the cite stage numbers ``[1]``
+(sources are numbered in first-appearance order, with no back-and-forth such as
+``[2] … [1] … [2]``) — while sentences from one passage keep their original sequence (so
+a "these increases were offset by …" follows what it refers to, and a column header
+precedes its row).
 
 Each unit is followed by ``[label](chunk:CHUNK_ID)`` where ``label`` is the passage's
 rank (``Passage.rank``, or its 1-based position when rank is 0). The link goes before
 the unit's final run of ``.``/``!``/``?`` (``… $34.2 billion [1](chunk:…).``), else it
 is appended after a space and followed by a ``.`` that is not part of the quote
 (``… (1,501) [1](chunk:…).``), so each unit is one sentence of the answer: the cite
-stage's parts and the stream's pieces then coincide. Units are joined by one space. With no passages, or no unit
-that shares a content word with the question, the answer is exactly
+stage's parts and the stream's pieces then coincide. Units are joined by one space.
+With no passages, or no unit that answers enough of the question, the answer is exactly
 :data:`NO_EVIDENCE_TEXT`, with no link.
 """
 
@@ -108,12 +175,25 @@ import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from citewell.cite.links import format_link
 from citewell.models import Passage
-from citewell.retrieve.terms import EXPANSIONS, content_terms, near, question_concepts, tokens
+from citewell.retrieve.rerank import asks_for_figure
+from citewell.retrieve.terms import (
+    EXPANSIONS,
+    NAME_BOOST,
+    Concept,
+    Token,
+    content_terms,
+    is_year,
+    near,
+    question_concepts,
+    tokens,
+)
 from citewell.sentences import cut_at_words, sentence_spans, word_count
 
+#: The whole answer when nothing retrieved answers the question (one sentence, no link).
 NO_EVIDENCE_TEXT = "No passage in the sources answers this question."
 #: Said instead when the question names something no retrieved passage mentions.
 NO_MENTION_TEXT = "No passage in the sources mentions {names}."
@@ -164,7 +244,7 @@ def missing_names(question: str, passages: Sequence[Passage]) -> list[str]:
     missing = [surface for surface, term in names.items()
                if term not in terms and _ALNUM_RE.sub("", surface) not in title_text and joined not in title_text]
     return missing
-"""The whole answer when nothing retrieved answers the question (one sentence, no link)."""
+
 
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _BREAK_RUN_RE = re.compile(r"\s*[\n\r\u2028\u2029\x0b\x0c\x1c\x1d\x1e\x85]\s*")
@@ -173,24 +253,75 @@ _FINAL_PUNCT_RE = re.compile(r"[.!?]+$")
 
 _RANK_PRIOR = 0.05
 _CONTEXT_CREDIT = 0.5
+_PART_CREDIT = 0.5
 _PAIR_CREDIT = 1.0
-_NOTHING_NEW = 0.5
-_NO_QUANTITY = 0.6
-_QUESTION_UNIT = 0.5
-_DIGIT_RE = re.compile(r"\d")
-_BULLET_RE = re.compile(r"[-*+\u2022\u25aa\u2013]\s+")
-_QUANTITY_RE = re.compile(r"\bhow\s+(?:many|much|long|often|large|big|high|low|far)\b|\bwhat\s+(?:percentage|"
-                          r"percent|share|amount|number|ratio|rate)\b", re.I)
-
-
-def _asks_quantity(question: str) -> bool:
-    """True for questions whose answer is a quantity (``how many``, ``what percentage`` …):
-    units without any digit then score ×0.6."""
-    return bool(_QUANTITY_RE.search(question))
+_NO_FIGURE = 0.6
 _LENGTH_PIVOT = 50
 _LENGTH_EXPONENT = 1.0
 _JACCARD_DUP = 0.8
+_KEY_SHARE = 0.5
+_SHORT_KEY = 4
+_QUARTER_RE = re.compile(r"(?:q[1-4]|[1-4]q|h[12])$")
+_CORE_RELATIVE = 0.75
+_FRAGMENT_WORDS = 6
+_HEADER_WORDS = 25
+_HEADING_WORDS = 8
+_LABEL_ROWS = 3
+_JUNK_CHARS = frozenset("<>{}#=\\|^~")
+_CODE_RE = re.compile(r"[A-Za-z0-9]\(|[A-Za-z0-9]_[A-Za-z0-9]")
 _RELAXED_FLOOR = 0.5
+_LATER_WEIGHT = 0.5
+_DIGIT_RE = re.compile(r"\d")
+_BULLET_RE = re.compile(r"[-*+\u2022\u25aa\u25cf\u25e6\u2023\u2043\u2219\u2013]\s+")
+_BULLET_LINE_RE = re.compile(r"\n[ \t]*(?=[-*+\u2022\u25aa\u25cf\u25e6\u2023\u2043\u2219\u2013]\s)")
+_CLOSERS = "\"'\u201d\u2019)]"
+_TERMINAL_RE = re.compile(rf"[.!?\u2026][{re.escape(_CLOSERS)}]*$")
+_QUESTION_END_RE = re.compile(rf"\?[{re.escape(_CLOSERS)}]*$")
+_OPEN_END_RE = re.compile(r"[,;]$")
+_CUT_END_RE = re.compile(r"(?:\s[a-z][a-z'\u2019-]*|[,;:(\u2013\u2014-])$")
+_YEAR_RE = re.compile(r"(?<![\d,.$])(?:19|20)\d{2}(?!\d|[,.]\d)")
+_QUANTITY_RE = re.compile(r"\bhow\s+(?:many|much|long|often|large|big|high|low|far)\b|\bwhat\s+(?:percentage|"
+                          r"percent|share|amount|number|ratio|rate)\b", re.IGNORECASE)
+_FIGURE_START_RE = re.compile(r"^\W*(?:what|which)\s+(?:is|was|were|are)\b", re.IGNORECASE)
+_WHY_RE = re.compile(r"\b(?:why|explain|drove|drive|driven|cause[sd]?)\b", re.IGNORECASE)
+#: Stems of words that say what form an answer takes, not what it is about ("the amount
+#: in USD millions"): never a key concept.
+_FORM_TERMS = content_terms("amount amounts usd dollars million millions billion billions thousand thousands "
+                            "figure figures number round rounded decimal decimals places calculate compute "
+                            "answer units value values percent percents percentage percentages one two three")
+#: Stems of words that frame a question rather than name its subject ("what *drove* …",
+#: "does X have an *improving* … *profile*", "which region had the *worst* …"): they
+#: count in a unit's score but are never key concepts (a unit need not repeat them).
+_FRAME_TERMS = content_terms(
+    "drive drives drove driven driver drivers cause causes caused reason reasons explain change changes "
+    "changed improve improves improving improved decline declines declined increase increases increased "
+    "decrease decreases decreased trend trends profile useful metric metrics company companies like state "
+    "major primarily nature purpose report reports reported ongoing material materially important subject "
+    "compare compared comparison represent represents perform performs performed performance happen happened "
+    "overall exclude excluding include including impact impacts impacted affect affected relevant healthy "
+    "reasonably data information business best worst highest lowest largest smallest biggest most least "
+    "good bad better worse main key new current year years fiscal period fy drop drops dropped rise rises "
+    "rose fall falls fell grow grows grew end begin beginning start time contribution contributions "
+    "contribute contributed growth people say says said think thinks")
+
+
+def _asks_quantity(question: str) -> bool:
+    """True for questions whose answer is a quantity (``how many``, ``what percentage`` …)."""
+    return bool(_QUANTITY_RE.search(question))
+
+
+def _asks_figure(question: str, concepts: Sequence[Concept]) -> bool:
+    """True when the answer is a figure: a quantity question, or ``what was/is …`` about a
+    statement line item (a phrase of :data:`EXPANSIONS`, or a money word such as
+    ``sales``, ``cash``, ``income``: :func:`~citewell.retrieve.rerank.asks_for_figure`),
+    unless it asks why (``why``, ``what drove``). Units without any number then score
+    ×0.6, and go altogether when some eligible unit has one."""
+    if _asks_quantity(question):
+        return True
+    if _WHY_RE.search(question) or not _FIGURE_START_RE.match(question):
+        return False
+    return any(c.expanded for c in concepts) or asks_for_figure(question)
+
 
 
 # --------------------------------------------------------------------------- escaping
@@ -260,7 +391,12 @@ class QuotedUnit:
     - ``quote``: the text written into the answer *before* escaping:
       ``collapse_breaks(text)``, cut after ``max_words`` words plus ``…`` when
       ``truncated``;
-    - ``score``: the selection score (coverage + rank prior), rounded to 9 places.
+    - ``score``: the selection score (coverage + rank prior), rounded to 9 places (a
+      column header quoted for a row has the row's score);
+    - ``header_words``: how many words of ``quote`` are a table's column header quoted
+      for a row (the whole quote for a header quoted on its own, the header's words for
+      a header merged with the row right below it, else 0); they are outside the
+      ``max_words`` budget.
     """
 
     chunk_id: str
@@ -272,10 +408,23 @@ class QuotedUnit:
     quote: str
     score: float
     truncated: bool = False
+    header_words: int = 0
 
     def render(self) -> str:
         """The unit as it appears in the answer (see :func:`render_unit`)."""
         return render_unit(self.quote, self.label, self.chunk_id)
+
+
+
+@dataclass(frozen=True)
+class _Span:
+    """One unit of a chunk: ``start``/``end`` in ``chunk.text``; ``row``: a table row;
+    ``fragment``: cut by the chunk's edge (never quoted)."""
+
+    start: int
+    end: int
+    row: bool = False
+    fragment: bool = False
 
 
 @dataclass(frozen=True)
@@ -290,15 +439,34 @@ class _Candidate:
     seq: tuple[str, ...]  # content terms in text order (adjacent-pair bonus)
     context: frozenset[str]  # content terms of the whole chunk and the resource title
     title_terms: frozenset[str]
-    table: bool  # a table row: its numbers label columns, so they count as context
+    title_key: str  # letters and digits of the resource title and file name (joined names)
+    row: bool  # a table row: its numbers label columns, so they count as context
     all_terms: frozenset[str]  # every term (near-duplicate test)
     norm: str  # lower-cased, whitespace-collapsed text (containment test)
     words: int
+    question: bool  # the unit is itself a question: never quoted
+    fragment: bool  # cut mid-sentence by the chunk's edge: never quoted
+    digits: bool  # has a number (a figure, a year; not the 3 of 3M)
+    years: frozenset[str]  # the years the unit names
+    header: tuple[int, int] | None = None  # the row's column header (years), a row above it
+    header_adjacent: bool = False  # the header is the row right above
+    header_words: int = 0
+    read: frozenset[str] = frozenset()  # what the unit is read with: a row's labels, a sentence's heading
+
+
+def _ends_in_value(row: str) -> bool:
+    """The row's last cell is a value (``34,229``, ``(1,749)``, ``12%``, ``$``, ``—``)."""
+    cells = row.split()
+    last = cells[-1] if cells else ""
+    return bool(_NUMERIC_CELL_RE.match(last) and not last.endswith((".", ","))) or last in (
+        "$", "\u2014", "-", "%")
 
 
 def _row_spans(text: str) -> list[tuple[int, int]]:
     """Rows of a table chunk: non-blank lines, letterless lines joined to the row above
-    (unless a blank line comes between: a page number set apart is not a cell)."""
+    (unless a blank line comes between: a page number set apart is not a cell), and a
+    line starting with a lower-case letter joined to a label row above it that it
+    continues (``… net cash provided by operating`` / ``activities``)."""
     spans: list[tuple[int, int]] = []
     pos = 0
     blank = False
@@ -307,7 +475,9 @@ def _row_spans(text: str) -> list[tuple[int, int]]:
         if body:
             start = pos + (len(line) - len(line.lstrip()))
             end = start + len(body)
-            if spans and not blank and not _LETTER_RE.search(body):
+            above = text[spans[-1][0]:spans[-1][1]] if spans and not blank else ""
+            if above and not _LETTER_RE.search(body) or (above and body[0].islower() and not _ends_in_value(above)
+                  and not _TERMINAL_RE.search(above) and not above.endswith(":")):
                 spans[-1] = (spans[-1][0], end)
             else:
                 spans.append((start, end))
@@ -324,51 +494,162 @@ def _is_prose_row(row: str) -> bool:
     at least 6 words, fewer than a third of them numeric cells, and not ending in a
     value cell (a table row ends in its last column's value)."""
     cells = row.split()
-    last = cells[-1] if cells else ""
-    ends_in_value = (_NUMERIC_CELL_RE.match(last) and not last.endswith((".", ","))) or last in ("$", "\u2014", "-", "%")
-    if len(cells) < 6 or ends_in_value:
+    if len(cells) < 6 or _ends_in_value(row):
         return False
     numeric = sum(1 for c in cells if _NUMERIC_CELL_RE.match(c))
     return numeric * 3 < len(cells)
 
 
-def _table_spans(text: str) -> list[tuple[int, int]]:
-    """Units of a table chunk: each table row, but consecutive prose lines are joined and
-    split into sentences, so a note that wraps over lines is quoted whole."""
+def _prose_spans(text: str, lo: int = 0, hi: int | None = None) -> list[tuple[int, int]]:
+    """Sentences of ``text[lo:hi]`` (syntok), with two repairs: a line that starts with a
+    list bullet starts a unit of its own (syntok does not break at a single line break, so
+    a bullet list would be one run-on unit), and a sentence ending in ``,`` or ``;`` is
+    joined to the next one (it did not end there) — unless syntok would split the joined
+    quote again (``…this week; Tom Becker …``): each quoted unit must stay one sentence
+    of the answer, as the cite stage splits it."""
+    hi = len(text) if hi is None else hi
+    pieces: list[tuple[int, int]] = []
+    for a, b in sentence_spans(text[lo:hi]):
+        a, b = a + lo, b + lo
+        cuts = [a, *(m.start() + 1 for m in _BULLET_LINE_RE.finditer(text, a, b)), b]
+        for s, e in pairwise(cuts):
+            piece = text[s:e]
+            s, e = s + (len(piece) - len(piece.lstrip())), s + len(piece.rstrip())
+            if e > s:
+                pieces.append((s, e))
     out: list[tuple[int, int]] = []
+    for s, e in pieces:
+        if (out and _OPEN_END_RE.search(text[out[-1][0]:out[-1][1]]) and not _BULLET_RE.match(text, s, e)
+                and len(sentence_spans(collapse_breaks(text[out[-1][0]:e]))) == 1):
+            out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
+    return out
+
+
+def _table_spans(text: str) -> list[_Span]:
+    """Units of a table chunk: each table row, but consecutive prose lines are joined and
+    split into sentences, so a note that wraps over lines is quoted whole; a line that
+    finishes an unfinished prose sentence (``… open approximately`` / ``5 Outlet Centers
+    in fiscal 2024.``) joins it even when it looks like a row."""
+    out: list[_Span] = []
     prose: list[tuple[int, int]] = []
 
     def flush() -> None:
         if prose:
-            lo, hi = prose[0][0], prose[-1][1]
-            out.extend((lo + a, lo + b) for a, b in sentence_spans(text[lo:hi]))
+            out.extend(_Span(a, b) for a, b in _prose_spans(text, prose[0][0], prose[-1][1]))
             prose.clear()
 
     for start, end in _row_spans(text):
-        if _is_prose_row(text[start:end]):
+        row = text[start:end]
+        unfinished = bool(prose) and not _TERMINAL_RE.search(text[prose[-1][0]:prose[-1][1]]) \
+            and text[prose[-1][1] - 1] != ":"
+        if _is_prose_row(row) or (unfinished and not _ends_in_value(row)):
             prose.append((start, end))
         else:
             flush()
-            out.append((start, end))
+            out.append(_Span(start, end, row=True))
     flush()
+    return out
+
+
+def _trim(text: str, span: _Span) -> _Span | None:
+    """``span`` without surrounding whitespace and a leading list bullet (``- ``, ``* ``,
+    ``• ``: quoted mid-answer it would start a markdown list); None when empty."""
+    piece = text[span.start:span.end]
+    start, end = span.start + (len(piece) - len(piece.lstrip())), span.start + len(piece.rstrip())
+    bullet = _BULLET_RE.match(text, start, end)
+    if bullet:
+        start = bullet.end()
+    return _Span(start, end, span.row, span.fragment) if end > start else None
+
+
+def _spans(text: str, text_type: str, *, starts_resource: bool = True) -> list[_Span]:
+    """Units of a chunk (see :func:`_unit_spans`), with fragments marked.
+
+    In punctuated prose (a paragraph, transcript or a table's notes where some sentence
+    ends in ``.``/``!``/``?``) a unit is a *fragment*, cut by the chunk's edge, when it is
+    the chunk's last unit, has at least 6 words, no final punctuation and ends in a
+    lower-case word or ``,;:(-`` (``… 3M reflected a pre-tax charge of``); or when it is
+    the chunk's first unit, starts with a lower-case letter and the chunk does not start
+    its resource (``manufacturing by the end of 2025.``). A passage holds no more text
+    than its chunk, so such a unit cannot be completed and is never quoted.
+    """
+    raw = _table_spans(text) if text_type == "table" else [_Span(a, b) for a, b in _prose_spans(text)]
+    spans = [s for s in (_trim(text, s) for s in raw) if s is not None]
+    if text_type not in ("paragraph", "transcript", "table") or not spans:
+        return spans
+    prose = [s for s in spans if not s.row]
+    if not any(_TERMINAL_RE.search(text[s.start:s.end]) for s in prose):
+        return spans
+    out = list(spans)
+    last = out[-1]
+    body = text[last.start:last.end]
+    if (not last.row and not _TERMINAL_RE.search(body) and word_count(body) >= _FRAGMENT_WORDS
+            and _CUT_END_RE.search(body)):
+        out[-1] = _Span(last.start, last.end, last.row, True)
+    first = out[0]
+    if (not first.row and not starts_resource and text_type != "table"
+            and text[first.start:first.end][:1].islower()):
+        out[0] = _Span(first.start, first.end, first.row, True)
     return out
 
 
 def _unit_spans(text: str, text_type: str) -> list[tuple[int, int]]:
     """Unit spans of a chunk, trimmed of surrounding whitespace and of a leading list
-    bullet (``- ``, ``* ``, ``• ``: quoted mid-answer it would start a markdown list),
-    empty ones dropped."""
-    spans = _table_spans(text) if text_type == "table" else sentence_spans(text)
-    out: list[tuple[int, int]] = []
-    for start, end in spans:
-        piece = text[start:end]
-        start, end = start + (len(piece) - len(piece.lstrip())), start + len(piece.rstrip())
-        bullet = _BULLET_RE.match(text, start, end)
-        if bullet:
-            start = bullet.end()
-        if end > start:
-            out.append((start, end))
+    bullet, empty ones dropped: table rows and the sentences of notes for ``table``
+    chunks (:func:`_table_spans`), sentences for every other chunk (a bullet line starts
+    a sentence, one ending in ``,``/``;`` runs on; :func:`_prose_spans`)."""
+    return [(s.start, s.end) for s in _spans(text, text_type)]
+
+
+def _is_junk(text: str) -> bool:
+    """Code or markup rather than text (``#include <asm/io.h>``, ``SWAP_ALLOCATE(nr)``):
+    at least three marks of code (a character of ``<>{}#=\\|^~``, a name followed by
+    ``(``, an ``_`` inside a name) and more of them than one per ten letters."""
+    marks = sum(1 for ch in text if ch in _JUNK_CHARS) + len(_CODE_RE.findall(text))
+    return marks >= 3 and marks * 10 > len(_LETTER_RE.findall(text))
+
+
+def _is_header(row: str) -> bool:
+    """A column header row: it names two or more years and has no other value cell
+    (``(Millions) 2022 2021 2020``, ``Year Ended December 31, 2015 2016 2017``); it labels
+    the rows below it and is quoted only with one of them."""
+    if len(_years(row)) < 2:
+        return False
+    cells = [c.strip("$(),.%") for c in row.split() if _NUMERIC_CELL_RE.match(c)]
+    return all(_YEAR_RE.fullmatch(c) or len(c) <= 2 for c in cells)
+
+
+def _years(text: str) -> frozenset[str]:
+    return frozenset(_YEAR_RE.findall(text))
+
+
+def _headers(text: str, spans: Sequence[_Span]) -> list[tuple[tuple[int, int] | None, bool]]:
+    """For each unit: the column header of a table row that has digits but names no year
+    (the nearest row above it naming two or more years), and whether that header is the
+    row right above it."""
+    out: list[tuple[tuple[int, int] | None, bool]] = []
+    header: tuple[int, int] | None = None
+    header_at = -1
+    for i, span in enumerate(spans):
+        body = text[span.start:span.end]
+        years = _years(body)
+        if span.row and _is_header(body):
+            out.append((None, False))
+            header, header_at = (span.start, span.end), i
+            continue
+        if span.row and header is not None and not years and _DIGIT_RE.search(body):
+            out.append((header, header_at == i - 1))
+        else:
+            out.append((None, False))
     return out
+
+
+def _one_sentence(quote: str) -> bool:
+    """True when the cite stage will read ``quote`` as one sentence (syntok, with the
+    ``.`` :func:`render_unit` adds after a quote without final punctuation)."""
+    return len(sentence_spans(quote if _FINAL_PUNCT_RE.search(quote) else quote + ".")) <= 1
 
 
 def _cut(quote: str, max_words: int) -> tuple[str, bool]:
@@ -380,16 +661,113 @@ def _cut(quote: str, max_words: int) -> tuple[str, bool]:
     return cut + "\u2026", True
 
 
+def _weak_alternatives(concept: Concept) -> dict[int, tuple[frozenset[str], ...]]:
+    """The alternatives of an expanded concept that name only a part of it, each with
+    what completes it: a one-word alternative (not the question's own words) contained,
+    directly or through its own expansion, in a longer alternative (``PP&E`` in
+    ``purchases of property, plant and equipment`` for *capex*; ``sales`` in ``net
+    sales`` for *revenue*). A unit with the part and the rest of a longer alternative
+    (``Purchases of PP&E``) matches in full."""
+    if not concept.expanded:
+        return {}
+    weak: dict[int, tuple[frozenset[str], ...]] = {}
+    for i, (alt, words) in enumerate(zip(concept.alternatives, concept.words)):
+        if i == 0 or len(alt) != 1:
+            continue
+        own = question_concepts(" ".join(words))
+        forms = [alt, *(a for c in own if len(own) == 1 for a in c.alternatives)]
+        rests = tuple(other - form for other in concept.alternatives for form in forms
+                      if len(other) > len(alt) and form <= other)
+        if rests:
+            weak[i] = rests
+    return weak
+
+
+def _title_names(question: str, title_keys: Sequence[str]) -> frozenset[str]:
+    """Terms of the name words of ``question`` (a run of them, or one of three letters or
+    more) whose letters, run together, are in a resource title or file name even where no
+    title word is the name (``MGM`` in ``MGMRESORTS_2022Q4_EARNINGS``, ``Alpha Vertex`` in
+    ``twiml-22_alphavertex-…``): they name the document, like a title word."""
+    out: set[str] = set()
+    run: list[Token] = []
+    blob = " ".join(title_keys)
+    for tok in [*tokens(question), None]:
+        if tok is not None and tok.name:
+            run.append(tok)
+            continue
+        if run and _ALNUM_RE.sub("", "".join(t.surface for t in run)) in blob:
+            out.update(t.term for t in run)
+        for t in run:
+            if len(t.surface) >= 3 and _ALNUM_RE.sub("", t.surface) in blob:
+                out.add(t.term)
+        run = []
+    return frozenset(out)
+
+
+def _is_form(concept: Concept) -> bool:
+    """The concept only says what form the answer takes (:data:`_FORM_TERMS`)."""
+    return not concept.number and all(alt <= _FORM_TERMS for alt in concept.alternatives)
+
+
+def _lead_ids(question: str) -> set[tuple[frozenset[str], ...]]:
+    """The concepts (by alternatives) of the question's first sentence: up to its first
+    ``?`` (what follows is an instruction, a definition, or the words a follow-up question
+    carries over from the previous one), else its first sentence."""
+    mark = question.find("?")
+    if 0 < mark < len(question.rstrip()) - 1:
+        lead = question[: mark + 1]
+    else:
+        first = sentence_spans(question)
+        lead = question[first[0][0]:first[0][1]] if first else question
+    return {c.alternatives for c in question_concepts(lead)}
+
+
+def _key_concepts(concepts: Sequence[Concept], lead_ids: set[tuple[frozenset[str], ...]],
+                  contextual: Sequence[bool], matched: Sequence[bool]) -> tuple[list[int], list[int], bool]:
+    """``(key, titled, long)``: indexes of the question's key concepts, of its title words,
+    and whether it is a long question.
+
+    Key concepts are the concepts of the question's first sentence (a second one is
+    usually an instruction: "If operating margin is not a useful metric …") that are not
+    numbers, title words or names of the documents (contextual), words for the answer's
+    form (:data:`_FORM_TERMS`: amount, USD, millions …) or the question's frame
+    (:data:`_FRAME_TERMS`: drove, improving, profile …), and not a name that no passage
+    mentions (``JnJ`` where the text says Johnson & Johnson). ``titled``: the contextual
+    word concepts of that sentence (``book club`` for a ``book_club.txt`` passage). A
+    question with more than :data:`_SHORT_KEY` key concepts is *long*: a word of it that
+    no passage uses is phrasing, not a key concept. ``lead_ids``: the concepts of the
+    first sentence (:func:`_lead_ids`); ``matched``: the concepts some unit's text matches.
+    """
+    words = [i for i in range(len(concepts)) if not concepts[i].number and not _is_form(concepts[i])]
+    lead_words = [i for i in words if concepts[i].alternatives in lead_ids] or words
+    framed = [i for i in lead_words if not all(a <= _FRAME_TERMS for a in concepts[i].alternatives)] or lead_words
+    key = [i for i in framed if not contextual[i]]
+    titled = [i for i in framed if contextual[i]]
+    long_question = len(key) > _SHORT_KEY
+    if long_question:
+        key = [i for i in key if matched[i]]
+    key = [i for i in key if matched[i] or concepts[i].boost != NAME_BOOST]
+    return key, titled, long_question
+
+
 # --------------------------------------------------------------------------- generator
+
+
+@dataclass(frozen=True)
+class _Scored:
+    score: float
+    cand: _Candidate
+    core: float  # share of the question's key and title-word weight the unit covers
 
 
 class ExtractiveGenerator:
     """Model-free :class:`~citewell.generate.base.Generator`: quotes the best passage units.
 
-    ``max_sentences`` caps the number of quoted units, ``max_words`` the words quoted
-    (whitespace-separated words of the quotes, links excluded), ``per_passage`` the units
-    taken from one passage; ``min_relative`` drops units scoring below that fraction of
-    the best unit. See the module docstring for units, scoring, quoting and order.
+    ``max_sentences`` caps the number of quoted units (a column header quoted with its
+    row is not counted), ``max_words`` the words quoted (whitespace-separated words of
+    the quotes, links excluded), ``per_passage`` the units taken from one passage;
+    ``min_relative`` drops units scoring below that fraction of the best unit. See the
+    module docstring for units, scoring, quoting and order.
     Output is a pure function of (question, passage contents and order, settings).
     """
 
@@ -421,7 +799,7 @@ class ExtractiveGenerator:
         if missing:
             shown = []
             for name in missing:  # as the question wrote it
-                found = re.search(re.escape(name).replace("'", "['\u2019]?"), question, re.I)
+                found = re.search(re.escape(name).replace("'", "['\u2019]?"), question, re.IGNORECASE)
                 shown.append(escape_quote(found.group() if found else name))
             if len(shown) > 5:
                 shown = [*shown[:5], "…"]
@@ -443,111 +821,195 @@ class ExtractiveGenerator:
 
         ``passages`` are best first; a repeated chunk id counts once (first place).
         """
+        scored = self._score(question, passages)
+        if not scored:
+            return []
+        chosen = self._choose(scored)
+        texts = {p.chunk.id: p.chunk.text for p in passages}
+        units: list[QuotedUnit] = []
+        shown: set[str] = set()  # chunks whose column header is already quoted
+        for score, cand, quote, truncated, header in chosen:
+            start, text, extra = cand.start, cand.text, 0
+            if header is not None and cand.chunk_id not in shown:
+                h_start, h_end = header
+                chunk_text = texts[cand.chunk_id]
+                h_text = chunk_text[h_start:h_end]
+                merged = chunk_text[h_start:cand.end]
+                # each quoted unit must stay one sentence of the answer (as the cite stage splits it)
+                if cand.header_adjacent and _one_sentence(collapse_breaks(merged)):
+                    shown.add(cand.chunk_id)  # one unit: the header row and the row below it
+                    start, text = h_start, merged
+                    quote, extra = collapse_breaks(text), word_count(h_text)
+                elif _one_sentence(collapse_breaks(h_text)):
+                    shown.add(cand.chunk_id)
+                    units.append(QuotedUnit(chunk_id=cand.chunk_id, label=cand.label,
+                                            passage_index=cand.passage_index, start=h_start, end=h_end,
+                                            text=h_text, quote=collapse_breaks(h_text), score=score,
+                                            header_words=word_count(h_text)))
+            units.append(QuotedUnit(chunk_id=cand.chunk_id, label=cand.label, passage_index=cand.passage_index,
+                                    start=start, end=cand.end, text=text, quote=quote, score=score,
+                                    truncated=truncated, header_words=extra))
+        # passages in the order of their best quoted unit, each in document order
+        best: dict[int, float] = {}
+        for u in units:
+            best[u.passage_index] = max(best.get(u.passage_index, u.score), u.score)
+        units.sort(key=lambda u: (-best[u.passage_index], u.passage_index, u.start))
+        return units
+
+    def explain(self, question: str, passages: Sequence[Passage]) -> list[tuple[float, float, str, str]]:
+        """``(score, key coverage, label, text)`` of every eligible unit, best first: what
+        :meth:`select` chooses from (for debugging and benchmarks)."""
+        return [(s.score, round(s.core, 3), s.cand.label, s.cand.text) for s in self._score(question, passages)]
+
+    # ------------------------------------------------------------------ helpers
+
+    def _score(self, question: str, passages: Sequence[Passage]) -> list[_Scored]:
+        """Eligible units with their scores, best first (see the module docstring)."""
         concepts = question_concepts(question)
-        quantity = _asks_quantity(question)
         candidates = self._candidates(passages)
         if not concepts or not candidates or _abstain_names(question, passages):
             return []
+        figure = _asks_figure(question, concepts)
 
         # Numbers and words of a resource title describe documents: they match a unit
         # through its chunk or title too (half credit), and their rarity is counted there.
         titles = frozenset().union(*(c.title_terms for c in candidates))
-        contextual = [c.number or c.matches(titles) for c in concepts]
+        joined = _title_names(question, sorted({c.title_key for c in candidates}))
+        contextual = [c.number or c.matches(titles) or (c.head is not None and (c.head in joined or bool(
+            _QUARTER_RE.match(c.head)))) for c in concepts]
         n = len(candidates)
         weights: list[float] = []
         for concept, ctx in zip(concepts, contextual):
             df = sum(1 for c in candidates if concept.matches(c.context if ctx else c.terms))
             weights.append(math.log(1.0 + (n - df + 0.5) / (df + 0.5)) * concept.boost)
+        lead_ids = _lead_ids(question)  # a later sentence (an instruction) weighs half
+        weights = [w if c.alternatives in lead_ids else w * _LATER_WEIGHT for c, w in zip(concepts, weights)]
+        # words for the answer's form (amount, USD, millions, percent …) are no evidence
+        weights = [0.0 if _is_form(c) else w for c, w in zip(concepts, weights)]
         pairs = [
             (a.head, b.head, _PAIR_CREDIT * min(wa, wb))
             for (a, wa), (b, wb) in zip(zip(concepts, weights), zip(concepts[1:], weights[1:]))
             if a.head is not None and b.head is not None and not a.number and not b.number
         ]
         total = math.fsum(weights) + math.fsum(w for _, _, w in pairs)
+        if total <= 0:  # only words for the answer's form ("How much?")
+            return []
         question_terms = frozenset().union(*(alt for c in concepts for alt in c.alternatives))
+        weak = [_weak_alternatives(c) for c in concepts]
 
-        scored: list[tuple[float, _Candidate]] = []
+        # key concepts: what the question's first sentence is about (see _key_concepts)
+        matched = [any(c.matches(cand.terms) for cand in candidates) for c in concepts]
+        key, titled, long_question = _key_concepts(concepts, lead_ids, contextual, matched)
+        # a key word no passage uses weighs no more than the rarest one some passage uses
+        cap = max((weights[i] for i in key if matched[i]), default=0.0)
+        key_weight = {i: weights[i] if matched[i] else cap for i in key}
+        key_total = math.fsum(key_weight.values())
+        need = min(2, len(key) + len(titled))
+        asked_years = frozenset(t for c in concepts if c.number for alt in c.alternatives for t in alt if is_year(t))
+        titled_total = math.fsum(weights[i] for i in titled)
+
+        scored: list[_Scored] = []
         for cand in candidates:
+            if cand.question or cand.fragment:
+                continue
             credits: list[float] = []
+            own: dict[int, float] = {}  # concept -> credit factor, matched in the unit's own text
+            read: set[int] = set()  # concepts matched by what the unit is read with (table, heading)
             anchored = False  # matches a word (not only a number) in its own text
-            for weight, concept, ctx in zip(weights, concepts, contextual):
-                if concept.matches(cand.terms) and not (concept.number and cand.table):
-                    credits.append(weight)
+            for i, (weight, concept, ctx) in enumerate(zip(weights, concepts, contextual)):
+                factor = 0.0
+                if not (concept.number and cand.row):
+                    for j, alt in enumerate(concept.alternatives):
+                        if alt <= cand.terms:
+                            part = j in weak[i] and not any(rest <= cand.terms for rest in weak[i][j])
+                            factor = max(factor, _PART_CREDIT if part else 1.0)
+                if factor:
+                    credits.append(weight * factor)
+                    own[i] = factor
                     anchored = anchored or not concept.number
                 elif ctx and concept.matches(cand.context):
                     credits.append(weight * _CONTEXT_CREDIT)
+                elif concept.matches(cand.read):  # a row read with its table, a sentence with its heading
+                    read.add(i)
             if not anchored:
                 continue
-            credits.extend(w for first, second, w in pairs if near(cand.seq, first, second))
+            key_own = math.fsum(key_weight[i] * own.get(i, _CONTEXT_CREDIT if i in read else 0.0) for i in key)
+            if long_question:  # any key concept will do (the relative floor does the rest)
+                enough = any(i in own for i in key) or key_own >= _KEY_SHARE * key_total
+            else:  # half the key weight, and two concepts (a title word counts) when it has two
+                covered = sum(1 for i in key if i in own or i in read) + sum(
+                    1 for i in titled if concepts[i].matches(cand.context))
+                enough = (key_total <= 0 or key_own >= _KEY_SHARE * key_total) and covered >= need
+            if not enough:
+                continue  # does not answer enough of the question by itself
+            credits.extend(w for first_term, second, w in pairs if near(cand.seq, first_term, second))
             coverage = math.fsum(credits) / total
             if cand.terms <= question_terms:  # a heading or restatement: adds nothing
-                coverage *= _NOTHING_NEW
-            if quantity and not _DIGIT_RE.search(cand.text):  # "how many …?" wants a number
-                coverage *= _NO_QUANTITY
-            if cand.text.rstrip().endswith("?"):  # a question (an interviewer's, a heading) answers nothing
-                coverage *= _QUESTION_UNIT
+                continue
+            if figure and not cand.digits:  # "how many …?", "what was the capex?" want a figure
+                coverage *= _NO_FIGURE
             if cand.words > _LENGTH_PIVOT:
                 coverage *= (_LENGTH_PIVOT / cand.words) ** _LENGTH_EXPONENT
+            # how much of what the question is about the unit covers, title words included
+            titled_own = math.fsum(weights[i] for i in titled if concepts[i].matches(cand.context))
+            core_cov = (key_own + titled_own) / (key_total + titled_total) if key_total + titled_total > 0 else 1.0
             score = round(coverage + _RANK_PRIOR / (cand.passage_index + 1), 9)
-            scored.append((score, cand))
+            scored.append(_Scored(score, cand, round(core_cov, 9)))
         if not scored:
             return []
-        scored.sort(key=lambda sc: (-sc[0], sc[1].passage_index, sc[1].start))
-        chosen = self._choose(scored)
-        chosen.sort(key=lambda item: (item[1].passage_index, item[1].start))
-        return [
-            QuotedUnit(
-                chunk_id=cand.chunk_id,
-                label=cand.label,
-                passage_index=cand.passage_index,
-                start=cand.start,
-                end=cand.end,
-                text=cand.text,
-                quote=quote,
-                score=score,
-                truncated=truncated,
-            )
-            for score, cand, quote, truncated in chosen
-        ]
+        scored.sort(key=lambda s: (-s.score, s.cand.passage_index, s.cand.words, s.cand.start))
+        if not long_question:  # cover about as much of the question as the best unit does
+            bar = _CORE_RELATIVE * scored[0].core
+            scored = [s for s in scored if s.core >= bar]
+        if figure and any(s.cand.digits for s in scored):  # the figure asked for is there: only figures
+            scored = [s for s in scored if s.cand.digits]
+        if any(s.cand.years & asked_years for s in scored):  # the year asked is there: not other years
+            scored = [s for s in scored if s.cand.row or not s.cand.years or s.cand.years & asked_years]
+        scored.sort(key=lambda s: (-s.score, s.cand.passage_index, s.cand.words, s.cand.start))
+        return scored
 
-    # ------------------------------------------------------------------ helpers
+    def _choose(self, scored: list[_Scored]) -> list[tuple[float, _Candidate, str, bool, tuple[int, int] | None]]:
+        """Pick units from ``scored`` (eligible, best first); see the module docstring.
 
-    def _choose(self, scored: list[tuple[float, _Candidate]]) -> list[tuple[float, _Candidate, str, bool]]:
-        """Pick units from ``scored`` (sorted best first); see the module docstring.
-
-        Pass 1 takes the best eligible unit of each passage, pass 2 second units
-        (``per_passage``); if both leave a single passage cited, pass 3 lets the best unit
-        of other passages in down to half the relative floor.
+        Pass 1 takes the best unit of each passage, pass 2 further units up to
+        ``per_passage``, both down to the ``min_relative`` floor; if they quote a single
+        passage, pass 3 takes the best unit of each other one down to half the floor. A
+        table row brings its column header along (outside the word budget) unless the
+        row is cut or the header is longer than 25 words.
         """
-        floor = scored[0][0] * self.min_relative
-        chosen: list[tuple[float, _Candidate, str, bool]] = []
+        chosen: list[tuple[float, _Candidate, str, bool, tuple[int, int] | None]] = []
         per: dict[int, int] = {}
+        headed: set[str] = set()
         used = [0]
 
         def take(score: float, cand: _Candidate, cap: int) -> None:
             if len(chosen) >= self.max_sentences or per.get(cand.passage_index, 0) >= cap:
                 return
-            if any(other is cand or _near_duplicate(cand, other) for _, other, _, _ in chosen):
+            if any(other is cand or _near_duplicate(cand, other) for _, other, _, _, _ in chosen):
                 return
             quote, truncated = _cut(collapse_breaks(cand.text), self.max_words)
             words = word_count(quote)
             if chosen and used[0] + words > self.max_words:
                 return
-            chosen.append((score, cand, quote, truncated))
+            header = cand.header if cand.chunk_id not in headed else None
+            if header is not None:  # outside the word budget, but never with a cut row or a long one
+                if truncated or cand.header_words > _HEADER_WORDS:
+                    header = None
+                else:
+                    headed.add(cand.chunk_id)
+            chosen.append((score, cand, quote, truncated, header))
             per[cand.passage_index] = per.get(cand.passage_index, 0) + 1
             used[0] += words
 
-        passes = [(floor, 1), (floor, self.per_passage)]
-        for threshold, cap in passes:
-            for score, cand in scored:
-                if score < threshold:
-                    break
-                take(score, cand, cap)
-        if len(per) == 1:
-            for score, cand in scored:
-                if score < floor * _RELAXED_FLOOR:
-                    break
-                take(score, cand, 1)
+        floor = scored[0].score * self.min_relative
+        for cap in (1, self.per_passage):
+            for s in scored:
+                if s.score >= floor:
+                    take(s.score, s.cand, cap)
+        if len(per) == 1:  # one passage heard: the best unit of each other one, down to half the floor
+            for s in scored:
+                if s.score >= floor * _RELAXED_FLOOR:
+                    take(s.score, s.cand, 1)
         return chosen
 
     def _candidates(self, passages: Sequence[Passage]) -> list[_Candidate]:
@@ -559,15 +1021,26 @@ class ExtractiveGenerator:
                 continue
             seen.add(chunk.id)
             label = str(passage.rank if passage.rank > 0 else index + 1)
-            title_terms = content_terms(
-                " ".join(x for x in (passage.resource_title, passage.file_name or "") if x)
-            )
+            title = " ".join(x for x in (passage.resource_title, passage.file_name or "") if x)
+            title_terms = content_terms(title)
+            title_key = _ALNUM_RE.sub("", title.lower())
             context = content_terms(chunk.text) | title_terms
-            for start, end in _unit_spans(chunk.text, chunk.text_type):
-                text = chunk.text[start:end]
+            spans = _spans(chunk.text, chunk.text_type,
+                           starts_resource=chunk.char_start == 0 and chunk.chunk_index == 0)
+            heading: frozenset[str] = frozenset()  # the last heading above a sentence
+            labels: list[frozenset[str]] = []  # the label rows above a row (titles, headers)
+            for span, (header, adjacent) in zip(spans, _headers(chunk.text, spans)):
+                text = chunk.text[span.start:span.end]
                 toks = tokens(text)
                 seq = tuple(t.term for t in toks if t.content)
                 terms = frozenset(seq)
+                numbers = any(t.number for t in toks)
+                read = frozenset().union(*labels[-_LABEL_ROWS:]) if span.row else heading
+                if span.row and (not numbers or _is_header(text)):
+                    labels.append(terms)  # a table title, section label or column header
+                if not span.row and word_count(text) <= _HEADING_WORDS and (
+                        not _TERMINAL_RE.search(text) or text.endswith("?")):
+                    heading = terms  # a heading (``Regional Operations``) over the sentences below it
                 if not terms:
                     continue
                 out.append(
@@ -575,33 +1048,45 @@ class ExtractiveGenerator:
                         passage_index=index,
                         label=label,
                         chunk_id=chunk.id,
-                        start=start,
-                        end=end,
+                        start=span.start,
+                        end=span.end,
                         text=text,
                         terms=terms,
                         seq=seq,
                         context=context,
                         title_terms=title_terms,
-                        table=chunk.text_type == "table",
+                        title_key=title_key,
+                        row=span.row,
                         all_terms=frozenset(t.term for t in toks),
                         norm=" ".join(text.lower().split()),
                         words=word_count(text),
+                        question=bool(_QUESTION_END_RE.search(text)),
+                        fragment=span.fragment or _is_junk(text) or (span.row and _is_header(text)),
+                        digits=numbers,
+                        years=_years(text),
+                        header=header,
+                        header_adjacent=adjacent,
+                        header_words=word_count(chunk.text[header[0]:header[1]]) if header else 0,
+                        read=read,
                     )
                 )
         return out
 
 
 def _near_duplicate(a: _Candidate, b: _Candidate) -> bool:
-    """Token-set Jaccard >= 0.8, token containment (smaller side >= 3 tokens), or text
-    containment of the normalised texts."""
-    if a.norm in b.norm or b.norm in a.norm:
-        return True
+    """Token-set Jaccard >= 0.8, or containment (of the normalised texts, or of the token
+    sets with at least 3 tokens on the smaller side) unless the containing unit comes from
+    another passage and is more than twice as long (it says more than the one it holds)."""
     inter = len(a.all_terms & b.all_terms)
     union = len(a.all_terms | b.all_terms)
     if union and inter / union >= _JACCARD_DUP:
         return True
-    small = min(len(a.all_terms), len(b.all_terms))
-    return small >= 3 and inter == small
+    small, large = (a, b) if a.words <= b.words else (b, a)
+    if small.chunk_id != large.chunk_id and large.words > 2 * small.words:
+        return False
+    if small.norm in large.norm:
+        return True
+    return len(small.all_terms) >= 3 and inter == len(small.all_terms)
 
 
 __all__ = [

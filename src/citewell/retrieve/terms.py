@@ -80,6 +80,8 @@ EXPANSIONS: dict[str, tuple[str, ...]] = {
     "return on equity": ("ROE", "shareholders equity"),
     # line items named differently from statement to statement
     "revenue": ("sales", "net sales", "net revenues"),
+    "top line": ("revenue", "net sales", "net revenues"),
+    "topline": ("revenue", "net sales", "net revenues"),
     "sales": ("revenue",),
     "net income": ("net earnings", "net profit"),
     "net earnings": ("net income",),
