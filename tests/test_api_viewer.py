@@ -496,10 +496,41 @@ def test_a_page_that_cannot_be_rendered_is_a_server_error(api: Api, monkeypatch:
         r = api.client.get("/rms/viewer/page", params=params)
     analytics_error(r, 500, "SERVER_ERROR")
     assert "Traceback" not in r.text and "took longer" not in r.text
-    assert not cache_path(api.store.blob_dir, doc["sha256"], 1).exists()
+    cached = cache_path(api.store.blob_dir, doc["sha256"], 1)
+    assert not cached.exists() and cached.with_suffix(".failed").is_file()
     monkeypatch.delenv("CITEWELL_RENDER_TIMEOUT_S")
+    # the failure is remembered: the page answers at once, without another render
+    analytics_error(api.client.get("/rms/viewer/page", params=params), 500, "SERVER_ERROR")
+    assert not cached.exists()
+    cached.with_suffix(".failed").unlink()  # (or FAILURE_TTL_S later)
     assert api.client.get("/rms/viewer/page", params=params).status_code == 200
-    assert cache_path(api.store.blob_dir, doc["sha256"], 1).is_file()
+    assert cached.is_file()
+
+
+def test_concurrent_requests_for_one_page_render_it_once(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from citewell.web import viewer_render
+
+    doc = api.upload("otsl-page9.pdf", PDF.read_bytes())
+    _, mid = api.ask(PDF_QUESTION, doc["id"])
+    params = {"chat_message_id": mid, "citation_idx": "1"}
+    calls: list[int] = []
+    real = viewer_render.render_isolated
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(viewer_render, "render_isolated", counted)
+    statuses: list[int] = []
+    threads = [threading.Thread(target=lambda: statuses.append(
+        api.client.get("/rms/viewer/page", params=params).status_code)) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert statuses == [200] * 6 and len(calls) == 1
 
 
 def test_rendering_a_page_the_pdf_does_not_have(tmp_path: Path) -> None:

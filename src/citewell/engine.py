@@ -409,7 +409,7 @@ class Engine:
         return self.retriever.retrieve(turn.query, k=turn.k, conditions=turn.conditions, under=turn.under)
 
     def _finish(self, turn: "_Turn", message: Message, passages: Sequence[Passage], *,
-                pending: Message | None = None) -> Message:
+                pending: Message | None = None, settle: bool = True) -> Message:
         """Support (rule 8), the no-match warning, ids, offsets and storage of a cited
         answer: stored with its user message when the turn has a chat, or settling the
         ``pending`` message of a turn begun by :meth:`begin_turn`."""
@@ -435,7 +435,8 @@ class Engine:
         message = convert_offsets(message, turn.offsets) if turn.offsets != "codepoint" else message
         if pending is not None:
             message.created_at = pending.created_at
-            return self.store.settle_message(self.workspace_id, message)
+            # settle=False: the caller settles it after its events are recorded
+            return self.store.settle_message(self.workspace_id, message) if settle else message
         if turn.chat_id is None:
             return message
         _, stored = self.store.add_messages(self.workspace_id, turn.chat_id,
@@ -670,8 +671,11 @@ class Engine:
         if turn.policy == "drop":
             message = _with_preview(_cite("".join(self._pieces(turn, passages)), sources=passages,
                                           resolver=self.resolver), pending)
-            message = self._finish(turn, message, passages, pending=pending.message if pending else None)
+            message = self._finish(turn, message, passages, pending=pending.message if pending else None,
+                                   settle=False)
             yield from _whole_message_events(message)
+            if pending is not None:  # settled only once its events are out (and recorded by a server)
+                message = self.store.settle_message(self.workspace_id, message)
         else:
             citer = StreamingCiter(sources=passages, resolver=self.resolver, support=part_support)
             for piece in self._pieces(turn, passages):

@@ -34,6 +34,7 @@ from ..store import Store, open_store
 from . import errors
 from .openapi import build_openapi
 from .auth import KeyPresenceMiddleware
+from .bodylimit import BodyLimitMiddleware
 from .requestid import RequestIdMiddleware
 from .routes import ROUTERS
 from .uploads import max_upload_bytes
@@ -123,7 +124,8 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     errors.install(app)
     for router in ROUTERS:
         app.include_router(router)
-    app.add_middleware(KeyPresenceMiddleware)
+    app.add_middleware(BodyLimitMiddleware)
+    app.add_middleware(KeyPresenceMiddleware)  # before the body limit: a keyless request reads nothing
     app.add_middleware(RequestIdMiddleware, on_error=errors.unhandled_error_response)  # outermost: ids on all
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]
     return app

@@ -43,6 +43,8 @@ Status by code (:func:`status_for`)::
     VTT_MALFORMED, SRT_MALFORMED,
     JSONL_MALFORMED, TEXT_ENCODING
     FILE_TOO_LARGE                413     an upload over CITEWELL_MAX_UPLOAD_MB
+    REQUEST_TOO_LARGE             413     another request body over CITEWELL_MAX_BODY_MB (16)
+    SERVER_BUSY                   503     every page-render slot stayed busy (retry later)
     GET_REF_FAIL                  500     an unexpected failure on a references route
     SERVER_ERROR                  500     any other unexpected failure (STORE_ERROR included)
 
@@ -93,6 +95,8 @@ STATUS_BY_CODE: dict[str, int] = {
     "INVALID_FILTER": 400,
     **{code: 400 for code in INGEST_CODES},
     "FILE_TOO_LARGE": 413,
+    "REQUEST_TOO_LARGE": 413,
+    "SERVER_BUSY": 503,
     "GET_REF_FAIL": 500,
     "SERVER_ERROR": 500,
 }

@@ -22,8 +22,8 @@ Rendering runs in a child Python process, like the extraction of uploads
 (:mod:`citewell.ingest.isolate`): a document is untrusted, and rendering decodes what text
 extraction never touches (a page image that inflates to gigabytes, a crash of the native
 library) — that must not take the server down. The child's address space is capped at
-``CITEWELL_EXTRACT_MEMORY_MB`` (default 3072) and it is killed after
-``CITEWELL_RENDER_TIMEOUT_S`` seconds (default 60); it writes the cache file itself, so
+``CITEWELL_EXTRACT_MEMORY_MB`` (default 2048) and it is killed after
+``CITEWELL_RENDER_TIMEOUT_S`` seconds (default 20); it writes the cache file itself, so
 only a cache miss pays for it (about half a second). pdfium is not thread-safe, and in
 its own process it never shares one with another render.
 """
@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import io
 import math
+import threading
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -54,8 +56,19 @@ OUTLINE: tuple[int, int, int, int] = (214, 96, 0, 255)
 OUTLINE_PX = 2
 PAD_PX = 3
 #: Defaults of the child process's limits (see the module docstring).
-DEFAULT_MEMORY_MB = 3072
-DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_MEMORY_MB = 2048
+DEFAULT_TIMEOUT_S = 20.0
+#: Renders that may run at once in this process (each is a child process); a request that
+#: waits longer than :data:`SLOT_WAIT_S` for one answers 503 ``SERVER_BUSY``.
+RENDER_SLOTS = 2
+SLOT_WAIT_S = 30.0
+#: Seconds a failed render is remembered: the same page answers at once instead of burning
+#: another timeout.
+FAILURE_TTL_S = 600.0
+
+_slots = threading.BoundedSemaphore(RENDER_SLOTS)
+_pages_lock = threading.Lock()
+_page_locks: dict[str, threading.Lock] = {}
 
 
 class RenderError(CitewellError):
@@ -110,7 +123,7 @@ def _render(pdf_path: Path, page: int) -> bytes:
 def render_isolated(pdf_path: Path, page: int, target: Path) -> None:
     """Render ``page`` (1-based) of the PDF into the PNG file ``target`` in a child
     process (:func:`citewell.isolation.run_isolated`; memory ``CITEWELL_EXTRACT_MEMORY_MB``,
-    default 3072, time ``CITEWELL_RENDER_TIMEOUT_S``, default 60). Raises ``NotFoundError``
+    default 2048, time ``CITEWELL_RENDER_TIMEOUT_S``, default 20). Raises ``NotFoundError``
     for a page the PDF does not have (or an unreadable PDF) and :class:`RenderError` when
     the child fails, runs out of memory or time."""
     memory_mb = int(limit("CITEWELL_EXTRACT_MEMORY_MB", DEFAULT_MEMORY_MB))
@@ -128,9 +141,30 @@ def plain_page(blob_dir: Path, pdf_path: Path, sha256: str, page: int) -> Path:
     Raises ``NotFoundError`` for a page the PDF does not have, :class:`RenderError` when
     it cannot be rendered."""
     target = cache_path(blob_dir, sha256, page)
-    if not target.is_file():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        render_isolated(pdf_path, page, target)
+    if target.is_file():
+        return target
+    with _pages_lock:  # one render per page at a time: the others wait for its result
+        page_lock = _page_locks.setdefault(str(target), threading.Lock())
+    with page_lock:
+        if target.is_file():
+            return target
+        failed = target.with_suffix(".failed")
+        if failed.is_file() and time.time() - failed.stat().st_mtime < FAILURE_TTL_S:
+            raise RenderError(f"page {page} could not be rendered ({failed.read_text('utf-8', 'replace')}); "
+                              f"not tried again for {FAILURE_TTL_S:g} s")
+        if not _slots.acquire(timeout=SLOT_WAIT_S):
+            raise CitewellError(f"every page renderer stayed busy for {SLOT_WAIT_S:g} s; try again",
+                                code="SERVER_BUSY")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            render_isolated(pdf_path, page, target)
+        except RenderError as exc:
+            write_atomic(failed, exc.message.encode("utf-8"))
+            raise
+        finally:
+            _slots.release()
+    with _pages_lock:
+        _page_locks.pop(str(target), None)
     if not target.is_file():  # pragma: no cover - the child said ok
         raise RenderError(f"rendering page {page} left no image")
     return target

@@ -493,7 +493,7 @@ async def _tail(engine: Engine, message_id: str, after: int) -> AsyncIterator[st
 def _parse_last_event_id(value: str) -> tuple[str, int]:
     """``<chat_message_id>:<seq>`` → ``(chat_message_id, seq)``; 400 otherwise."""
     message_id, sep, seq = value.strip().rpartition(":")
-    if not sep or not message_id or not seq.isdigit() or len(seq) > 12:
+    if not sep or not message_id or not (seq.isascii() and seq.isdigit()) or len(seq) > 12:
         raise ApiError("Last-Event-ID must be <chat_message_id>:<seq> (the id of an event of this API)",
                        code="INVALID_REQUEST_BODY")
     return message_id, int(seq)

@@ -58,9 +58,11 @@ def decode_cursor(cursor: str) -> tuple[str, str, str]:
     """The key a cursor of :func:`encode_cursor` holds; ``INVALID_REQUEST_BODY`` for
     anything else."""
     try:
+        if len(cursor) > 4096:  # a key is three short strings
+            raise ValueError("cursor too long")
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         key = json.loads(raw.decode("utf-8"))
-    except (binascii.Error, ValueError, UnicodeDecodeError):
+    except (binascii.Error, ValueError, UnicodeDecodeError, RecursionError):
         key = None
     if not (isinstance(key, list) and len(key) == 3 and all(isinstance(k, str) for k in key)):
         raise ApiError("cursor is not valid (pass next_cursor of the previous page as it is)",
