@@ -496,6 +496,17 @@ def test_turns_left_pending_by_a_stopped_server_fail_at_the_next_start(store_pat
     with Engine(store_path, workspace="acme") as engine:
         key, _ = engine.create_key()
         left = engine.begin_turn("What was Acme revenue in 2022?")  # never completed: the server "died"
+    # …and its process is gone: the owner recorded on the pending message is a pid that ended
+    import sqlite3
+    import subprocess
+    import sys
+
+    from citewell.processes import HOST
+
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    with sqlite3.connect(store_path) as conn:
+        conn.execute("UPDATE messages SET payload = json_set(payload, '$.owner', ?) WHERE id = ?",
+                     (f"{HOST}:{ended.stdout.strip()}:gone", left.message.id))
     with TestClient(create_app(store_path)) as client:
         client.headers["X-API-KEY"] = key
         r = client.get(f"/v1/chats/{left.chat.id}/messages/{left.message.id}")

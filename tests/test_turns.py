@@ -333,3 +333,27 @@ def test_a_streamed_turn_begun_while_the_previous_is_pending_points_at_it(docs: 
     assert done.data["message"]["references"][-1] == {**done.data["message"]["references"][-1],
                                                       "type": "research_preview", "id": first.message.id}
     assert docs.message(second.message.id).references[-1].id == first.message.id
+
+
+def test_a_starting_server_leaves_turns_of_live_processes_alone(docs: Engine) -> None:
+    import subprocess
+    import sys
+
+    from citewell.processes import HOST, owner_alive, process_owner
+
+    mine = docs.begin_turn("What was Acme revenue in 2022?")
+    assert mine.message.model_extra["owner"] == process_owner()
+    now = utcnow()
+    assert owner_alive(process_owner(), now)
+    assert not owner_alive(None, now) and not owner_alive(process_owner(), now - timedelta(hours=2))
+    assert owner_alive("another-host:1:abc", now)  # cannot be checked from here: waited for
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    assert not owner_alive(f"{HOST}:{done.stdout.strip()}:dead", now)  # that process has ended
+
+    def keep(m):
+        return owner_alive(m.model_extra.get("owner"), m.created_at)
+
+    assert docs.store.fail_pending(before=utcnow() + timedelta(seconds=1), code="TURN_INTERRUPTED",
+                                   message="stopped", keep=keep) == 0
+    assert docs.message(mine.message.id).status == "pending"
+    assert docs.complete_turn(mine).status == "settled"  # its answer is not lost

@@ -39,6 +39,7 @@ from .retrieve.followup import followup_query, refers_back
 from .settings import Settings
 from .store import Store, open_store
 from .store.base import ApiKeyRecord, ChatRecord, Condition
+from .processes import process_owner
 from .validtext import valid_text
 
 OFFSET_UNITS = ("codepoint", "utf16", "utf8")
@@ -471,7 +472,8 @@ class Engine:
         else:
             chat = self.store.chat(self.workspace_id, chat_id, user_id=user_id)
         preview = self._pending_answer(chat.id) if chat_id is not None else None
-        placeholder = Message(role="assistant", status="pending", text="", offset_unit=turn.offsets)
+        placeholder = Message(role="assistant", status="pending", text="", offset_unit=turn.offsets,
+                              owner=process_owner())  # additive: who answers it (see citewell.processes)
         user, pending = self.store.add_messages(self.workspace_id, chat.id,
                                                 [self._user_message(turn, turn.offsets), placeholder])
         return PendingTurn(chat, user, pending, turn, preview)

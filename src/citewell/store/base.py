@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 from ..ingest.base import Extraction
 from ..models import Chunk, Mention, Message, Passage, Resource
@@ -334,10 +334,12 @@ class Store(Protocol):
         for an unknown id."""
         ...
 
-    def fail_pending(self, *, before: datetime, code: str, message: str) -> int:
+    def fail_pending(self, *, before: datetime, code: str, message: str,
+                     keep: Callable[[Message], bool] | None = None) -> int:
         """Settle as failed (warning and additive ``error`` ``{code, message}``) every
         pending message of any workspace created before ``before`` — turns a stopped server
-        never finished; returns how many."""
+        never finished — except those for which ``keep(message)`` is true (a live process
+        still answers them); returns how many."""
         ...
 
     def message(self, workspace_id: str, message_id: str, *,

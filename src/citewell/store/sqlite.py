@@ -24,7 +24,7 @@ import uuid
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 from ..errors import NotFoundError, StoreError, UsageError
 from ..ingest.base import Extraction
@@ -1080,15 +1080,17 @@ class SQLiteStore:
             conn.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (_now(), row["chat_id"]))
         return Message.model_validate_json(payload)
 
-    def fail_pending(self, *, before: datetime, code: str, message: str) -> int:
-        """Settle as failed every pending message (all workspaces) created before ``before``."""
+    def fail_pending(self, *, before: datetime, code: str, message: str,
+                     keep: Callable[[Message], bool] | None = None) -> int:
+        """Settle as failed every pending message (all workspaces) created before ``before``
+        (but those ``keep`` says another live process is still answering)."""
         with self._write() as conn:
             rows = conn.execute("SELECT workspace_id, id, payload FROM messages WHERE status = 'pending' "
                                 "AND format_version IS NOT NULL").fetchall()
             failed = 0
             for row in rows:
                 pending = Message.model_validate_json(row["payload"])
-                if pending.created_at >= before:
+                if pending.created_at >= before or (keep is not None and keep(pending)):
                     continue
                 pending.status = "failed"
                 pending.warnings.append(Notice(code=code, message=message))

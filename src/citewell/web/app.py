@@ -33,6 +33,7 @@ from ..settings import Settings
 from ..store import Store, open_store
 from . import errors
 from .openapi import build_openapi
+from ..processes import owner_alive
 from .auth import KeyPresenceMiddleware
 from .bodylimit import BodyLimitMiddleware
 from .requestid import RequestIdMiddleware
@@ -101,8 +102,10 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
             app.state.worker = UploadWorker(opened, threads=worker_threads)
         if app.state.turns.closed:
             app.state.turns = TurnWorker(threads=turn_threads)
-        interrupted = await run_in_threadpool(opened.fail_pending, before=started, code=TURN_INTERRUPTED,
-                                              message=TURN_INTERRUPTED_MESSAGE)
+        interrupted = await run_in_threadpool(  # not the turns another live server is answering
+            lambda: opened.fail_pending(before=started, code=TURN_INTERRUPTED, message=TURN_INTERRUPTED_MESSAGE,
+                                        keep=lambda m: owner_alive((m.model_extra or {}).get("owner"),
+                                                                   m.created_at)))
         if interrupted:
             errors.log.info("%d turn(s) left pending by a previous run settled as %s", interrupted,
                             TURN_INTERRUPTED)
