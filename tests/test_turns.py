@@ -357,3 +357,16 @@ def test_a_starting_server_leaves_turns_of_live_processes_alone(docs: Engine) ->
                                    message="stopped", keep=keep) == 0
     assert docs.message(mine.message.id).status == "pending"
     assert docs.complete_turn(mine).status == "settled"  # its answer is not lost
+
+
+def test_history_times_never_go_back(docs: Engine) -> None:
+    chat = docs.chat()
+    late = docs.begin_turn("What was Acme revenue in 2022?", chat_id=chat.id)
+    from citewell.models import Message
+
+    early = Message(role="user", text="asked earlier, stored later", created_at=late.message.created_at
+                    - timedelta(seconds=5))
+    (stored,) = docs.store.add_messages(docs.workspace_id, chat.id, [early])
+    assert stored.created_at == late.message.created_at
+    times = [m.created_at for m in docs.history(chat.id)]
+    assert times == sorted(times)

@@ -1019,15 +1019,23 @@ class SQLiteStore:
         return self.add_messages(workspace_id, chat_id, [message])[0]
 
     def add_messages(self, workspace_id: str, chat_id: str, messages: Sequence[Message]) -> list[Message]:
-        """Append messages in order, all in one transaction; returns the stored copies."""
+        """Append messages in order, all in one transaction; returns the stored copies. A
+        message timed before the chat's last one (turns of one chat answered concurrently)
+        takes that time, so ``created_at`` never goes back in the history's order."""
         stored: list[Message] = []
         with self._write() as conn:
             seq = self._next_seq(conn, workspace_id, chat_id)
+            last = conn.execute("SELECT created_at FROM messages WHERE chat_id = ? ORDER BY seq DESC LIMIT 1",
+                                (chat_id,)).fetchone()
+            latest = _dt(last["created_at"]) if last else None
             for message in messages:
                 copy = message.model_copy(deep=True)
                 copy.chat_id = chat_id
                 copy.id = copy.id or str(uuid.uuid4())
                 copy.format_version = FORMAT_VERSION
+                if latest is not None and copy.created_at < latest:
+                    copy.created_at = latest
+                latest = copy.created_at
                 self._check_free(conn, workspace_id, copy.id)
                 payload = copy.model_dump_json()
                 conn.execute("INSERT INTO messages (id, chat_id, workspace_id, role, status, text, payload, "
