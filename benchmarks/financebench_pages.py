@@ -4,7 +4,9 @@ For each of the 39 questions of ``eval/financebench_dev.jsonl`` this runs the re
 over ``pdf/`` of the shared corpus (with the FinanceBench document manifest), once with
 ``--filter document_name=<doc>`` and once without, and counts a hit when a reference
 numbered 1–5 in the answer lies on a gold evidence page (``page_number_1based``) of the
-gold document. It prints both figures and, with ``--verbose``, every miss.
+gold document (:func:`citewell.eval.metrics.score_answer`; questions read by
+:func:`citewell.eval.load_questions`, as ``citewell eval`` does). It prints both figures
+and, with ``--verbose``, every miss.
 
 Run by hand (not part of the test suite)::
 
@@ -22,6 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from citewell.eval import GoldItem, load_questions, reference_location, score_answer
+from citewell.models import Message
+
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
 
@@ -38,14 +43,12 @@ def ask(question: str, *, store: Path, corpus: Path, manifest: Path, doc: str | 
     return json.loads(proc.stdout)
 
 
-def hit(message: dict, doc: str, pages: set[int]) -> bool:
-    """True when a reference numbered 1–5 is on a gold page of the gold document."""
-    for ref in message["references"]:
-        if ref.get("citation") and 1 <= ref["citation"] <= 5:
-            meta = ref.get("metadata") or {}
-            if ref.get("resource_title") == doc and meta.get("page") in pages:
-                return True
-    return False
+def hit(message: dict, gold: list[GoldItem]) -> bool:
+    """True when a reference numbered 1–5 is on a gold page of the gold document (the
+    answer-level evidence hit of :mod:`citewell.eval.metrics`)."""
+    located = {ref["citation"]: reference_location(ref.get("resource_title"), None, ref.get("metadata"))
+               for ref in message["references"] if ref.get("citation")}
+    return score_answer(Message.model_validate(message), gold, located).evidence_hit
 
 
 def main() -> None:
@@ -56,8 +59,7 @@ def main() -> None:
     parser.add_argument("-k", type=int, default=5)
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
-    questions = [json.loads(line) for line in (args.corpus / "eval" / "financebench_dev.jsonl").read_text().splitlines()
-                 if line.strip()]
+    questions = load_questions(args.corpus / "eval" / "financebench_dev.jsonl")
     manifest = args.corpus / "eval" / "financebench_dev_docs.jsonl"
     with tempfile.TemporaryDirectory() as tmp:
         store = args.store or Path(tmp) / "citewell.sqlite"
@@ -67,15 +69,15 @@ def main() -> None:
         for label, use_filter in (("with document_name filter", True), ("without filter", False)):
             hits, started = 0, time.perf_counter()
             for q in questions:
-                pages = {e["page_number_1based"] for e in q["evidence"]}
-                message = ask(q["question"], store=store, corpus=args.corpus / "pdf", manifest=manifest,
-                              doc=q["doc_name"] if use_filter else None, k=args.k)
-                ok = hit(message, q["doc_name"], pages)
+                message = ask(q.text, store=store, corpus=args.corpus / "pdf", manifest=manifest,
+                              doc=q.document if use_filter else None, k=args.k)
+                ok = hit(message, q.gold)
                 hits += ok
                 if args.verbose and not ok:
                     cited = [(r.get("resource_title"), (r.get("metadata") or {}).get("page"))
                              for r in message["references"] if r.get("citation")]
-                    print(f"  miss {q['financebench_id']} gold {q['doc_name']} p{sorted(pages)} cited {cited}")
+                    pages = sorted(g.page for g in q.gold if g.page is not None)
+                    print(f"  miss {q.id} gold {q.document} p{pages} cited {cited}")
             elapsed = time.perf_counter() - started
             print(f"evidence-page hit@5 {label}: {hits}/{len(questions)} = {hits / len(questions):.3f} "
                   f"({elapsed / len(questions):.2f} s per question)")

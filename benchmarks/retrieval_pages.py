@@ -3,7 +3,8 @@
 For each of the 39 questions of ``eval/financebench_dev.jsonl`` this asks the library's
 retriever (no generator) for the top 20 passages over ``pdf/`` of the shared corpus,
 once with ``document_name=<doc>`` and once without, and counts a hit at k when a passage
-ranked 1..k lies on a gold evidence page (``page_number_1based``) of the gold document.
+ranked 1..k lies on a gold evidence page (``page_number_1based``) of the gold document
+(matching as :mod:`citewell.eval.metrics`: ``citewell eval`` reports the same hit@k).
 ``--no-rerank`` gives the plain BM25 (FTS5) order for comparison.
 
 Run by hand (not part of the test suite)::
@@ -15,17 +16,16 @@ Run by hand (not part of the test suite)::
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
 
 from citewell import Engine
+from citewell.eval import KS, first_gold_rank, load_questions, passage_location
 from citewell.retrieve import BM25Retriever
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
-KS = (5, 10, 20)
 
 
 def main() -> None:
@@ -36,8 +36,7 @@ def main() -> None:
     parser.add_argument("--no-rerank", action="store_true", help="plain BM25 order")
     parser.add_argument("--verbose", action="store_true", help="print the gold rank of every question")
     args = parser.parse_args()
-    questions = [json.loads(line) for line in (args.corpus / "eval" / "financebench_dev.jsonl").read_text().splitlines()
-                 if line.strip()]
+    questions = load_questions(args.corpus / "eval" / "financebench_dev.jsonl")
     manifest = args.corpus / "eval" / "financebench_dev_docs.jsonl"
     pdf = args.corpus / "pdf"
     with tempfile.TemporaryDirectory() as tmp, Engine(args.store or Path(tmp) / "citewell.sqlite") as engine:
@@ -48,11 +47,8 @@ def main() -> None:
             ranks: list[int | None] = []
             started = time.perf_counter()
             for q in questions:
-                pages = {e["page_number_1based"] for e in q["evidence"]}
-                filters = [f"document_name={q['doc_name']}"] if use_filter else None
-                passages = engine.retrieve(q["question"], k=max(KS), filters=filters, corpus=pdf)
-                ranks.append(next((p.rank for p in passages if p.resource_title == q["doc_name"]
-                                   and p.chunk.metadata.get("page") in pages), None))
+                passages = engine.retrieve(q.text, k=max(KS), filters=q.query_filters(use_filter), corpus=pdf)
+                ranks.append(first_gold_rank([passage_location(p) for p in passages], q.gold))
             elapsed = (time.perf_counter() - started) / len(questions)
             hits = "  ".join(f"hit@{k} {sum(1 for r in ranks if r and r <= k)}/{len(questions)}" for k in KS)
             print(f"{label}: {hits}  ({elapsed * 1000:.0f} ms per question)")

@@ -7,6 +7,7 @@ chat and message is scoped to its workspace; v3 stores migrate to v4 keeping dat
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from pathlib import Path
@@ -271,7 +272,8 @@ def test_v3_store_migrates_to_current_keeping_data(tmp_path: Path, store_path: P
         hits_before = [p.chunk.id for p in engine.retrieve("clinic visits")]
     # turn the file into a v3 store: v4 only added the chats and messages tables
     conn = sqlite3.connect(store_path)
-    conn.executescript("DROP TABLE messages; DROP TABLE chats; "
+    conn.executescript("DROP TABLE messages; DROP TABLE chats; DROP TABLE chunk_vectors; "
+                       "DROP INDEX chunks_by_text_hash; ALTER TABLE chunks DROP COLUMN text_hash; "
                        "UPDATE meta SET value = '3' WHERE key = 'schema_version';")
     conn.close()
     conn = sqlite3.connect(store_path)
@@ -286,7 +288,10 @@ def test_v3_store_migrates_to_current_keeping_data(tmp_path: Path, store_path: P
         assert [m.model_dump() for m in engine.history(chat.id)][1] == answer.model_dump()
     conn = sqlite3.connect(store_path)
     assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
-    assert SCHEMA_VERSION == 6
+    assert SCHEMA_VERSION == 7
+    # v7: every chunk's text hash is filled in by the migration (the key of its vector)
+    rows = conn.execute("SELECT text, text_hash FROM chunks").fetchall()
+    assert rows and all(h == hashlib.sha256(t.encode()).hexdigest() for t, h in rows)
     conn.close()
 
 

@@ -273,6 +273,8 @@ def test_v4_store_migrates_to_the_current_version(store_path: Path) -> None:
     conn = sqlite3.connect(store_path)
     conn.executescript("DROP TABLE api_keys; DROP INDEX resources_by_status; DROP TABLE stream_events; "
                        "ALTER TABLE chats DROP COLUMN user_id; ALTER TABLE chats DROP COLUMN user_email; "
+                       "DROP TABLE chunk_vectors; DROP INDEX chunks_by_text_hash; "
+                       "ALTER TABLE chunks DROP COLUMN text_hash; "
                        "UPDATE meta SET value = '4' WHERE key = 'schema_version';")
     conn.close()
     with Engine(store_path) as engine:
@@ -280,7 +282,8 @@ def test_v4_store_migrates_to_the_current_version(store_path: Path) -> None:
         assert (old.title, old.user_id, old.user_email) == ("old chat", None, None)
         key, record = engine.create_key()
         assert engine.store.api_key(hash_key(key)) == record
-    assert _rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("6",)]
+    assert _rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("7",)]
+    assert _rows(store_path, "SELECT count(*) FROM chunk_vectors") == [(0,)]
 
 
 def test_secrets_are_made_once_and_shared(store_path: Path) -> None:

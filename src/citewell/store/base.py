@@ -289,6 +289,33 @@ class Store(Protocol):
         matched the filters"."""
         ...
 
+    # -- chunk vectors (schema v7) -----------------------------------------------------
+    # Vectors are keyed by the sha256 of a chunk's text (identical text is embedded once,
+    # whatever the workspace) and only read for chunks of the reading workspace.
+    def texts_without_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
+                              under: str | None = None, limit: int | None = None) -> list[tuple[str, str]]:
+        """``(text_hash, text)`` of the distinct texts of searchable chunks in scope (as
+        :meth:`search_text`) that have no ``model`` vector yet, in chunk order; at most ``limit``."""
+        ...
+
+    def vector_coverage(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
+                        under: str | None = None) -> tuple[int, int]:
+        """``(embedded, total)`` searchable chunks in scope: with a ``model`` vector, and all."""
+        ...
+
+    def put_vectors(self, model: str, dim: int, vectors: Sequence[tuple[str, bytes]]) -> None:
+        """Store ``(text_hash, float32 bytes)`` vectors of ``model`` (``dim`` floats each)."""
+        ...
+
+    def scope_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
+                      under: str | None = None) -> list[tuple[str, bytes]]:
+        """``(chunk_id, vector bytes)`` of the searchable chunks in scope that have a ``model`` vector."""
+        ...
+
+    def vectors(self, workspace_id: str, model: str, chunk_ids: Sequence[str]) -> dict[str, bytes]:
+        """Vector bytes of ``model`` for the given chunk ids of this workspace that have one."""
+        ...
+
     # -- chats and messages (schema v4) ------------------------------------------------
     def create_chat(self, workspace_id: str, title: str | None = None, *, user_id: str | None = None,
                     user_email: str | None = None) -> ChatRecord:

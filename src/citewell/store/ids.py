@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import uuid
 
 NAMESPACE = uuid.UUID("5f3c7a52-9a0e-4b5e-8a63-8d2b0c6f1e47")
@@ -28,3 +30,8 @@ def post_chunk_id(workspace_id: str, source: str, post_id: str) -> str:
 def resource_id_for(workspace_id: str, sha256: str) -> str:
     """UUIDv5 string of the resource holding this content in this workspace."""
     return str(uuid.uuid5(NAMESPACE, f"resource\x1f{workspace_id}\x1f{sha256}"))
+
+
+def text_hash(text: str) -> str:
+    """The key of a chunk text's vector (schema v7): hex sha256 of its UTF-8 bytes."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -30,12 +30,12 @@ from ..errors import NotFoundError, StoreError, UsageError
 from ..ingest.base import Extraction
 from ..models import FORMAT_VERSION, Chunk, Mention, Message, Notice, Passage, Resource, utcnow
 from .base import ApiKeyRecord, ChatRecord, Condition, FileRecord
-from .ids import chunk_id_for, post_chunk_id
+from .ids import chunk_id_for, post_chunk_id, text_hash
 
 if TYPE_CHECKING:
     from ..cite.resolver import SourceResolver
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 BUSY_TIMEOUT_S = 30.0
 #: BM25 column weights of the search index: (title and entity names, chunk text).
 BM25_WEIGHTS = (0.5, 1.0)
@@ -134,8 +134,19 @@ CREATE TABLE IF NOT EXISTS stream_events (
     workspace_id TEXT NOT NULL, message_id TEXT NOT NULL, seq INTEGER NOT NULL,
     event TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (workspace_id, message_id, seq));
 """
+#: v7 (dense retrieval): chunk embeddings keyed by the sha256 of the chunk's text, so identical
+#: text is embedded once whatever its workspace (a vector is only ever read for a chunk the
+#: reading workspace has); ``chunks.text_hash`` joins them (``citewell_sha256`` is a function
+#: each connection registers).
+_SCHEMA_V7 = """
+CREATE TABLE IF NOT EXISTS chunk_vectors (
+    text_hash TEXT PRIMARY KEY, model TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL);
+ALTER TABLE chunks ADD COLUMN text_hash TEXT;
+UPDATE chunks SET text_hash = citewell_sha256(text) WHERE text_hash IS NULL;
+CREATE INDEX IF NOT EXISTS chunks_by_text_hash ON chunks (text_hash)
+"""
 _MIGRATIONS = ((1, _SCHEMA_V1), (2, _SCHEMA_V2), (3, _SCHEMA_V3), (4, _SCHEMA_V4), (5, _SCHEMA_V5),
-               (6, _SCHEMA_V6))
+               (6, _SCHEMA_V6), (7, _SCHEMA_V7))
 
 
 #: Every column of ``resources`` but ``extracted_text`` (megabytes for a long filing): rows
@@ -234,6 +245,7 @@ class SQLiteStore:
                     conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute("PRAGMA foreign_keys = ON")
+                conn.create_function("citewell_sha256", 1, text_hash, deterministic=True)
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
             self._local.conn = conn
@@ -536,18 +548,18 @@ class SQLiteStore:
             values = (cid, workspace_id, resource.id, index, draft.text, draft.text_type, draft.char_start,
                       draft.char_end, json.dumps(metadata), mention.source.lower() if mention else None,
                       str(draft.metadata.get("created_at")) if mention and draft.metadata.get("created_at") else None,
-                      None if mention else resource.extractor_version)
+                      None if mention else resource.extractor_version, text_hash(draft.text))
             old = conn.execute("SELECT rowid FROM chunks WHERE id = ?", (cid,)).fetchone()
             if old is not None:  # a post seen again (or a concurrent writer): update in place, keep the id
                 conn.execute("UPDATE chunks SET workspace_id=?, resource_id=?, chunk_index=?, text=?, text_type=?, "
-                             "char_start=?, char_end=?, metadata=?, post_source=?, created_at=?, version=? "
-                             "WHERE rowid=?", values[1:] + (old["rowid"],))
+                             "char_start=?, char_end=?, metadata=?, post_source=?, created_at=?, version=?, "
+                             "text_hash=? WHERE rowid=?", values[1:] + (old["rowid"],))
                 conn.execute("DELETE FROM chunk_fts WHERE rowid = ?", (old["rowid"],))
                 rowid = old["rowid"]
             else:
                 rowid = conn.execute("INSERT INTO chunks (id, workspace_id, resource_id, chunk_index, text, "
-                                     "text_type, char_start, char_end, metadata, post_source, created_at, version) "
-                                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", values).lastrowid
+                                     "text_type, char_start, char_end, metadata, post_source, created_at, version, "
+                                     "text_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", values).lastrowid
             conn.execute("INSERT INTO chunk_fts (rowid, title, text) VALUES (?, ?, ?)", (rowid, title, draft.text))
             if mention is not None:
                 conn.execute("INSERT INTO dataset_posts VALUES (?, ?, ?) ON CONFLICT (resource_id, chunk_id) "
@@ -910,6 +922,84 @@ class SQLiteStore:
                     "AND substr(f.path, 1, ?) = ?)")
             params += [len(prefix), prefix]
         return int(self._conn().execute(sql + where, params + args).fetchone()[0])
+
+    # -- vectors (schema v7) -----------------------------------------------------------
+    def _scope_sql(self, workspace_id: str, conditions: Sequence[Condition], under: str | None,
+                   join: str = "") -> tuple[str, list[Any]]:
+        """``FROM … WHERE …`` over the searchable chunks ``c`` (current version, ready
+        resource ``r``) of the workspace matching ``conditions`` and folder ``under``:
+        the chunks :meth:`search_text` can return. ``join`` goes before ``WHERE``."""
+        sql = (f"FROM chunks c JOIN resources r ON r.id = c.resource_id {join} WHERE c.workspace_id = ? "
+               "AND r.status = 'ready' AND (c.post_source IS NOT NULL OR c.version IS r.extractor_version)")
+        params: list[Any] = [workspace_id]
+        if under is not None:
+            prefix = under.rstrip("/") + "/"
+            sql += (" AND EXISTS (SELECT 1 FROM files f WHERE f.present = 1 AND f.workspace_id = r.workspace_id "
+                    "AND f.resource_id = r.id AND substr(f.path, 1, ?) = ?)")
+            params += [len(prefix), prefix]
+        where, args = self._filter_sql(conditions)
+        return sql + where, params + args
+
+    def texts_without_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
+                              under: str | None = None, limit: int | None = None) -> list[tuple[str, str]]:
+        """``(text_hash, text)`` of the distinct texts of searchable chunks in scope (as
+        :meth:`search_text`: ``conditions``, ``under``) without a ``model`` vector yet, in
+        chunk order (a resource's chunks together); at most ``limit``."""
+        scope, params = self._scope_sql(workspace_id, conditions, under)
+        sql = (f"SELECT c.text_hash AS h, min(c.rowid) AS first, c.text AS text {scope} AND NOT EXISTS "
+               "(SELECT 1 FROM chunk_vectors v WHERE v.text_hash = c.text_hash AND v.model = ?) "
+               "GROUP BY c.text_hash ORDER BY first")
+        params.append(model)
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return [(row["h"], row["text"]) for row in self._conn().execute(sql, params)]
+
+    def vector_coverage(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
+                        under: str | None = None) -> tuple[int, int]:
+        """``(embedded, total)``: searchable chunks in scope with a ``model`` vector, and all of them."""
+        join = "LEFT JOIN chunk_vectors v ON v.text_hash = c.text_hash AND v.model = ?"
+        scope, params = self._scope_sql(workspace_id, conditions, under, join)
+        row = self._conn().execute(f"SELECT count(*) AS total, count(v.text_hash) AS embedded {scope}",
+                                   [model, *params]).fetchone()
+        return int(row["embedded"]), int(row["total"])
+
+    def put_vectors(self, model: str, dim: int, vectors: Sequence[tuple[str, bytes]]) -> None:
+        """Store vectors ``(text_hash, float32 bytes, 4 × dim of them)`` of ``model`` in one
+        transaction; a text's vector of another model is replaced."""
+        if not vectors:
+            return
+        for key, blob in vectors:
+            if len(blob) != 4 * dim:
+                raise StoreError(f"the vector of {key} has {len(blob)} bytes, expected {4 * dim}")
+        with self._write() as conn:
+            conn.executemany("INSERT INTO chunk_vectors VALUES (?, ?, ?, ?) ON CONFLICT (text_hash) DO UPDATE "
+                             "SET model = excluded.model, dim = excluded.dim, vector = excluded.vector",
+                             [(key, model, dim, blob) for key, blob in vectors])
+
+    def scope_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
+                      under: str | None = None) -> list[tuple[str, bytes]]:
+        """``(chunk_id, vector bytes)`` of every searchable chunk in scope that has a
+        ``model`` vector, in chunk order: what dense search ranks."""
+        join = "JOIN chunk_vectors v ON v.text_hash = c.text_hash AND v.model = ?"
+        scope, params = self._scope_sql(workspace_id, conditions, under, join)
+        rows = self._conn().execute(f"SELECT c.id AS id, v.vector AS vector {scope} ORDER BY c.rowid",
+                                    [model, *params])
+        return [(row["id"], row["vector"]) for row in rows]
+
+    def vectors(self, workspace_id: str, model: str, chunk_ids: Sequence[str]) -> dict[str, bytes]:
+        """Vector bytes of ``model`` for those of ``chunk_ids`` that are chunks of this
+        workspace and have one (ids of other workspaces are absent)."""
+        out: dict[str, bytes] = {}
+        ids = list(dict.fromkeys(chunk_ids))
+        for i in range(0, len(ids), 500):
+            batch = ids[i:i + 500]
+            rows = self._conn().execute(
+                "SELECT c.id AS id, v.vector AS vector FROM chunks c JOIN chunk_vectors v ON v.text_hash = c.text_hash "
+                f"AND v.model = ? WHERE c.workspace_id = ? AND c.id IN ({','.join('?' * len(batch))})",
+                [model, workspace_id, *batch])
+            out.update({row["id"]: row["vector"] for row in rows})
+        return out
 
     @staticmethod
     def _filter_sql(conditions: Sequence[Condition]) -> tuple[str, list[Any]]:

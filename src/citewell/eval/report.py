@@ -1,0 +1,61 @@
+"""The readable form of an evaluation report: two rich tables (retrieval, answer)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from rich.console import Console, Group
+from rich.table import Table
+
+from .metrics import ANSWER_K, KS
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _rows(report: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [("overall", report["overall"]), *report["by_type"].items()]
+
+
+def report_tables(report: dict[str, Any]) -> Group:
+    """The report of :func:`citewell.eval.run_eval` as two tables: retrieval figures
+    (top 20 of ``Engine.retrieve``) and answer figures (``Engine.ask``), one row overall
+    and one per question type."""
+    retrieval = Table(title=f"Retrieval (top {max(KS)} passages of Engine.retrieve)", title_justify="left")
+    retrieval.add_column("questions")
+    retrieval.add_column("n", justify="right")
+    for k in KS:
+        retrieval.add_column(f"hit@{k}", justify="right")
+    for k in KS:
+        retrieval.add_column(f"recall@{k}", justify="right")
+    retrieval.add_column("MRR", justify="right")
+    for name, summary in _rows(report):
+        r = summary["retrieval"]
+        retrieval.add_row(name, str(summary["questions"]),
+                          *(f"{_fmt(r[f'hit@{k}'])} ({r['hits'][f'hit@{k}']})" for k in KS),
+                          *(_fmt(r[f"recall@{k}"]) for k in KS), _fmt(r["mrr"]))
+    answer = Table(title="Answer (Engine.ask)", title_justify="left")
+    answer.add_column("questions")
+    answer.add_column("n", justify="right")
+    answer.add_column(f"evidence-page hit@{ANSWER_K}", justify="right")
+    answer.add_column("citation precision (n)", justify="right")
+    answer.add_column("citation recall (n)", justify="right")
+    for name, summary in _rows(report):
+        a = summary["answer"]
+        answer.add_row(name, str(summary["questions"]),
+                       f"{_fmt(a[f'evidence_hit@{ANSWER_K}'])} ({a['evidence_hits']})",
+                       f"{_fmt(a['citation_precision'])} ({a['citation_precision_n']})",
+                       f"{_fmt(a['citation_recall'])} ({a['citation_recall_n']})")
+    return Group(retrieval, answer)
+
+
+def render_report(report: dict[str, Any], *, width: int = 120) -> str:
+    """The tables of :func:`report_tables` as plain text (no colour), ``width`` columns."""
+    console = Console(width=width, record=True, highlight=False, color_system=None, file=io.StringIO())
+    console.print(report_tables(report))
+    return console.export_text()
+
+
+__all__ = ["render_report", "report_tables"]

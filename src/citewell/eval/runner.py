@@ -1,0 +1,112 @@
+"""Run an evaluation: every question through ``Engine.retrieve`` and ``Engine.ask``,
+scored with :mod:`citewell.eval.metrics` and summarised overall and per question type."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..engine import Engine
+from ..models import Message
+from .dataset import Question
+from .metrics import (
+    ANSWER_K,
+    KS,
+    Location,
+    first_gold_rank,
+    mean,
+    passage_location,
+    reference_location,
+    retrieval_metrics,
+    score_answer,
+)
+
+#: ``progress(done, total, record)`` after each question (``record`` as in ``questions``).
+EvalProgress = Callable[[int, int, dict[str, Any]], None]
+RETRIEVAL_KEYS: tuple[str, ...] = (*(f"hit@{k}" for k in KS), *(f"recall@{k}" for k in KS), "mrr")
+
+
+def locate_references(engine: Engine, message: Message) -> dict[int, Location]:
+    """The :class:`Location` of each numbered reference of ``message``: its chunk as
+    stored (names, page, character range), else what the reference itself carries."""
+    located: dict[int, Location] = {}
+    for ref in message.references:
+        if ref.citation is None:
+            continue
+        passage = engine.resolver.chunk(ref.chunk_id) if ref.chunk_id else None
+        located[ref.citation] = (passage_location(passage) if passage is not None
+                                 else reference_location(ref.resource_title, None, ref.metadata))
+    return located
+
+
+def evaluate_question(engine: Engine, question: Question, *, k: int = 5, filter_doc: bool = True,
+                      corpus: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Retrieve (top ``max(KS)``) and answer (``k`` passages) one question and score both;
+    returns its record for the ``questions`` list of the report."""
+    filters = question.query_filters(filter_doc)
+    passages = engine.retrieve(question.text, k=max(KS), filters=filters, corpus=corpus)
+    ranked = [passage_location(p) for p in passages]
+    retrieval: dict[str, Any] = retrieval_metrics(ranked, question.gold)
+    retrieval["gold_rank"] = first_gold_rank(ranked, question.gold)
+    message = engine.ask(question.text, k=k, filters=filters, corpus=corpus, sync=False)
+    score = score_answer(message, question.gold, locate_references(engine, message))
+    return {
+        "id": question.id,
+        "line": question.line,
+        "question_type": question.question_type,
+        "question": question.text,
+        "filters": filters,
+        "gold": [{"document": g.document, **({"page": g.page} if g.page is not None else {"span": list(g.span or ())})}
+                 for g in question.gold],
+        "retrieval": retrieval,
+        "answer": {
+            f"evidence_hit@{ANSWER_K}": 1.0 if score.evidence_hit else 0.0,
+            "citation_precision": score.citation_precision,
+            "citation_recall": score.citation_recall,
+            "citations": score.citations,
+            "correct_citations": score.correct_citations,
+            "sentences": score.sentences,
+            "supported_sentences": score.supported_sentences,
+            "cited": score.cited,
+            "warnings": [w.code for w in message.warnings],
+        },
+    }
+
+
+def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Means of the per-question figures of ``records`` (module docstring of
+    :mod:`citewell.eval.metrics`, "Aggregation"), with the counts behind them."""
+    retrieval: dict[str, Any] = {}
+    for key in RETRIEVAL_KEYS:
+        retrieval[key], _ = mean(r["retrieval"][key] for r in records)
+    retrieval["hits"] = {f"hit@{k}": sum(1 for r in records if r["retrieval"][f"hit@{k}"]) for k in KS}
+    answers = [r["answer"] for r in records]
+    hit_key = f"evidence_hit@{ANSWER_K}"
+    answer: dict[str, Any] = {hit_key: mean(a[hit_key] for a in answers)[0],
+                              "evidence_hits": sum(1 for a in answers if a[hit_key])}
+    for key in ("citation_precision", "citation_recall"):
+        answer[key], answer[f"{key}_n"] = mean(a[key] for a in answers)
+    for key in ("citations", "correct_citations", "sentences", "supported_sentences"):
+        answer[key] = sum(a[key] for a in answers)
+    return {"questions": len(records), "retrieval": retrieval, "answer": answer}
+
+
+def run_eval(engine: Engine, questions: Sequence[Question], *, k: int = 5, filter_doc: bool = True,
+             corpus: str | os.PathLike[str] | None = None, progress: EvalProgress | None = None) -> dict[str, Any]:
+    """Evaluate every question (see :func:`evaluate_question`); returns the report
+    ``{"overall": …, "by_type": {question_type: …}, "questions": […]}``. The engine's
+    store must hold the corpus already (sync it first)."""
+    records: list[dict[str, Any]] = []
+    for i, question in enumerate(questions, start=1):
+        record = evaluate_question(engine, question, k=k, filter_doc=filter_doc, corpus=corpus)
+        records.append(record)
+        if progress is not None:
+            progress(i, len(questions), record)
+    types = sorted({r["question_type"] for r in records})
+    return {"overall": summarize(records),
+            "by_type": {t: summarize([r for r in records if r["question_type"] == t]) for t in types},
+            "questions": records}
+
+
+__all__ = ["RETRIEVAL_KEYS", "EvalProgress", "evaluate_question", "locate_references", "run_eval", "summarize"]

@@ -1,0 +1,129 @@
+"""Dense retrieval: exact cosine search with numpy over a workspace's embedded chunks.
+
+Vectors are stored by the store (schema v7, keyed by chunk-text sha256) as float32 unit
+vectors, so cosine similarity is a dot product. Search is exact (one matrix-vector
+product over every embedded chunk in the filter scope); filters and the folder scope are
+applied by the store before ranking, exactly as for BM25. Chunks without a vector yet
+are not ranked here (the hybrid retriever's BM25 side still sees them).
+
+:func:`embed_missing` computes the vectors a scope lacks, within a time budget.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
+
+from ..models import Passage
+from ..store.base import Condition, Store
+from ..store.ids import text_hash
+
+
+class Embedder(Protocol):
+    """Texts to unit vectors: ``embed(texts) -> float32 (n, dim)``; ``model_id`` names them."""
+
+    model_id: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class EmbedProgress:
+    """What :func:`embed_missing` did: ``embedded`` texts now, ``missing`` still without a
+    vector (0 when complete), ``seconds`` spent."""
+
+    embedded: int
+    missing: int
+    seconds: float
+
+
+def embed_missing(store: Store, workspace_id: str, embedder: Embedder, *, conditions: Sequence[Condition] = (),
+                  under: str | None = None, budget_s: float | None = None, batch: int = 32,
+                  progress: Callable[[int, int], None] | None = None) -> EmbedProgress:
+    """Embed the texts of searchable chunks in scope that have no vector, in chunk order,
+    storing each batch of ``batch`` texts as it is computed.
+
+    ``budget_s``: stop starting batches once that many seconds have passed (None: no
+    limit; 0: embed nothing); a batch already started finishes, so the overrun is at most
+    one batch (about 0.5–1 s for 32 passages on 2 cores). ``progress(done, total)`` is called
+    after each batch. Returns what was embedded and what is still missing (distinct texts).
+    """
+    start = time.monotonic()
+    todo = store.texts_without_vectors(workspace_id, embedder.model_id, conditions=conditions, under=under)
+    done = 0
+    if progress is not None:
+        progress(0, len(todo))
+    for i in range(0, len(todo), batch):
+        if budget_s is not None and time.monotonic() - start >= budget_s:
+            break
+        part = todo[i:i + batch]
+        vectors = np.ascontiguousarray(embedder.embed([text for _, text in part]), dtype="<f4")
+        store.put_vectors(embedder.model_id, embedder.dim, [(key, vectors[j].tobytes()) for j, (key, _) in
+                                                            enumerate(part)])
+        done += len(part)
+        if progress is not None:
+            progress(done, len(todo))
+    return EmbedProgress(done, len(todo) - done, time.monotonic() - start)
+
+
+def embed_passages(store: Store, workspace_id: str, embedder: Embedder, passages: Sequence[Passage]) -> int:
+    """Embed those of ``passages`` (chunks of this workspace) whose text has no vector yet,
+    in one go; returns how many texts were embedded. ``ask`` uses it to embed its BM25
+    candidates before the rest of its scope."""
+    have = store.vectors(workspace_id, embedder.model_id, [p.chunk.id for p in passages])
+    todo = {text_hash(p.chunk.text): p.chunk.text for p in passages if p.chunk.id not in have}
+    if not todo:
+        return 0
+    vectors = np.ascontiguousarray(embedder.embed(list(todo.values())), dtype="<f4")
+    store.put_vectors(embedder.model_id, embedder.dim, [(key, vectors[j].tobytes()) for j, key in enumerate(todo)])
+    return len(todo)
+
+
+class DenseRetriever:
+    """Ranks a workspace's embedded chunks by cosine similarity to the question.
+
+    ``store``/``workspace_id`` as :class:`~citewell.retrieve.bm25.BM25Retriever`;
+    ``embedder`` embeds the question (and must be the model the stored vectors came from:
+    only vectors of ``embedder.model_id`` are read). Implements
+    :class:`~citewell.retrieve.base.Retriever`; ``score`` is the cosine in [-1, 1].
+    """
+
+    def __init__(self, store: Store, workspace_id: str, embedder: Embedder) -> None:
+        self.store = store
+        self.workspace_id = workspace_id
+        self.embedder = embedder
+
+    def rank(self, question: str, *, limit: int, conditions: Sequence[Condition] = (),
+             under: str | None = None) -> list[tuple[str, float]]:
+        """``(chunk_id, cosine)`` of the best ``limit`` embedded chunks in scope, best first
+        (ties by chunk order)."""
+        if limit <= 0 or not question.strip():
+            return []
+        rows = self.store.scope_vectors(self.workspace_id, self.embedder.model_id, conditions=conditions,
+                                        under=under)
+        if not rows:
+            return []
+        matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), -1)
+        query = self.embedder.embed([question])[0]
+        scores = matrix @ query
+        if limit < len(rows):  # the best ``limit`` (ties at the cut may go either way), then sorted
+            best = np.argpartition(-scores, limit - 1)[:limit]
+            order = best[np.lexsort((best, -scores[best]))]
+        else:
+            order = np.argsort(-scores, kind="stable")
+        return [(rows[i][0], float(scores[i])) for i in order]
+
+    def retrieve(self, question: str, *, k: int, conditions: Sequence[Condition] = (),
+                 under: str | None = None) -> list[Passage]:
+        """Top ``k`` passages by cosine (see :class:`~citewell.retrieve.base.Retriever`)."""
+        ranked = self.rank(question, limit=k, conditions=conditions, under=under)
+        found = self.store.chunks(self.workspace_id, [cid for cid, _ in ranked])
+        out: list[Passage] = []
+        for cid, score in ranked:
+            if cid in found:
+                out.append(found[cid].model_copy(update={"score": score, "rank": len(out) + 1}))
+        return out

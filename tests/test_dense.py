@@ -1,0 +1,210 @@
+"""Dense and hybrid retrieval: the embedder against reference vectors, vectors stored once
+per text, cosine search, RRF, filters, the embedding time budget and the lexical mode."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from citewell import Engine
+from citewell.cli.app import main
+from citewell.retrieve import BM25Retriever
+from citewell.retrieve import embedder as embedder_mod
+from citewell.retrieve.hybrid import rrf
+
+REFERENCE = Path(__file__).parent / "data" / "minilm_reference.json"
+needs_model = pytest.mark.skipif(not embedder_mod.available(), reason="embedding model not installed")
+
+PASSAGES = {
+    "felines.txt": "Cats are small carnivorous mammals that people keep as household pets.",
+    "storms.txt": "Hurricanes form over warm ocean water and bring heavy rainfall and strong winds.",
+    "bonds.txt": "Treasury yields rose after the central bank raised its benchmark interest rate.",
+    "bread.txt": "Sourdough loaves rise slowly because wild yeast ferments the dough overnight.",
+}
+
+
+def _corpus(folder: Path, files: dict[str, str] = PASSAGES) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text + "\n", encoding="utf-8")
+    return folder
+
+
+def _vector_rows(store_path: Path) -> list[tuple[str, str, int]]:
+    conn = sqlite3.connect(store_path)
+    try:
+        return conn.execute("SELECT text_hash, model, dim FROM chunk_vectors ORDER BY text_hash").fetchall()
+    finally:
+        conn.close()
+
+
+@needs_model
+def test_embeddings_match_sentence_transformers_reference() -> None:
+    reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    texts = [item["text"] for item in reference["items"]]
+    expected = np.array([item["vector"] for item in reference["items"]], dtype=np.float32)
+    got = embedder_mod.shared_embedder().embed(texts)
+    assert got.shape == (len(texts), 384) and got.dtype == np.float32
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    cosines = (got * expected).sum(axis=1) / np.linalg.norm(expected, axis=1)
+    assert cosines.min() >= 0.99, cosines
+    # order and batching do not change a vector
+    again = embedder_mod.shared_embedder().embed(list(reversed(texts)))[::-1]
+    assert np.allclose(again, got, atol=1e-5)
+
+
+@needs_model
+def test_vectors_are_stored_once_per_text_across_workspaces(tmp_path: Path, store_path: Path) -> None:
+    docs = _corpus(tmp_path / "docs")
+    with Engine(store_path, workspace="a") as a, Engine(store_path, workspace="b") as b:
+        a.ingest([docs])
+        assert a.embed() == (4, 4)
+        assert len(_vector_rows(store_path)) == 4
+        b.ingest([docs])  # the same texts in another workspace: nothing new to embed
+        assert b.store.texts_without_vectors(b.workspace_id, embedder_mod.MODEL_ID) == []
+        assert b.embed() == (4, 4)
+    rows = _vector_rows(store_path)
+    assert len(rows) == 4
+    conn = sqlite3.connect(store_path)
+    texts = {t for (t,) in conn.execute("SELECT text FROM chunks")}
+    conn.close()
+    assert len(texts) == 4  # 8 chunks (4 per workspace), 4 distinct texts, 4 vectors
+    assert {h for h, _, _ in rows} == {hashlib.sha256(t.encode()).hexdigest() for t in texts}
+    assert {(m, d) for _, m, d in rows} == {(embedder_mod.MODEL_ID, 384)}
+
+
+@needs_model
+def test_dense_finds_a_paraphrase_sharing_no_words(tmp_path: Path, store_path: Path) -> None:
+    with Engine(store_path, mode="dense") as engine:
+        engine.ingest([_corpus(tmp_path / "docs")])
+        question = "Which creature do families adopt for a furry companion?"
+        words = {w.strip("?.,").lower() for w in question.split()}
+        target = PASSAGES["felines.txt"]
+        assert not words & {w.strip("?.,").lower() for w in target.split()}
+        assert BM25Retriever(engine.store, engine.workspace_id).retrieve(question, k=3) == []  # no word shared
+        found = engine.retrieve(question, k=2)
+        assert found[0].chunk.text.strip() == target
+        assert found[0].score > found[1].score and found[0].rank == 1
+        engine.mode = "hybrid"  # BM25 has nothing: the dense ranking alone decides
+        assert engine.retrieve(question, k=1)[0].chunk.text.strip() == target
+
+
+def test_rrf_arithmetic_on_a_hand_made_example() -> None:
+    fused = rrf([["a", "b", "c"], ["c", "a", "d"]], k=60)
+    expected = {"a": 1 / 61 + 1 / 62, "c": 1 / 63 + 1 / 61, "b": 1 / 62, "d": 1 / 63}
+    assert [item for item, _ in fused] == ["a", "c", "b", "d"]
+    assert all(abs(score - expected[item]) < 1e-12 for item, score in fused)
+    assert rrf([["x", "y"], []]) == [("x", 1 / 61), ("y", 1 / 62)]
+    assert rrf([["p"], ["q"]]) == [("p", 1 / 61), ("q", 1 / 61)]  # a tie keeps first-seen order
+
+
+@needs_model
+@pytest.mark.parametrize("mode", ["dense", "hybrid"])
+def test_filters_apply_before_ranking(tmp_path: Path, store_path: Path, mode: str) -> None:
+    with Engine(store_path, mode=mode) as engine:
+        engine.ingest([_corpus(tmp_path / "docs")])
+        question = "Which creature do families adopt for a furry companion?"
+        found = engine.retrieve(question, k=5, filters=["document_name=bread"])
+        assert [p.file_name for p in found] == ["bread.txt"]
+        found = engine.retrieve(question, k=5, filters=["document_name=storms", "document_name=bonds"])
+        assert sorted(p.file_name for p in found) == ["bonds.txt", "storms.txt"]
+        assert engine.retrieve(question, k=5, filters=["kind=post"]) == []
+        # a corpus folder scopes it too
+        other = _corpus(tmp_path / "other", {"pets.txt": "Dogs are loyal animals kept as pets."})
+        engine.ingest([other])
+        assert {p.file_name for p in engine.retrieve(question, k=5, corpus=other)} == {"pets.txt"}
+
+
+@needs_model
+def test_budget_zero_answers_lexically_and_says_so(tmp_path: Path, store_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CITEWELL_EMBED_BUDGET_S", "0")
+    monkeypatch.setenv("CITEWELL_RETRIEVAL_MODE", "hybrid")
+    with Engine(store_path) as engine:
+        assert engine.mode == "hybrid"
+        engine.ingest([_corpus(tmp_path / "docs")])
+        message = engine.ask("Why does sourdough rise slowly?")
+        notes = [w for w in message.warnings if w.code == "EMBEDDINGS_INCOMPLETE"]
+        assert len(notes) == 1
+        assert (notes[0].embedded, notes[0].missing) == (0, 4)  # type: ignore[attr-defined]
+        assert message.grounded and message.references[0].file_name == "bread.txt"
+        assert _vector_rows(store_path) == []
+        monkeypatch.setenv("CITEWELL_EMBED_BUDGET_S", "30")
+        engine.embed_budget_s = 30.0
+        complete = engine.ask("Why does sourdough rise slowly?")
+        assert not [w for w in complete.warnings if w.code == "EMBEDDINGS_INCOMPLETE"]
+        assert len(_vector_rows(store_path)) == 4
+
+
+def test_lexical_mode_is_bm25_unchanged_and_embeds_nothing(tmp_path: Path, store_path: Path) -> None:
+    with Engine(store_path, mode="lexical") as engine:
+        engine.ingest([_corpus(tmp_path / "docs")])
+        plain = BM25Retriever(engine.store, engine.workspace_id)
+        for question in ("Why does sourdough rise slowly?", "interest rate yields", "ocean storms"):
+            assert engine.retrieve(question, k=3) == plain.retrieve(question, k=3)
+        message = engine.ask("Why does sourdough rise slowly?")
+        assert not message.warnings and message.grounded
+    assert _vector_rows(store_path) == []
+
+
+def test_without_an_embedder_hybrid_falls_back_to_lexical(tmp_path: Path, store_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedder_mod, "available", lambda: False)
+    monkeypatch.setattr(embedder_mod, "_SHARED", None)
+    with Engine(store_path, mode="hybrid") as engine:
+        engine.ingest([_corpus(tmp_path / "docs")])
+        message = engine.ask("Why does sourdough rise slowly?")
+        assert [w.code for w in message.warnings] == ["DENSE_UNAVAILABLE"]
+        assert message.grounded and message.references[0].file_name == "bread.txt"
+        assert engine.retrieve("Why does sourdough rise slowly?", k=2) == \
+            BM25Retriever(engine.store, engine.workspace_id).retrieve("Why does sourdough rise slowly?", k=2)
+
+
+@needs_model
+def test_cli_mode_explain_and_ingest_wait(tmp_path: Path, store_path: Path, capsys: pytest.CaptureFixture) -> None:
+    docs = _corpus(tmp_path / "docs")
+    with pytest.raises(SystemExit) as done:
+        main(["ingest", str(docs), "--wait", "--store", str(store_path)])
+    assert done.value.code in (0, None)
+    assert "embedded: 4 of 4 passages" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as done:
+        main(["ask", "Why does sourdough rise slowly?", "--store", str(store_path), "--mode", "hybrid",
+              "--explain", "-k", "2", "--json"])
+    out, err = capsys.readouterr()
+    assert done.value.code in (0, None)
+    message = json.loads(out)
+    assert message["references"][0]["file_name"] == "bread.txt"
+    assert "retrieval (hybrid): fused  bm25  dense" in err
+    first = [line for line in err.splitlines() if "bread.txt" in line][0].split()
+    assert first[:3] == ["1", "1", "1"]  # fused, BM25 and dense rank
+    with pytest.raises(SystemExit) as done:
+        main(["ask", "x", "--store", str(store_path), "--mode", "fuzzy"])
+    assert done.value.code == 2
+
+
+@needs_model
+def test_a_question_embeds_its_bm25_candidates_first(tmp_path: Path, store_path: Path) -> None:
+    with Engine(store_path, mode="hybrid") as engine:
+        engine.ingest([_corpus(tmp_path / "docs")])
+        engine.embed_budget_s = 1e-9  # time for the question's own candidates, none for the rest
+        message = engine.ask("Why does sourdough rise slowly?")
+        lexical = engine.lexical.retrieve("Why does sourdough rise slowly?", k=40)
+        assert [p.file_name for p in lexical] == ["bread.txt"]
+        notes = [w for w in message.warnings if w.code == "EMBEDDINGS_INCOMPLETE"]
+        assert [(n.embedded, n.missing) for n in notes] == [(1, 3)]  # type: ignore[attr-defined]
+        assert engine.store.vectors(engine.workspace_id, embedder_mod.MODEL_ID, [lexical[0].chunk.id])
+        assert message.references[0].file_name == "bread.txt"
+
+
+def test_the_default_mode_is_lexical(store_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CITEWELL_RETRIEVAL_MODE", raising=False)
+    with Engine(store_path) as engine:
+        assert engine.mode == "lexical" and engine.retriever is engine.lexical
+    with pytest.raises(Exception) as bad:
+        Engine(store_path, mode="fuzzy")
+    assert getattr(bad.value, "code", "") == "INVALID_REQUEST"
