@@ -16,8 +16,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
-import subprocess
 import sys
 import textwrap
 import time
@@ -30,6 +28,8 @@ import httpx
 import pytest
 
 from citewell import Engine
+
+from .servers import free_port, running
 
 FILES = {
     "acme-2022.txt": "Acme revenue was $12.4 million in 2022. Acme gross margin was 41 percent in 2022.\n",
@@ -82,12 +82,6 @@ LAUNCHER = textwrap.dedent('''
     uvicorn.run(create_app(store, generator=Gated()), host="127.0.0.1", port=port, log_config=LOG_CONFIG,
                 access_log=False)
 ''')
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass
@@ -195,29 +189,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     log_path = root / "server.log"
     env = {**os.environ, "CITEWELL_CONFIG": "", "XDG_CONFIG_HOME": str(root / "config"),
            "XDG_DATA_HOME": str(root / "data"), "PYTHONUNBUFFERED": "1"}
-    with log_path.open("w") as log:
-        process = subprocess.Popen([sys.executable, str(launcher), str(store), str(port), str(gate)],
-                                   stdout=log, stderr=subprocess.STDOUT, env=env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        with httpx.Client(base_url=base, timeout=5.0) as client:
-            for _ in range(400):  # wait until it listens (bounded)
-                try:
-                    client.get("/openapi.json")
-                    break
-                except httpx.TransportError:
-                    assert process.poll() is None, log_path.read_text()
-                    time.sleep(0.05)
-            else:
-                raise AssertionError("the server did not start:\n" + log_path.read_text())
+    with running([sys.executable, str(launcher), str(store), str(port), str(gate)], port, log_path, env) as base:
         yield Server(base, store, gate, key, other_key, log_path)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
     assert "Traceback" not in log_path.read_text(), log_path.read_text()
 
 

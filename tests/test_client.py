@@ -14,11 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC
@@ -54,6 +50,8 @@ from citewell.client.types import (
     Turn,
 )
 
+from .servers import free_port, running
+
 TEXT_NAME = "acme-2022.txt"
 TEXT = ("Acme revenue was $12.4 million in 2022. Acme gross margin was 41 percent in 2022.\n\n"
         "Acme opened a new factory in Ohio in 2022.\n")
@@ -86,12 +84,6 @@ POSTS = [
 QUESTION = "What happened to Activision puts after the Microsoft news?"
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @dataclass
 class Served:
     """The running server: its URL, keys, workspace id, and the files the tests wrote."""
@@ -121,29 +113,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
            "XDG_DATA_HOME": str(root / "data"), "PYTHONUNBUFFERED": "1", "CITEWELL_MAX_UPLOAD_MB": "1"}
     port = free_port()
     log_path = root / "server.log"
-    with log_path.open("w") as log:
-        server = subprocess.Popen([sys.executable, "-m", "citewell", "serve", "--host", "127.0.0.1", "--port",
-                                   str(port), "--store", str(store)], stdout=log, stderr=subprocess.STDOUT, env=env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(400):  # until it listens (bounded)
-            try:
-                httpx.get(base + "/openapi.json", timeout=1.0)
-                break
-            except httpx.TransportError:
-                assert server.poll() is None, log_path.read_text()
-                time.sleep(0.05)
-        else:
-            raise AssertionError("the server did not start:\n" + log_path.read_text())
+    command = [sys.executable, "-m", "citewell", "serve", "--host", "127.0.0.1", "--port", str(port), "--store",
+               str(store)]
+    with running(command, port, log_path, env) as base:
         yield Served(base, key, platform_key, workspace_id, files, log_path)
-    finally:
-        if server.poll() is None:
-            os.kill(server.pid, signal.SIGTERM)
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.kill(server.pid, signal.SIGKILL)
-                server.wait()
     assert "Traceback" not in log_path.read_text()
 
 
