@@ -89,6 +89,18 @@ def _progress(enabled: bool) -> Iterator[ProgressCallback | None]:
         yield callback
 
 
+def _sync_or_note(engine: Engine, corpus: Optional[Path], manifests: Optional[List[Path]]) -> None:
+    """Sync ``corpus`` first (progress and a summary on stderr) when given; else note on
+    stderr when the workspace has nothing ingested yet (``ask`` and ``eval``)."""
+    if corpus is not None:
+        with _progress(True) as callback:
+            report = engine.sync(corpus, manifests=manifests or [], progress=callback)
+        _report(report, verbose=False)
+    elif not engine.resources(statuses=["ready"]):
+        err.print(f"note: workspace {engine.workspace!r} has no ingested files yet; use --corpus DIR or "
+                  "citewell ingest PATH", markup=False)
+
+
 def _check_manifests(manifests: Optional[List[Path]]) -> None:
     missing = [str(m) for m in manifests or [] if not m.is_file()]
     if missing:
@@ -167,13 +179,7 @@ def ask(
     _check_manifests(manifests)
     with _engine(store, workspace, config) as engine:
         engine.generator = ExtractiveGenerator(max_sentences=max_sentences)
-        if corpus is not None:
-            with _progress(True) as callback:
-                report = engine.sync(corpus, manifests=manifests or [], progress=callback)
-            _report(report, verbose=False)
-        elif not engine.resources(statuses=["ready"]):
-            err.print(f"note: workspace {engine.workspace!r} has no ingested files yet; use --corpus DIR or "
-                      "citewell ingest PATH", markup=False)
+        _sync_or_note(engine, corpus, manifests)
         if mode is not None:
             engine.mode = mode
         message = engine.ask(question, k=k, filters=filters or None, corpus=corpus, sync=False, offsets=offsets,
@@ -408,14 +414,8 @@ def eval_(
     with _engine(store, workspace, config) as engine:
         err.print(f"{len(questions)} questions ({questions[0].format}) from {file}; answer k={k}, "
                   f"document filter {'on' if filter_doc else 'off'}, retrieval mode "
-                  f"{getattr(engine, 'mode', 'lexical')}", markup=False)
-        if corpus is not None:
-            with _progress(True) as callback:
-                report = engine.sync(corpus, manifests=manifests or [], progress=callback)
-            _report(report, verbose=False)
-        elif not engine.resources(statuses=["ready"]):
-            err.print(f"note: workspace {engine.workspace!r} has no ingested files yet; use --corpus DIR or "
-                      "citewell ingest PATH", markup=False)
+                  f"{engine.mode}", markup=False)
+        _sync_or_note(engine, corpus, manifests)
 
         def progress(done: int, total: int, record: dict[str, Any]) -> None:
             rank = record["retrieval"]["gold_rank"]

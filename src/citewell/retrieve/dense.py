@@ -28,7 +28,9 @@ class Embedder(Protocol):
     model_id: str
     dim: int
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts``: a float32 array of shape ``(len(texts), dim)``, each row L2-normalised."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,8 @@ class Principal:
     key_id: str | None = None
 
 
-def _blank(value: str | None) -> str | None:
+def blank(value: str | None) -> str | None:
+    """``value``, or None when it is None or only whitespace."""
     return value if value is not None and value.strip() else None
 
 
@@ -63,13 +64,13 @@ def resolve_principal(store: Store, key: str | None, *, organization_id: str | N
     """The :class:`Principal` for ``key`` and the acting-for parameters (rules in the
     module docstring). Raises :class:`~citewell.web.errors.ApiError` (401/403/400) or
     :class:`~citewell.errors.NotFoundError` (unknown ``organization_id``)."""
-    key = _blank(key)
+    key = blank(key)
     if key is None:
         raise ApiError("header does not contain api key", code="API_KEY_MISSING")
     record = store.api_key(hash_key(key.strip()))
     if record is None:
         raise ApiError("the API key is not valid", code="INVALID_API_KEY")
-    organization_id, user_id, user_email = _blank(organization_id), _blank(user_id), _blank(user_email)
+    organization_id, user_id, user_email = blank(organization_id), blank(user_id), blank(user_email)
     if not record.platform:
         if organization_id is not None and organization_id != record.workspace_id:
             raise ApiError("this API key may not act for another organization", code="FORBIDDEN")
@@ -87,21 +88,31 @@ def resolve_principal(store: Store, key: str | None, *, organization_id: str | N
     return Principal(workspace_id, True, user_id, user_email, record.id)
 
 
+#: The acting-for query parameters and key headers, shared by every dependency that resolves a key.
+ORGANIZATION_ID = Query(None, description="Organization (workspace) id a platform API key acts for. A plain key "
+                                          "may only name its own.")
+USER_ID = Query(None, description="User a platform API key acts for; required together with user_email.")
+USER_EMAIL = Query(None, description="Email of the user a platform API key acts for; required together with "
+                                     "user_id.")
+API_KEY_HEADER = Security(_api_key_header)
+BEARER = Security(_bearer)
+
+
+def key_of(api_key: str | None, bearer: HTTPAuthorizationCredentials | None) -> str | None:
+    """The key a request sent: ``X-API-KEY`` when not blank, else the Bearer credentials."""
+    return blank(api_key) or (bearer.credentials if bearer is not None else None)
+
+
 def principal(
     request: Request,
-    api_key: str | None = Security(_api_key_header),
-    bearer: HTTPAuthorizationCredentials | None = Security(_bearer),
-    organization_id: str | None = Query(
-        None, description="Organization (workspace) id a platform API key acts for. A plain key may only "
-                          "name its own."),
-    user_id: str | None = Query(
-        None, description="User a platform API key acts for; required together with user_email."),
-    user_email: str | None = Query(
-        None, description="Email of the user a platform API key acts for; required together with user_id."),
+    api_key: str | None = API_KEY_HEADER,
+    bearer: HTTPAuthorizationCredentials | None = BEARER,
+    organization_id: str | None = ORGANIZATION_ID,
+    user_id: str | None = USER_ID,
+    user_email: str | None = USER_EMAIL,
 ) -> Principal:
     """FastAPI dependency: the request's :class:`Principal` (errors as :func:`resolve_principal`)."""
-    key = _blank(api_key) or (bearer.credentials if bearer is not None else None)
-    return resolve_principal(request.app.state.store, key, organization_id=organization_id, user_id=user_id,
+    return resolve_principal(request.app.state.store, key_of(api_key, bearer), organization_id=organization_id, user_id=user_id,
                              user_email=user_email)
 
 

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query, Request, Security
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
 from starlette.datastructures import URL
@@ -42,7 +42,8 @@ from ...engine import Engine
 from ...errors import NotFoundError
 from ...models import ENTITY_TYPES, Message, Reference
 from .. import signing
-from ..auth import _api_key_header, _bearer, resolve_principal
+from ..auth import (API_KEY_HEADER, BEARER, ORGANIZATION_ID, USER_EMAIL, USER_ID, blank, key_of,
+                    resolve_principal)
 from ..errors import ApiError
 from ..viewer_page import SECURITY_HEADERS, Cited, cited_pages, page_boxes, render_page
 from ..viewer_render import page_png
@@ -82,10 +83,6 @@ def _docs(media_type: str, description: str) -> dict[int | str, dict[str, Any]]:
 _OPTIONAL_KEY: dict[str, Any] = {"security": [{}]}
 
 
-def _blank(value: str | None) -> str | None:
-    return value if value is not None and value.strip() else None
-
-
 @dataclass(frozen=True)
 class ViewerTarget:
     """A viewer request, authorized: the ``engine`` on the workspace it may read,
@@ -112,29 +109,25 @@ def viewer_target(
     expires: str | None = Query(None, description="Signed link: its expiry, Unix seconds."),
     signature: str | None = Query(None, description="Signed link: HMAC-SHA256 of the link, base64url. With it no "
                                                     "API key is needed (and one sent is ignored)."),
-    api_key: str | None = Security(_api_key_header),
-    bearer: HTTPAuthorizationCredentials | None = Security(_bearer),
-    organization_id: str | None = Query(
-        None, description="Organization (workspace) id a platform API key acts for. A plain key may only "
-                          "name its own."),
-    user_id: str | None = Query(
-        None, description="User a platform API key acts for; required together with user_email."),
-    user_email: str | None = Query(
-        None, description="Email of the user a platform API key acts for; required together with user_id."),
+    api_key: str | None = API_KEY_HEADER,
+    bearer: HTTPAuthorizationCredentials | None = BEARER,
+    organization_id: str | None = ORGANIZATION_ID,
+    user_id: str | None = USER_ID,
+    user_email: str | None = USER_EMAIL,
 ) -> ViewerTarget:
     """FastAPI dependency: the :class:`ViewerTarget` of a viewer request, by signed link or
     by key (errors in the module docstring)."""
-    message_id, conversation = _blank(chat_message_id), _blank(conversation_id)
+    message_id, conversation = blank(chat_message_id), blank(conversation_id)
     if message_id is not None and conversation is not None:
         raise ApiError("give chat_message_id or conversation_id, not both", code="INVALID_REQUEST_BODY")
     if message_id is None and conversation is None:
         raise ApiError("chat_message_id or conversation_id is required", code="CHAT_MESSAGE_ID_MISSING")
     store = request.app.state.store
     generator = getattr(request.app.state, "generator", None)
-    if _blank(signature) is not None:
-        if _blank(workspace_id) is None:
+    if blank(signature) is not None:
+        if blank(workspace_id) is None:
             raise ApiError("workspace_id is required in a signed link", code="WORKSPACE_ID_MISSING")
-        if _blank(expires) is None:
+        if blank(expires) is None:
             raise ApiError("expires is required in a signed link", code="EXPIRES_MISSING")
         assert workspace_id is not None and expires is not None and signature is not None
         target, target_id = (CHAT_MESSAGE_ID, message_id) if message_id is not None else (CONVERSATION_ID,
@@ -142,8 +135,7 @@ def viewer_target(
         signing.verify_viewer(store, workspace_id, target, str(target_id), citation_idx, expires, signature)
         engine = Engine.for_workspace_id(store, workspace_id, generator=generator)
         return ViewerTarget(engine, None, message_id, conversation, citation_idx, True)
-    key = _blank(api_key) or (bearer.credentials if bearer is not None else None)
-    who = resolve_principal(store, key, organization_id=organization_id, user_id=user_id, user_email=user_email)
+    who = resolve_principal(store, key_of(api_key, bearer), organization_id=organization_id, user_id=user_id, user_email=user_email)
     engine = Engine.for_workspace_id(store, who.workspace_id, generator=generator)
     return ViewerTarget(engine, who.user_id, message_id, conversation, citation_idx, False)
 
