@@ -264,3 +264,10 @@ def test_cite_command_streams_numbered_forms(store: Path, tmp_path: Path, corpus
     assert "".join(e["text"] for e in events if e["event"] == "delta") == final["text"]
     assert final["text"] == "Musk wants more kids [1]. Other \\[7\\]."
     assert [(w["code"], w["citation"]) for w in final["warnings"]] == [("unknown_target", 7)]
+
+
+def test_warnings_go_to_stderr_not_into_the_answer(corpus: Path, store: Path) -> None:
+    done = run("ask", "capex", "--corpus", str(corpus), "--filter", "ticker=NOPE", store=store)
+    assert done.returncode == 0, done.stderr
+    assert "warning:" not in done.stdout and "NO_MATCHING_RESOURCES" not in done.stdout
+    assert "warning: NO_MATCHING_RESOURCES:" in done.stderr

@@ -184,9 +184,8 @@ def ask(
             engine.mode = mode
         message = engine.ask(question, k=k, filters=filters or None, corpus=corpus, sync=False, offsets=offsets,
                              policy=policy, image=image)
-        for note in message.warnings:
-            if note.code in ("EMBEDDINGS_INCOMPLETE", "DENSE_UNAVAILABLE"):
-                err.print(f"note: {note.code}: {note.message}", markup=False)
+        for note in message.warnings:  # stdout carries only the answer
+            err.print(f"warning: {note.code}: {note.message}", markup=False)
         if explain and question.strip():
             _explain(engine.explain(question, k=k, filters=filters or None, corpus=corpus), engine.mode)
     if as_json:

@@ -149,7 +149,8 @@ def column_header(table_text: str, window: str) -> str | None:
 
 
 def render_answer(message: Message, *, full: bool = False) -> str:
-    """The answer text, a blank line, then one block per numbered source."""
+    """The answer text, a blank line, then one block per numbered source (the message's
+    warnings are not part of it: the CLI writes them to stderr)."""
     lines = [safe(message.text.strip()), ""]
     numbered = [r for r in message.references if r.citation is not None]
     if numbered:
@@ -167,6 +168,4 @@ def render_answer(message: Message, *, full: bool = False) -> str:
             body = excerpt(message, ref, full=full)
             if body:
                 lines.extend("    " + safe(line) for line in body.splitlines())
-    for warning in message.warnings:
-        lines.append(safe(f"warning: {warning.code}: {warning.message}", one_line=True))
     return "\n".join(lines).rstrip() + "\n"
