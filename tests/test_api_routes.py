@@ -20,6 +20,8 @@ import pytest
 from fpdf import FPDF
 
 from citewell import Engine
+from citewell.retrieve import embedder as embedder_mod
+from citewell.store.base import Condition
 from citewell.web import create_app
 
 from .conftest import CORPUS
@@ -423,6 +425,28 @@ def test_restart_resumes_pending_uploads(store_path: Path) -> None:
         client.headers["X-API-KEY"] = key
         resource = wait_done(client, staged.id)
     assert resource["status"] == "ready" and resource["chunk_count"] == 1
+    engine.close()
+
+
+@pytest.mark.skipif(not embedder_mod.available(), reason="embedding model not installed")
+def test_a_ready_upload_is_embedded_in_the_background_in_hybrid_mode(
+        store_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CITEWELL_RETRIEVAL_MODE", "hybrid")
+    engine = Engine(store_path, workspace="acme")
+    key, _ = engine.create_key()
+    app = create_app(store_path)
+    with TestClient(app) as client:
+        client.headers["X-API-KEY"] = key
+        first = uploaded(client, "harbour.md", b"# Harbour\n\nThe ferry leaves the harbour at dawn.\n\n"
+                                               b"# Market\n\nThe fish market opens after the ferry lands.\n")
+        app.state.worker.wait_embedded()
+        assert first["status"] == "ready"
+        scope = [Condition(key="resource_id", op="eq", values=(first["id"],))]
+        embedded, total = engine.store.vector_coverage(engine.workspace_id, embedder_mod.MODEL_ID, conditions=scope)
+        assert total == first["chunk_count"] and embedded == total
+        # a question then waits for nothing: no EMBEDDINGS_INCOMPLETE warning
+        answer = engine.ask("When does the ferry leave?", sync=False)
+        assert [w.code for w in answer.warnings] == [] and answer.references[0].resource_id == first["id"]
     engine.close()
 
 

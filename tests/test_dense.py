@@ -15,7 +15,7 @@ from citewell import Engine
 from citewell.cli.app import main
 from citewell.retrieve import BM25Retriever
 from citewell.retrieve import embedder as embedder_mod
-from citewell.retrieve.hybrid import rrf
+from citewell.retrieve.hybrid import BM25_WEIGHT, HybridRetriever, rrf
 
 REFERENCE = Path(__file__).parent / "data" / "minilm_reference.json"
 needs_model = pytest.mark.skipif(not embedder_mod.available(), reason="embedding model not installed")
@@ -101,6 +101,41 @@ def test_rrf_arithmetic_on_a_hand_made_example() -> None:
     assert all(abs(score - expected[item]) < 1e-12 for item, score in fused)
     assert rrf([["x", "y"], []]) == [("x", 1 / 61), ("y", 1 / 62)]
     assert rrf([["p"], ["q"]]) == [("p", 1 / 61), ("q", 1 / 61)]  # a tie keeps first-seen order
+
+
+def test_weighted_rrf_arithmetic() -> None:
+    # BM25 (weight 1.5) ranks a, b; dense (weight 1) ranks b, c
+    fused = rrf([["a", "b"], ["b", "c"]], weights=(1.5, 1.0))
+    expected = {"b": 1.5 / 62 + 1 / 61, "a": 1.5 / 61, "c": 1 / 62}
+    assert [item for item, _ in fused] == ["b", "a", "c"]
+    assert all(abs(score - expected[item]) < 1e-12 for item, score in fused)
+    # a first place in the heavier ranking beats a first place in the lighter one
+    assert [item for item, _ in rrf([["x"], ["y"]], weights=(BM25_WEIGHT, 1.0))] == ["x", "y"]
+    with pytest.raises(ValueError):
+        rrf([["a"], ["b"]], weights=(1.0,))
+
+
+@needs_model
+def test_the_dense_ranking_keeps_to_the_company_the_question_names(tmp_path: Path, store_path: Path) -> None:
+    docs = _corpus(tmp_path / "docs", {
+        "ACME_2022_10K.txt": "Acme held enough cash to cover its short-term obligations in fiscal 2022.",
+        "GLOBEX_2022_10K.txt": "Globex kept ample cash reserves to meet its near-term liabilities.",
+        "INITECH_2022_10K.txt": "Initech's liquidity position remained strong throughout the year.",
+    })
+    question = "How strong is GLOBEX's liquidity position?"
+    with Engine(store_path, mode="hybrid") as engine:
+        engine.ingest([docs])
+        engine.embed()
+        ranked = engine.explain(question, k=3)
+        dense = {r.passage.file_name for r in ranked if r.dense_rank is not None}
+        assert dense == {"GLOBEX_2022_10K.txt"}  # the named company only, on the dense side
+        # BM25 still sees Initech's passage (it shares "liquidity position"); fusion keeps both sides
+        assert {r.passage.file_name for r in ranked if r.bm25_rank is not None} >= {"INITECH_2022_10K.txt"}
+        assert ranked[0].passage.file_name == "GLOBEX_2022_10K.txt"
+        # a question naming no company ranks every embedded passage
+        unnamed = engine.explain("Which company has the strongest liquidity position?", k=3)
+        assert {r.passage.file_name for r in unnamed if r.dense_rank is not None} == {
+            "ACME_2022_10K.txt", "GLOBEX_2022_10K.txt", "INITECH_2022_10K.txt"}
 
 
 @needs_model
@@ -201,8 +236,15 @@ def test_a_question_embeds_its_bm25_candidates_first(tmp_path: Path, store_path:
         assert message.references[0].file_name == "bread.txt"
 
 
-def test_the_default_mode_is_lexical(store_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_default_mode_is_hybrid(store_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CITEWELL_RETRIEVAL_MODE", raising=False)
+    with Engine(store_path) as engine:
+        assert engine.mode == "hybrid"
+        if embedder_mod.available():
+            assert isinstance(engine.retriever, HybridRetriever) and engine.retriever.mode == "hybrid"
+        else:
+            assert engine.retriever is engine.lexical
+    monkeypatch.setenv("CITEWELL_RETRIEVAL_MODE", "lexical")
     with Engine(store_path) as engine:
         assert engine.mode == "lexical" and engine.retriever is engine.lexical
     with pytest.raises(Exception) as bad:

@@ -159,9 +159,9 @@ def ask(
     offsets: str = typer.Option("codepoint", "--offsets", help="Offset unit: codepoint, utf16 or utf8."),
     policy: str = typer.Option("flag", "--policy", help="Unsupported citations: flag (mark) or drop (remove)."),
     manifests: Optional[List[Path]] = typer.Option(None, "--manifest", help="Metadata manifest JSONL (repeatable)."),
-    mode: Optional[str] = typer.Option(None, "--mode", help="Retrieval: lexical (BM25 + rerank, the default), "
-                                       "dense (embeddings) or hybrid (both, fused by RRF). Env "
-                                       "CITEWELL_RETRIEVAL_MODE."),
+    mode: Optional[str] = typer.Option(None, "--mode", help="Retrieval: hybrid (BM25 + rerank and embeddings, fused by "
+                                       "RRF; the default), lexical (BM25 + rerank) or dense (embeddings). "
+                                       "Env CITEWELL_RETRIEVAL_MODE."),
     explain: bool = typer.Option(False, "--explain", help="Print the retrieved passages with their BM25, dense "
                                  "and fused ranks to stderr."),
     store: Optional[Path] = StoreOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
@@ -214,7 +214,7 @@ def _explain(ranked: List[Any], mode: str) -> None:
 
 @contextmanager
 def _embed_progress(enabled: bool) -> Iterator[Any]:
-    """A rich progress bar for ``ingest --wait`` on stderr (only when it is a terminal)."""
+    """A rich progress bar for embedding (``ingest --wait``, ``eval``) on stderr (only on a terminal)."""
     if not (enabled and sys.stderr.isatty()):
         yield None
         return
@@ -358,11 +358,17 @@ def resources(
 def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for every interface)."),
     port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port to listen on."),
+    mode: Optional[str] = typer.Option(None, "--mode", help="Retrieval for every question: hybrid (the default), "
+                                       "lexical or dense (sets CITEWELL_RETRIEVAL_MODE for this server)."),
     store: Optional[Path] = StoreOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Serve the HTTP API (FastAPI on uvicorn) on the same store as the other commands:
     keys from citewell keys create; logs, one access line per request with its request id,
-    on stderr."""
+    on stderr. In hybrid or dense mode, uploads are embedded in the background once ready."""
+    if mode is not None:
+        if mode not in MODES:
+            raise ExitError(f"--mode must be one of {', '.join(MODES)}", 2)
+        os.environ["CITEWELL_RETRIEVAL_MODE"] = mode  # every engine the app opens reads it
     # imported here: the web stack costs ~160 ms of start-up that the other commands never need
     import uvicorn
 
@@ -388,10 +394,15 @@ def eval_(
     as_json: bool = typer.Option(False, "--json", help="Print {overall, by_type, questions} as one JSON document."),
     manifests: Optional[List[Path]] = typer.Option(None, "--manifest", help="Metadata manifest JSONL (repeatable; "
                                                    "default for a FinanceBench file: <name>_docs.jsonl beside it)."),
+    mode: Optional[str] = typer.Option(None, "--mode", help="Retrieval: hybrid (the default), lexical or dense. "
+                                       "Hybrid and dense first embed every passage in scope without a vector "
+                                       "(a progress bar), so the figures are those of complete embeddings."),
     store: Optional[Path] = StoreOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Measure retrieval and citation quality on questions with gold evidence
     (definitions: citewell.eval.metrics). Exit 0 whenever it ran, whatever the scores."""
+    if mode is not None and mode not in MODES:
+        raise ExitError(f"--mode must be one of {', '.join(MODES)}", 2)
     from ..eval import EvalFileError, load_questions, render_report, report_tables, run_eval
 
     if not file.is_file():
@@ -411,10 +422,16 @@ def eval_(
             manifests = [beside]
             err.print(f"manifest: {beside}", markup=False)
     with _engine(store, workspace, config) as engine:
+        if mode is not None:
+            engine.mode = mode
         err.print(f"{len(questions)} questions ({questions[0].format}) from {file}; answer k={k}, "
                   f"document filter {'on' if filter_doc else 'off'}, retrieval mode "
                   f"{engine.mode}", markup=False)
         _sync_or_note(engine, corpus, manifests)
+        if engine.mode != "lexical" and engine.dense_available():
+            with _embed_progress(True) as callback:
+                embedded, total = engine.embed(corpus=corpus, progress=callback)
+            err.print(f"embedded: {embedded} of {total} passages in scope have vectors", markup=False)
 
         def progress(done: int, total: int, record: dict[str, Any]) -> None:
             rank = record["retrieval"]["gold_rank"]

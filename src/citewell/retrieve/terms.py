@@ -103,6 +103,8 @@ EXPANSIONS: dict[str, tuple[str, ...]] = {
     "cash flow statement": ("statement of cash flows",),
     "cash flow": ("cash flows", "operating activities"),
     "income statement": ("statement of income", "statement of operations", "statement of earnings"),
+    # what a filing says of the future: "forecasting" in a question is "expects" in a 10-K
+    "forecast": ("expect", "anticipate", "plan", "outlook", "guidance"),
 }
 """Question phrases (left) that also match a text containing all words of any phrase on
 the right (generic finance vocabulary: abbreviations, synonyms of line items, the line

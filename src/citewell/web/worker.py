@@ -1,6 +1,9 @@
 """Background work off the request path, on bounded thread pools.
 
-- :class:`UploadWorker` extracts uploads (:meth:`Engine.process`);
+- :class:`UploadWorker` extracts uploads (:meth:`Engine.process`), then, when the
+  server's retrieval mode uses embeddings (hybrid, the default, or dense), embeds the new
+  resource's passages on its own thread (:meth:`Engine.embed`), so that questions do
+  not spend their embedding budget on it;
 - :class:`TurnWorker` answers the turns of ``POST /v1/ask`` (:meth:`Engine.complete_turn`).
 
 Jobs run in the submitting request's context (its request id reaches the log lines); a
@@ -54,6 +57,8 @@ class UploadWorker(_Pool):
     def __init__(self, store: Store, *, threads: int = 1) -> None:
         super().__init__(threads, "citewell-ingest")
         self.store = store
+        #: one thread embedding ready uploads, in the order they became ready
+        self._embedding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="citewell-embed")
 
     def submit(self, workspace_id: str, resource_id: str) -> Future[None]:
         """Queue the extraction of one upload; returns its future (result None)."""
@@ -80,12 +85,34 @@ class UploadWorker(_Pool):
             log.info("upload %s failed: %s: %s", resource_id, resource.error.code, resource.error.message)
         else:
             log.info("upload %s is %s (%d chunks)", resource_id, resource.status, resource.chunk_count)
+            if resource.status == "ready" and resource.chunk_count:
+                ctx = contextvars.copy_context()
+                self._embedding.submit(ctx.run, self._embed, workspace_id, resource_id)
+
+    def _embed(self, workspace_id: str, resource_id: str) -> None:
+        """Embed the passages of one ready upload that have no vector yet (nothing when
+        the mode is lexical or the embedding model is not installed)."""
+        try:
+            engine = Engine.for_workspace_id(self.store, workspace_id)
+            if engine.mode == "lexical" or not engine.dense_available():
+                return
+            embedded, total = engine.embed(filters={"resource_id": resource_id})
+        except Exception:  # deleted meanwhile, or a model failure: questions embed what they need
+            log.exception("embedding upload %s failed", resource_id)
+            return
+        log.info("upload %s embedded (%d of %d passages)", resource_id, embedded, total)
 
     def shutdown(self) -> None:
         """Stop: the running job finishes, queued ones are dropped (they stay processing and
-        :meth:`recover` picks them up at the next start)."""
+        :meth:`recover` picks them up at the next start); queued embeddings are dropped
+        (a question embeds what its scope lacks)."""
         self.closed = True
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self._embedding.shutdown(wait=True, cancel_futures=True)
+
+    def wait_embedded(self) -> None:
+        """Block until the embeddings queued so far are done (for tests and orderly stops)."""
+        self._embedding.submit(lambda: None).result()
 
 
 class TurnWorker(_Pool):
