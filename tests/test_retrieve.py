@@ -64,7 +64,19 @@ def test_any_text_is_a_safe_question(loaded: Engine, question: str) -> None:
 def test_terms_are_quoted_for_fts() -> None:
     # FY2022 is read as the year a filing's text writes: 2022
     assert question_terms("What was 3M's CapEx in FY2022?") == ["3m", "capex", "2022"]
+    # and so is "FY 2022" (FY alone is a marker, not a word to search)
+    assert question_terms("What was 3M's CapEx in FY 2022?") == ["3m", "capex", "2022"]
     assert fts_query(['say"x', "near"]) == '"say""x" OR "near"'
+
+
+def test_a_forecast_is_what_a_filing_expects_or_plans() -> None:
+    from citewell.retrieve.terms import content_terms, question_concepts
+
+    forecast = next(c for c in question_concepts("What production rates is Boeing forecasting for 2023?")
+                    if c.head == "forecast")
+    assert forecast.matches(content_terms("We plan to gradually increase 737 production rates."))
+    assert forecast.matches(content_terms("The 787 program is expected to reach 5 per month in 2023."))
+    assert not forecast.matches(content_terms("Production of the 777X is currently paused."))
 
 
 def test_bm25_ranks_the_matching_document_first(loaded: Engine) -> None:

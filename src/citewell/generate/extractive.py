@@ -302,7 +302,8 @@ _FRAME_TERMS = content_terms(
     "reasonably data information business best worst highest lowest largest smallest biggest most least "
     "good bad better worse main key new current year years fiscal period fy drop drops dropped rise rises "
     "rose fall falls fell grow grows grew end begin beginning start time contribution contributions "
-    "contribute contributed growth people say says said think thinks")
+    "contribute contributed growth people say says said think thinks occur occurs occurred place total totals "
+    "totaled")
 
 
 def _asks_quantity(question: str) -> bool:

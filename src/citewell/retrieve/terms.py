@@ -40,7 +40,7 @@ STOP_WORDS = frozenset(
     under until up very was we were what when where which while who whom why will with
     would you your yours yourself yourselves shall may might must per via vs versus
     please tell give show explain describe according whether there's what's it's
-    s t based using shown details detail response question relying
+    s t based using shown details detail response question relying fy cy
     """.split()
 )
 """English function words and question words that carry no topic (lower case)."""
@@ -103,6 +103,8 @@ EXPANSIONS: dict[str, tuple[str, ...]] = {
     "cash flow statement": ("statement of cash flows",),
     "cash flow": ("cash flows", "operating activities"),
     "income statement": ("statement of income", "statement of operations", "statement of earnings"),
+    # money going out, as statements word it
+    "spend": ("cost", "expenditure", "expense", "paid"),
     # what a filing says of the future: "forecasting" in a question is "expects" in a 10-K
     "forecast": ("expect", "anticipate", "plan", "outlook", "guidance"),
 }
