@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-# The suite pins lexical retrieval (the default today) even if the default changes: in
-# hybrid mode every fresh store would first embed its passages (up to 10 s per question).
+# The suite pins lexical retrieval (the default is hybrid): in hybrid mode every fresh
+# store would first embed its passages (up to 10 s per question).
 # tests/test_dense.py chooses its modes explicitly. Subprocesses inherit it.
 os.environ.setdefault("CITEWELL_RETRIEVAL_MODE", "lexical")
 

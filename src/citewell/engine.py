@@ -39,7 +39,7 @@ from .models import Message, Notice, Passage, Reference, Resource, utcnow
 from .retrieve import BM25Retriever, Retriever, parse_filters
 from .retrieve import embedder as _embedder
 from .retrieve.dense import DenseRetriever, Embedder, embed_missing, embed_passages
-from .retrieve.hybrid import MODES, HybridRetriever, Ranked
+from .retrieve.hybrid import FUSIONS, MODES, HybridRetriever, Ranked
 from .retrieve.followup import followup_query, refers_back
 from .settings import Settings
 from .store import Store, open_store
@@ -56,11 +56,12 @@ MAX_QUESTION_CHARS = 8000
 #: Longest chat title (code points).
 MAX_TITLE_CHARS = 1000
 #: Retrieval mode when none is given (``CITEWELL_RETRIEVAL_MODE`` overrides it): lexical,
-#: dense or hybrid (BM25 and dense fused by weighted RRF; lexical when no embedder is
-#: installed). Hybrid: on FinanceBench dev (embeddings complete) its retrieval puts a gold
-#: evidence page in the top 5 for 30/39 questions with the document filter and 29/39
-#: without, lexical for 27/39 and 24/39; the answers cite a gold page in 23/39 and 21/39
-#: (lexical 24/39 and 22/39), benchmarks/RESULTS.md "Hybrid retrieval as the default".
+#: dense or hybrid (BM25 and dense fused, :mod:`citewell.retrieve.hybrid`; lexical when no
+#: embedder is installed). Hybrid: on FinanceBench dev (embeddings complete) its answers
+#: cite a gold evidence page in 25/39 with the document filter and 24/39 without, lexical
+#: in 25/39 and 23/39; its retrieval has one in the top 5 for 28/39 and 26/39, lexical for
+#: 27/39 and 23/39 (benchmarks/RESULTS.md "Hybrid retrieval as the default"); and it finds
+#: paraphrases that share no word with the question.
 DEFAULT_MODE = "hybrid"
 #: BM25 candidates of a question embedded before the rest of its scope (when vectors are missing).
 PRIORITY_POOL = 40
@@ -218,13 +219,15 @@ class Engine:
     retrieval ``lexical``, ``dense`` or ``hybrid`` (default ``CITEWELL_RETRIEVAL_MODE``, else
     :data:`DEFAULT_MODE`); ``embedder``: the dense model (default: the installed MiniLM, loaded
     on first use; without it dense and hybrid answer lexically with ``DENSE_UNAVAILABLE``);
-    ``retriever``: a custom retriever, used as is whatever the mode.
+    ``fusion``: how hybrid mode fuses its rankings, ``convex`` (default) or ``rrf``
+    (:mod:`citewell.retrieve.hybrid`); ``retriever``: a custom retriever, used as is
+    whatever the mode.
     Raises :class:`~citewell.errors.StoreError` when the store cannot be opened.
     """
 
     def __init__(self, store: Store | str | os.PathLike[str] | None = None, workspace: str = "default", *,
                  generator: Generator | None = None, retriever: Retriever | None = None,
-                 mode: str | None = None, embedder: Embedder | None = None) -> None:
+                 mode: str | None = None, embedder: Embedder | None = None, fusion: str = FUSIONS[0]) -> None:
         if store is None or isinstance(store, (str, os.PathLike)):
             store = open_store(store if store is not None else Settings.resolve().store)
         self.store: Store = store
@@ -238,6 +241,10 @@ class Engine:
         self.mode = mode or os.environ.get("CITEWELL_RETRIEVAL_MODE") or DEFAULT_MODE
         if self.mode not in MODES:
             raise UsageError(f"mode must be one of {', '.join(MODES)}")
+        if fusion not in FUSIONS:
+            raise UsageError(f"fusion must be one of {', '.join(FUSIONS)}")
+        #: hybrid fusion: convex or rrf
+        self.fusion = fusion
         self._embedder = embedder
         self._hybrid: dict[str, HybridRetriever] = {}
         #: seconds a question waits at most for missing embeddings of its scope
@@ -254,11 +261,12 @@ class Engine:
         embedder = self.embedder if self.mode != "lexical" else None
         if embedder is None:
             return self.lexical
-        cached = self._hybrid.get(self.mode)
+        key = f"{self.mode}:{self.fusion}"
+        cached = self._hybrid.get(key)
         if cached is None or cached.dense is None or cached.dense.embedder is not embedder:
-            cached = self._hybrid[self.mode] = HybridRetriever(
+            cached = self._hybrid[key] = HybridRetriever(
                 self.store, self.workspace_id, lexical=self.lexical,
-                dense=DenseRetriever(self.store, self.workspace_id, embedder), mode=self.mode)
+                dense=DenseRetriever(self.store, self.workspace_id, embedder), mode=self.mode, fusion=self.fusion)
         return cached
 
     @retriever.setter

@@ -102,7 +102,9 @@ scores rounded to 9 places before comparison):
   (a long unit must cover proportionally more to beat a crisp sentence) and, for a
   question asking for a figure (``how many/much``, ``what percentage``, or ``what
   was/is`` about a statement line item such as *capex* or *net sales*, not ``why``/``what
-  drove``), by 0.6 for a unit without any number;
+  drove``), by 0.6 for a unit that states no value (no number other than years, the day
+  of a date, or a note/item/page number: ``… capital expenditures … in 2022`` gives no
+  amount);
 - ``score = coverage + 0.05 / rank``, ``rank`` the passage's 1-based position in the
   given (retriever) order: a small prior for better-ranked passages.
 
@@ -128,9 +130,9 @@ Answering enough of the question (a unit failing any test is not quoted):
 - a *long* question (more than 4 key concepts, such as FinanceBench's): key words that
   no unit matches are phrasing and are dropped, and the unit must match one key concept
   in its own text or cover half the key weight;
-- for a figure question, when some eligible unit has a number, units without one go;
-  when some eligible unit names a year the question asks about, prose units naming only
-  other years go;
+- for a figure question, when some eligible unit states a value, units without one go;
+  when some eligible unit names a year the question asks about (for a figure question, a
+  table row through its column header too), prose units naming only other years go;
 - the unit must score at least ``min_relative`` (default 0.4) times the best score.
 
 With nothing left, the answer is :data:`NO_EVIDENCE_TEXT` (no citation).
@@ -272,6 +274,11 @@ _CODE_RE = re.compile(r"[A-Za-z0-9]\(|[A-Za-z0-9]_[A-Za-z0-9]")
 _RELAXED_FLOOR = 0.5
 _LATER_WEIGHT = 0.5
 _DIGIT_RE = re.compile(r"\d")
+#: The day of a date ("December 31"), and references to a note, item, part or page: numbers that state no value.
+_NOT_VALUE_RE = re.compile(
+    r"\b(?:(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?|January|February|March|April|May|June|July|"
+    r"August|September|October|November|December)\s+\d{1,2}(?:st|nd|rd|th)?\b|"
+    r"\b(?:Notes?|Items?|Parts?|Sections?|Exhibits?|pages?|p\.)\s+\d+[A-Za-z]?\b", re.IGNORECASE)
 _BULLET_RE = re.compile(r"[-*+\u2022\u25aa\u25cf\u25e6\u2023\u2043\u2219\u2013]\s+")
 _BULLET_LINE_RE = re.compile(r"\n[ \t]*(?=[-*+\u2022\u25aa\u25cf\u25e6\u2023\u2043\u2219\u2013]\s)")
 _CLOSERS = "\"'\u201d\u2019)]"
@@ -447,11 +454,12 @@ class _Candidate:
     words: int
     question: bool  # the unit is itself a question: never quoted
     fragment: bool  # cut mid-sentence by the chunk's edge: never quoted
-    digits: bool  # has a number (a figure, a year; not the 3 of 3M)
+    digits: bool  # states a value: a number other than a year, a date's day or a note/item/page number
     years: frozenset[str]  # the years the unit names
     header: tuple[int, int] | None = None  # the row's column header (years), a row above it
     header_adjacent: bool = False  # the header is the row right above
     header_words: int = 0
+    header_years: frozenset[str] = frozenset()  # the years of the row's column header
     read: frozenset[str] = frozenset()  # what the unit is read with: a row's labels, a sentence's heading
 
 
@@ -610,6 +618,14 @@ def _is_junk(text: str) -> bool:
     ``(``, an ``_`` inside a name) and more of them than one per ten letters."""
     marks = sum(1 for ch in text if ch in _JUNK_CHARS) + len(_CODE_RE.findall(text))
     return marks >= 3 and marks * 10 > len(_LETTER_RE.findall(text))
+
+
+def _states_value(text: str) -> bool:
+    """True when ``text`` has a number that states a value: not a year (``2022``), not the
+    day of a date (``December 31``), not a note, item, part, section, exhibit or page
+    number (``see Note 3``). A figure question ("What was the capex in 2022?") wants a
+    unit that gives an amount, not one that only names the year it asks about."""
+    return any(t.number and not is_year(t.term) for t in tokens(_NOT_VALUE_RE.sub(" ", text)))
 
 
 def _is_header(row: str) -> bool:
@@ -964,7 +980,8 @@ class ExtractiveGenerator:
             scored = [s for s in scored if s.core >= bar]
         if figure and any(s.cand.digits for s in scored):  # the figure asked for is there: only figures
             scored = [s for s in scored if s.cand.digits]
-        if any(s.cand.years & asked_years for s in scored):  # the year asked is there: not other years
+        # the year asked is there (for a figure question, a table row names its header's years)
+        if any((s.cand.years | (s.cand.header_years if figure else frozenset())) & asked_years for s in scored):
             scored = [s for s in scored if s.cand.row or not s.cand.years or s.cand.years & asked_years]
         scored.sort(key=lambda s: (-s.score, s.cand.passage_index, s.cand.words, s.cand.start))
         return scored
@@ -1036,6 +1053,7 @@ class ExtractiveGenerator:
                 seq = tuple(t.term for t in toks if t.content)
                 terms = frozenset(seq)
                 numbers = any(t.number for t in toks)
+                values = numbers and _states_value(text)
                 read = frozenset().union(*labels[-_LABEL_ROWS:]) if span.row else heading
                 if span.row and (not numbers or _is_header(text)):
                     labels.append(terms)  # a table title, section label or column header
@@ -1063,11 +1081,12 @@ class ExtractiveGenerator:
                         words=word_count(text),
                         question=bool(_QUESTION_END_RE.search(text)),
                         fragment=span.fragment or _is_junk(text) or (span.row and _is_header(text)),
-                        digits=numbers,
+                        digits=values,
                         years=_years(text),
                         header=header,
                         header_adjacent=adjacent,
                         header_words=word_count(chunk.text[header[0]:header[1]]) if header else 0,
+                        header_years=_years(chunk.text[header[0]:header[1]]) if header else frozenset(),
                         read=read,
                     )
                 )

@@ -98,6 +98,28 @@ class DenseRetriever:
         self.store = store
         self.workspace_id = workspace_id
         self.embedder = embedder
+        self._last: tuple[str, np.ndarray] | None = None  # the last question and its vector
+
+    def _query_vector(self, question: str) -> np.ndarray:
+        """The question's unit vector (the last one is kept: hybrid fusion asks twice)."""
+        last = self._last
+        if last is not None and last[0] == question:
+            return last[1]
+        vector = self.embedder.embed([question])[0]
+        self._last = (question, vector)
+        return vector
+
+    def similarities(self, question: str, chunk_ids: Sequence[str]) -> dict[str, float]:
+        """Cosine of ``question`` with each of ``chunk_ids`` that has a vector (chunk id ->
+        cosine in [-1, 1]); chunks without a vector, or of another workspace, are absent."""
+        if not chunk_ids or not question.strip():
+            return {}
+        blobs = self.store.vectors(self.workspace_id, self.embedder.model_id, chunk_ids)
+        if not blobs:
+            return {}
+        ids = list(blobs)
+        matrix = np.frombuffer(b"".join(blobs[i] for i in ids), dtype="<f4").reshape(len(ids), -1)
+        return dict(zip(ids, (matrix @ self._query_vector(question)).tolist()))
 
     def rank(self, question: str, *, limit: int, conditions: Sequence[Condition] = (),
              under: str | None = None) -> list[tuple[str, float]]:
@@ -110,8 +132,7 @@ class DenseRetriever:
         if not rows:
             return []
         matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), -1)
-        query = self.embedder.embed([question])[0]
-        scores = matrix @ query
+        scores = matrix @ self._query_vector(question)
         if limit < len(rows):  # the best ``limit`` (ties at the cut may go either way), then sorted
             best = np.argpartition(-scores, limit - 1)[:limit]
             order = best[np.lexsort((best, -scores[best]))]
