@@ -25,6 +25,9 @@ import re
 from dataclasses import dataclass, field
 from statistics import median
 
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
 #: Chunk size limits in words (whitespace-separated tokens).
 MIN_WORDS = 50
 MAX_WORDS = 250
@@ -236,7 +239,11 @@ def find_gutters(segs: list[Seg], page_width: float) -> list[tuple[float, float]
     """Find column gutters: x-intervals ``(g0, g1)`` (reading frame, points) where few
     prose lines cross while both sides hold many prose lines (at least 4 each, and the
     crossing count at most half the smaller side). Tables (numeric cells) are not prose,
-    so they never create gutters."""
+    so they never create gutters.
+
+    Works on a coverage array of one-point bins (number of prose segments over each
+    bin, ``int(page_width) + 2`` bins); the most covered bin within ``max(20, 0.4 *
+    page_width)`` points on each side is a sliding-window maximum (numpy)."""
     width = int(page_width) + 2
     if width < 10:
         return []
@@ -250,46 +257,28 @@ def find_gutters(segs: list[Seg], page_width: float) -> list[tuple[float, float]
         if b > a:
             diff[a] += 1
             diff[b] -= 1
-    cov = [0] * width
-    run = 0
-    for i in range(width):
-        run += diff[i]
-        cov[i] = run
-    # prefix maxima within a window on each side
+    cov = np.cumsum(np.array(diff[:width], dtype=np.int64))  # (width,) ≥ 0
     win = max(20, int(0.4 * page_width))
-    left_max = [0] * width
-    right_max = [0] * width
-    for i in range(width):
-        lo = max(0, i - win)
-        left_max[i] = max(cov[lo:i]) if i > lo else 0
-    for i in range(width):
-        hi = min(width, i + 1 + win)
-        right_max[i] = max(cov[i + 1:hi]) if hi > i + 1 else 0
-    low = [
-        (min(left_max[i], right_max[i]) >= 5 and cov[i] * 2 <= min(left_max[i], right_max[i]))
-        for i in range(width)
-    ]
+    pad = np.zeros(win, dtype=np.int64)
+    # left_max[i] = max(cov[i - win:i]), right_max[i] = max(cov[i + 1:i + 1 + win]); 0 when empty
+    left_max = sliding_window_view(np.concatenate([pad, cov]), win)[:width].max(axis=1)
+    right_max = sliding_window_view(np.concatenate([cov, pad]), win)[1:width + 1].max(axis=1)
+    side = np.minimum(left_max, right_max)
+    low = ((side >= 5) & (cov * 2 <= side)).astype(np.int8)
+    # runs of low bins: [start, stop) from the edges of the 0/1 signal
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], low, [0]]))).tolist()
     gutters: list[tuple[float, float]] = []
-    i = 0
-    while i < width:
-        if not low[i]:
-            i += 1
-            continue
-        j = i
-        while j + 1 < width and low[j + 1]:
-            j += 1
-        if j - i + 1 >= 3:
+    for i, stop in zip(edges[::2], edges[1::2]):
+        if stop - i >= 3:
             # narrow to the least-covered part of the run
-            m = min(cov[i:j + 1])
-            k0 = next(k for k in range(i, j + 1) if cov[k] == m)
-            k1 = max(k for k in range(i, j + 1) if cov[k] == m)
-            g0, g1 = float(k0), float(k1 + 1)
+            run = cov[i:stop]
+            least = np.flatnonzero(run == run.min())
+            g0, g1 = float(i + int(least[0])), float(i + int(least[-1]) + 1)
             # a real column edge: prose lines end just before it and start right after it
             ends = sum(1 for s in prose if g0 - 0.2 * page_width <= s.X1 <= g0 + 1.5)
             starts = sum(1 for s in prose if g1 - 1.5 <= s.X0 <= g1 + 3.0)
             if ends >= 4 and starts >= 4:
                 gutters.append((g0, g1))
-        i = j + 1
     return gutters
 
 
