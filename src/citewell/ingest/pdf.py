@@ -24,6 +24,7 @@ from __future__ import annotations
 import ctypes
 import math
 import re
+from itertools import repeat
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -226,17 +227,18 @@ _GLYPH, _SPACE, _BREAK = 0, 1, 2
 _SPACE_CODES = np.array(sorted(_SPACES), dtype=np.int64)
 
 
-def _address_call(fn: Any, argtypes: tuple[type, ...]) -> Any:
+def _address_call(fn: Any, argtypes: tuple[type, ...] | None) -> Any:
     """The C function behind the ctypes function ``fn`` (same calling convention and
-    return type) taking ``argtypes``, e.g. plain addresses (``c_void_p``) for pointers:
-    a call then converts nothing but integers."""
+    return type) taking ``argtypes``, e.g. plain addresses (``c_void_p``) for pointers,
+    or, with ``None``, no conversion at all (ctypes objects as they are, ints as C int):
+    a call then costs little more than the C function itself."""
     call = type(fn)(ctypes.cast(fn, ctypes.c_void_p).value)
     call.argtypes = argtypes
     call.restype = fn.restype
     return call
 
 
-_get_unicode = _address_call(pdfium_c.FPDFText_GetUnicode, (ctypes.c_void_p, ctypes.c_int))
+_get_unicode = _address_call(pdfium_c.FPDFText_GetUnicode, None)  # (c_void_p text page, int index)
 _get_loose_box = _address_call(
     pdfium_c.FPDFText_GetLooseCharBox, (ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)
 )
@@ -251,9 +253,8 @@ def _read_chars(textpage: pdfium.PdfTextPage) -> _Chars:
     surrogates, beyond U+10FFFF) are left out.
     """
     n = max(textpage.count_chars(), 0)
-    handle = ctypes.cast(textpage.raw, ctypes.c_void_p).value
-    get_unicode = _get_unicode
-    codes = np.array([get_unicode(handle, i) for i in range(n)], dtype=np.int64)
+    handle = ctypes.cast(textpage.raw, ctypes.c_void_p)
+    codes = np.array(list(map(_get_unicode, repeat(handle, n), range(n))), dtype=np.int64)
     brk = (codes == 13) | (codes == 10)
     space = np.isin(codes, _SPACE_CODES)
     dropped = (
@@ -266,11 +267,9 @@ def _read_chars(textpage: pdfium.PdfTextPage) -> _Chars:
         space |= glyph & np.isin(codes, other_space)
         glyph &= ~space
     rects = (pdfium_c.FS_RECTF * n)()  # zeroed; left, top, right, bottom per character
-    base = ctypes.addressof(rects)
-    size = ctypes.sizeof(pdfium_c.FS_RECTF)
-    get_box = _get_loose_box
     at = np.flatnonzero(glyph)
-    boxed = np.array([get_box(handle, i, base + size * i) for i in at.tolist()], dtype=bool)
+    addresses = (at * ctypes.sizeof(pdfium_c.FS_RECTF) + ctypes.addressof(rects)).tolist()
+    boxed = np.array(list(map(_get_loose_box, repeat(handle.value, len(at)), at.tolist(), addresses)), dtype=bool)
     space[at[~boxed]] = True  # a character without geometry only separates words
     glyph[at[~boxed]] = False
     left, top, right, bottom = np.frombuffer(rects, dtype=np.float32).reshape(n, 4).T.astype(np.float64)

@@ -230,9 +230,8 @@ def _is_prose(seg: Seg, page_width: float) -> bool:
     tokens = seg.text.split()
     if len(tokens) < 3 or seg.X1 - seg.X0 < 0.12 * page_width:
         return False
-    chars = [c for c in seg.text if not c.isspace()]
-    letters = sum(1 for c in chars if c.isalpha())
-    return letters >= 0.55 * len(chars)
+    letters = sum(map(str.isalpha, seg.text))  # letters are never whitespace
+    return letters >= 0.55 * sum(map(len, tokens))  # the non-whitespace characters
 
 
 def find_gutters(segs: list[Seg], page_width: float) -> list[tuple[float, float]]:
