@@ -349,19 +349,43 @@ def _segments(chars: _Chars, frame: Frame) -> list[Seg]:
     starts = np.flatnonzero(first | np.concatenate([[False], cut]))
     stops = np.append(starts[1:], len(at))
     boxed = np.flatnonzero(extent)
-    lo = np.searchsorted(boxed, starts).tolist()
-    hi = np.searchsorted(boxed, stops).tolist()
-    X0, Y0, X1, Y1 = (v[extent].tolist() for v in (a0, b0, a1, b1))
+    if not len(boxed):
+        return []
+    lo = np.searchsorted(boxed, starts)
+    hi = np.searchsorted(boxed, stops)
+    has_box = hi > lo
+    # the segments with a box own consecutive runs of the glyphs with a box, in order
+    firsts, ends = lo[has_box], hi[has_box]
+    bounds = iter(zip(*(
+        _run_extremes(v[extent], firsts, ends, pick)
+        for v, pick in ((a0, min), (b0, min), (a1, max), (b1, max))
+    )))
     text = chars.codes.astype("<u4").tobytes().decode("utf-32-le")
     pos = at.tolist()
     segs: list[Seg] = []
-    for start, stop, i, j in zip(starts.tolist(), stops.tolist(), lo, hi):
+    for start, stop, box in zip(starts.tolist(), stops.tolist(), has_box.tolist()):
         piece = " ".join(text[pos[start]:pos[stop - 1] + 1].split())
-        if j > i:
-            segs.append(Seg(piece, min(X0[i:j]), min(Y0[i:j]), max(X1[i:j]), max(Y1[i:j]), len(segs)))
+        if box:
+            segs.append(Seg(piece, *next(bounds), len(segs)))
         elif segs:
             segs[-1].text = f"{segs[-1].text} {piece}"
     return segs
+
+
+def _run_extremes(values: np.ndarray, starts: np.ndarray, stops: np.ndarray, pick: Any) -> list[float]:
+    """``pick`` (builtin ``min`` or ``max``) of each run ``values[starts[k]:stops[k]]``
+    (float64; the runs are non-empty and tile ``values`` in order), as Python floats.
+
+    numpy's reduction gives the same number except that between equal values it may
+    return another one than the builtin (the first), which only shows for 0.0 and -0.0:
+    runs whose extreme is zero are picked again with the builtin.
+    """
+    ufunc = np.minimum if pick is min else np.maximum
+    out = ufunc.reduceat(values, starts)
+    found = out.tolist()
+    for k in np.flatnonzero(out == 0).tolist():
+        found[k] = pick(values[starts[k]:stops[k]].tolist())
+    return found
 
 
 def _display_box(
