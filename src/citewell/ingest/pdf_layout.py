@@ -143,19 +143,20 @@ class Line:
     running: bool = False  # a running header or footer (set after all pages are laid out)
 
     def __post_init__(self) -> None:
+        segs = self.segs
         if self.cells is None:
-            self.segs.sort(key=lambda s: s.X0)
-            self.text = " ".join(s.text for s in self.segs)
+            segs.sort(key=lambda s: s.X0)
+            self.text = " ".join([s.text for s in segs])
         else:
-            self.text = " ".join(" ".join(s.text for s in cell) for cell in self.cells)
-        self.X0 = min(s.X0 for s in self.segs)
-        self.Y0 = min(s.Y0 for s in self.segs)
-        self.X1 = max(s.X1 for s in self.segs)
-        self.Y1 = max(s.Y1 for s in self.segs)
-        self.h = median(s.h for s in self.segs)
+            self.text = " ".join([" ".join([s.text for s in cell]) for cell in self.cells])
+        self.X0 = min([s.X0 for s in segs])
+        self.Y0 = min([s.Y0 for s in segs])
+        self.X1 = max([s.X1 for s in segs])
+        self.Y1 = max([s.Y1 for s in segs])
+        self.h = median([s.Y1 - s.Y0 for s in segs])
         tokens = self.text.split()
         self.words = len(tokens)
-        numeric = sum(1 for t in tokens if _NUMERIC_TOKEN.match(t))
+        numeric = len(list(filter(_NUMERIC_TOKEN.match, tokens)))
         frac = numeric / len(tokens) if tokens else 0.0
         self.tabular = (
             (len(self.segs) >= 3 and numeric >= 1 and frac >= 0.2)
@@ -290,11 +291,16 @@ def cluster_rows(segs: list[Seg]) -> list[list[Seg]]:
     """Group segments into rows (top to bottom): a segment joins the row whose anchor
     (first member) it overlaps vertically by at least half the smaller height."""
     rows: list[tuple[Seg, list[Seg]]] = []
-    for s in sorted(segs, key=lambda s: (s.cy, s.X0)):
+    for s in sorted(segs, key=lambda s: ((s.Y0 + s.Y1) / 2, s.X0)):
         placed = False
+        y0, y1 = s.Y0, s.Y1
+        h = y1 - y0
         for anchor, members in reversed(rows[-4:]):
-            ov = min(anchor.Y1, s.Y1) - max(anchor.Y0, s.Y0)
-            if ov >= 0.5 * max(0.1, min(anchor.h, s.h)):
+            # min/max of two, written out (hot loop): overlap vs. half the smaller height
+            a0, a1 = anchor.Y0, anchor.Y1
+            ov = (y1 if y1 < a1 else a1) - (y0 if y0 > a0 else a0)
+            smaller = h if h < a1 - a0 else a1 - a0
+            if ov >= 0.5 * (smaller if smaller > 0.1 else 0.1):
                 members.append(s)
                 placed = True
                 break
