@@ -269,7 +269,7 @@ def _read_chars(textpage: pdfium.PdfTextPage) -> _Chars:
     rects = (pdfium_c.FS_RECTF * n)()  # zeroed; left, top, right, bottom per character
     at = np.flatnonzero(glyph)
     addresses = (at * ctypes.sizeof(pdfium_c.FS_RECTF) + ctypes.addressof(rects)).tolist()
-    boxed = np.array(list(map(_get_loose_box, repeat(handle.value, len(at)), at.tolist(), addresses)), dtype=bool)
+    boxed = np.array(list(map(_get_loose_box, repeat(handle.value), at.tolist(), addresses)), dtype=bool)
     space[at[~boxed]] = True  # a character without geometry only separates words
     glyph[at[~boxed]] = False
     left, top, right, bottom = np.frombuffer(rects, dtype=np.float32).reshape(n, 4).T.astype(np.float64)

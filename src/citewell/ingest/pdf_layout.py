@@ -62,7 +62,8 @@ class Frame:
 
     def from_user(self, l: float, b: float, r: float, t: float) -> tuple[float, float, float, float]:
         """Map a user-space box ``(left, bottom, right, top)`` to ``(X0, Y0, X1, Y1)``
-        in this frame (points, top-left origin, ``X0 <= X1``, ``Y0 <= Y1``)."""
+        in this frame (points, top-left origin, ``X0 <= X1``, ``Y0 <= Y1``). Also maps
+        many boxes at once, elementwise, when given four ``(n,)`` float64 arrays."""
         x0, y0, x1, y1 = self.box
         rot = self.rotation
         if rot == 0:
@@ -296,11 +297,9 @@ def cluster_rows(segs: list[Seg]) -> list[list[Seg]]:
         y0, y1 = s.Y0, s.Y1
         h = y1 - y0
         for anchor, members in reversed(rows[-4:]):
-            # min/max of two, written out (hot loop): overlap vs. half the smaller height
             a0, a1 = anchor.Y0, anchor.Y1
-            ov = (y1 if y1 < a1 else a1) - (y0 if y0 > a0 else a0)
-            smaller = h if h < a1 - a0 else a1 - a0
-            if ov >= 0.5 * (smaller if smaller > 0.1 else 0.1):
+            ov = min(a1, y1) - max(a0, y0)
+            if ov >= 0.5 * max(0.1, min(a1 - a0, h)):
                 members.append(s)
                 placed = True
                 break
