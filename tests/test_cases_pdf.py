@@ -137,3 +137,36 @@ def test_text_outside_the_visible_page_is_neither_indexed_nor_boxed() -> None:
     assert [c.text for c in ex.chunks] == ["revenue rose to the recorded level"]
     (box,) = ex.chunks[0].metadata["offset"]
     assert abs(box["top"] - (800 - 710) / 400) < 1e-3 and abs(box["height"] - 10 / 400) < 1e-3
+
+
+# ----------------------------------------------------------------------------- character stream
+
+
+def test_a_character_without_a_box_only_separates_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    import citewell.ingest.pdf as pdf_module
+
+    pdf = build_pdf([PageSpec(lines=[(72, 700, "revenue rose", 10, 100)])])
+    assert extract_pdf(pdf, name="boxes.pdf").text == "revenue rose"
+    real = pdf_module._get_loose_box
+
+    def no_box_for_the_e(page: int, index: int, rect: int) -> int:
+        return 0 if index == 1 else real(page, index, rect)
+
+    monkeypatch.setattr(pdf_module, "_get_loose_box", no_box_for_the_e)
+    assert extract_pdf(pdf, name="boxes.pdf").text == "r venue rose"
+
+
+def test_segment_box_extremes_keep_the_first_of_equal_zeros() -> None:
+    import math
+
+    import numpy as np
+
+    from citewell.ingest.pdf import _run_extremes
+
+    values = np.array([0.0, -0.0, 3.0, -0.0, 0.0, 2.0, -1.5])
+    starts, stops = np.array([0, 3, 5]), np.array([3, 5, 7])
+    for pick in (min, max):
+        got = _run_extremes(values, starts, stops, pick)
+        want = [pick(values[a:b].tolist()) for a, b in zip(starts, stops)]
+        assert got == want and all(type(v) is float for v in got)
+        assert [math.copysign(1.0, v) for v in got] == [math.copysign(1.0, v) for v in want]

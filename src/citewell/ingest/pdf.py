@@ -24,8 +24,10 @@ from __future__ import annotations
 import ctypes
 import math
 import re
-from typing import Any
+from itertools import repeat
+from typing import Any, NamedTuple
 
+import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
@@ -189,7 +191,7 @@ def _page_layout(doc: pdfium.PdfDocument, index: int) -> tuple[list[ChunkPlan], 
             textpage.close()
     finally:
         page.close()
-    if not any(c[1] is not None for c in chars):
+    if not np.any(chars.kind == _GLYPH):
         return [], display, display
     reading = Frame(_text_rotation(chars, rotation), box)
     segs = _segments(chars, reading)
@@ -198,142 +200,192 @@ def _page_layout(doc: pdfium.PdfDocument, index: int) -> tuple[list[ChunkPlan], 
     return plans, display, reading
 
 
-# One character: (text, user-space box (l, b, r, t) or None for whitespace, line break?)
-_Char = tuple[str, "tuple[float, float, float, float] | None", bool]
+class _Chars(NamedTuple):
+    """A page's characters in pdfium's content order (``n`` of them).
+
+    - ``codes``: ``(n,)`` int64 code points as the text takes them: the glyph's own
+      (U+00AD, :data:`SOFT_HYPHEN`, for pdfium's line-end hyphen marker U+0002), 0x20 for
+      any whitespace, 0x0A for a line break;
+    - ``kind``: ``(n,)`` int8, :data:`_GLYPH` (a character with a box), :data:`_SPACE`
+      (whitespace, or a character pdfium gives no box for: it only separates words) or
+      :data:`_BREAK` (a pdfium line break);
+    - ``boxes``: ``(4, n)`` float64 rows ``left, bottom, right, top``: each glyph's loose
+      box in user space (points, ``left <= right``, ``bottom <= top``); meaningless for
+      the other kinds.
+    """
+
+    codes: np.ndarray
+    kind: np.ndarray
+    boxes: np.ndarray
+
+    def select(self, mask: np.ndarray) -> _Chars:
+        """The characters where the ``(n,)`` bool ``mask`` is true, in order."""
+        return _Chars(self.codes[mask], self.kind[mask], self.boxes[:, mask])
 
 
-def _read_chars(textpage: pdfium.PdfTextPage) -> list[_Char]:
-    """Read every character of a text page with its loose box (user space, points)."""
-    n = textpage.count_chars()
-    get_unicode = pdfium_c.FPDFText_GetUnicode
-    get_box = pdfium_c.FPDFText_GetLooseCharBox
-    rect = pdfium_c.FS_RECTF()
-    rect_ref = ctypes.byref(rect)
-    out: list[_Char] = []
-    append = out.append
-    for i in range(n):
-        u = get_unicode(textpage, i)
-        if u == 13 or u == 10:
-            append(("\n", None, True))
-            continue
-        if u in _SPACES:
-            append((" ", None, False))
-            continue
-        if u == 2:  # pdfium's marker for a hyphen at a line end (word broken across lines)
-            ch = SOFT_HYPHEN
-        elif u < 32 or u == 0xFFFE or u == 0xFFFF or 0xD800 <= u <= 0xDFFF or u > 0x10FFFF:
-            continue
-        else:
-            ch = chr(u)
-        if ch.isspace():
-            append((" ", None, False))
-            continue
-        if get_box(textpage, i, rect_ref):
-            l, r = rect.left, rect.right
-            b, t = rect.bottom, rect.top
-            if l > r:
-                l, r = r, l
-            if b > t:
-                b, t = t, b
-            append((ch, (l, b, r, t), False))
-        else:  # pragma: no cover - a char without geometry: keep its text
-            append((ch, None, False))
-    return out
+_GLYPH, _SPACE, _BREAK = 0, 1, 2
+_SPACE_CODES = np.array(sorted(_SPACES), dtype=np.int64)
 
 
-def _visible(chars: list[_Char], page: tuple[float, float, float, float]) -> list[_Char]:
+def _address_call(fn: Any, argtypes: tuple[type, ...] | None) -> Any:
+    """The C function behind the ctypes function ``fn`` (same calling convention and
+    return type) taking ``argtypes``, e.g. plain addresses (``c_void_p``) for pointers,
+    or, with ``None``, no conversion at all (ctypes objects as they are, ints as C int):
+    a call then costs little more than the C function itself."""
+    call = type(fn)(ctypes.cast(fn, ctypes.c_void_p).value)
+    call.argtypes = argtypes
+    call.restype = fn.restype
+    return call
+
+
+_get_unicode = _address_call(pdfium_c.FPDFText_GetUnicode, None)  # (c_void_p text page, int index)
+_get_loose_box = _address_call(
+    pdfium_c.FPDFText_GetLooseCharBox, (ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)
+)
+
+
+def _read_chars(textpage: pdfium.PdfTextPage) -> _Chars:
+    """Read every character of a text page with its loose box (user space, points).
+
+    Two C calls per character (code point, then box for non-whitespace, written straight
+    into one float32 ``FS_RECTF`` array); the rest is numpy. Characters that cannot be
+    text (control codes other than whitespace and pdfium's hyphen marker, U+FFFE/U+FFFF,
+    surrogates, beyond U+10FFFF) are left out.
+    """
+    n = max(textpage.count_chars(), 0)
+    handle = ctypes.cast(textpage.raw, ctypes.c_void_p)
+    codes = np.array(list(map(_get_unicode, repeat(handle, n), range(n))), dtype=np.int64)
+    brk = (codes == 13) | (codes == 10)
+    space = np.isin(codes, _SPACE_CODES)
+    dropped = (
+        ((codes < 32) & (codes != 2)) | (codes == 0xFFFE) | (codes == 0xFFFF)
+        | ((codes >= 0xD800) & (codes <= 0xDFFF)) | (codes > 0x10FFFF)
+    ) & ~brk & ~space
+    glyph = ~(brk | space | dropped)
+    other_space = [u for u in np.unique(codes[glyph]).tolist() if chr(u).isspace()]
+    if other_space:
+        space |= glyph & np.isin(codes, other_space)
+        glyph &= ~space
+    rects = (pdfium_c.FS_RECTF * n)()  # zeroed; left, top, right, bottom per character
+    at = np.flatnonzero(glyph)
+    addresses = (at * ctypes.sizeof(pdfium_c.FS_RECTF) + ctypes.addressof(rects)).tolist()
+    boxed = np.array(list(map(_get_loose_box, repeat(handle.value), at.tolist(), addresses)), dtype=bool)
+    space[at[~boxed]] = True  # a character without geometry only separates words
+    glyph[at[~boxed]] = False
+    left, top, right, bottom = np.frombuffer(rects, dtype=np.float32).reshape(n, 4).T.astype(np.float64)
+    boxes = np.array([
+        np.where(left > right, right, left),
+        np.where(bottom > top, top, bottom),
+        np.where(left > right, left, right),
+        np.where(bottom > top, bottom, top),
+    ])
+    codes = np.where(codes == 2, ord(SOFT_HYPHEN), codes)
+    codes = np.where(space, 0x20, np.where(brk, 0x0A, codes))
+    kind = np.where(space, _SPACE, np.where(brk, _BREAK, _GLYPH)).astype(np.int8)
+    return _Chars(codes, kind, boxes).select(glyph | space | brk)
+
+
+def _visible(chars: _Chars, page: tuple[float, float, float, float]) -> _Chars:
     """Drop characters whose centre lies outside the visible page area (CropBox ∩
     MediaBox): text a viewer never shows is neither searchable nor citable."""
     l, b, r, t = page
-    out: list[_Char] = []
-    for ch in chars:
-        box = ch[1]
-        if box is not None:
-            cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-            if not (l - 1 <= cx <= r + 1 and b - 1 <= cy <= t + 1):
-                continue
-        out.append(ch)
-    return out
+    left, bottom, right, top = chars.boxes
+    cx, cy = (left + right) / 2, (bottom + top) / 2
+    inside = (l - 1 <= cx) & (cx <= r + 1) & (b - 1 <= cy) & (cy <= t + 1)
+    return chars.select((chars.kind != _GLYPH) | inside)
 
 
-def _text_rotation(chars: list[_Char], page_rotation: int) -> int:
+def _text_rotation(chars: _Chars, page_rotation: int) -> int:
     """Clockwise rotation (0/90/180/270) of user space in which most text runs left to
-    right, voted from consecutive characters of pdfium's lines."""
-    votes = {0: 0, 90: 0, 180: 0, 270: 0}
-    prev = None
-    for _, box, brk in chars:
-        if brk:
-            prev = None
-            continue
-        if box is None:
-            continue
-        if prev is not None:
-            dx = (box[0] + box[2] - prev[0] - prev[2]) / 2
-            dy = (box[1] + box[3] - prev[1] - prev[3]) / 2
-            if abs(dx) > abs(dy):
-                votes[0 if dx > 0 else 180] += 1
-            elif abs(dy) > abs(dx):
-                votes[90 if dy > 0 else 270] += 1
-        prev = box
+    right, voted from consecutive glyphs of pdfium's lines (no line break between them)."""
+    at = np.flatnonzero(chars.kind == _GLYPH)
+    line = np.cumsum(chars.kind == _BREAK)[at]
+    same = line[1:] == line[:-1]
+    left, bottom, right, top = chars.boxes[:, at]
+    dx = (left[1:] + right[1:] - left[:-1] - right[:-1]) / 2
+    dy = (bottom[1:] + top[1:] - bottom[:-1] - top[:-1]) / 2
+    across = same & (np.abs(dx) > np.abs(dy))
+    along = same & (np.abs(dy) > np.abs(dx))
+    votes = {
+        0: int(np.count_nonzero(across & (dx > 0))),
+        90: int(np.count_nonzero(along & (dy > 0))),
+        180: int(np.count_nonzero(across & ~(dx > 0))),
+        270: int(np.count_nonzero(along & ~(dy > 0))),
+    }
     best = max(votes.values())
     if best == 0 or votes[page_rotation] == best:
         return page_rotation
     return max(votes, key=lambda k: votes[k])
 
 
-def _segments(chars: list[_Char], frame: Frame) -> list[Seg]:
+def _segments(chars: _Chars, frame: Frame) -> list[Seg]:
     """Cut the character stream into segments: at pdfium line breaks, at a jump to
     another visual line, backwards, or across a horizontal gap wider than the text
-    height (reading frame)."""
+    height (reading frame).
+
+    A glyph is compared with the line's last glyph that has a non-empty box (else the
+    line's first glyph). A segment's text is its glyphs with each run of whitespace
+    between them written as one space; its box is the union of its non-empty glyph boxes.
+    A segment without any non-empty box is appended (after a space) to the previous
+    segment of the page, or dropped when there is none.
+    """
+    at = np.flatnonzero(chars.kind == _GLYPH)
+    if not len(at):
+        return []
+    a0, b0, a1, b1 = frame.from_user(*chars.boxes[:, at])
+    line = np.cumsum(chars.kind == _BREAK)[at]
+    first = np.ones(len(at), dtype=bool)  # a line's first glyph
+    first[1:] = line[1:] != line[:-1]
+    extent = (a1 - a0 > 0) | (b1 - b0 > 0)
+    prev = np.maximum.accumulate(np.where(extent | first, np.arange(len(at)), 0))[:-1]
+    p0, q0, p1, q1 = a0[prev], b0[prev], a1[prev], b1[prev]
+    c0, d0, d1 = a0[1:], b0[1:], b1[1:]
+    h = np.maximum(np.maximum(q1 - q0, d1 - d0), 0.5)
+    cut = (
+        (np.abs((d0 + d1) - (q0 + q1)) / 2 > 0.6 * h)
+        | (c0 < p1 - 0.6 * h - (p1 - p0))
+        | (c0 - p1 > 1.0 * h)
+    )
+    starts = np.flatnonzero(first | np.concatenate([[False], cut]))
+    stops = np.append(starts[1:], len(at))
+    boxed = np.flatnonzero(extent)
+    if not len(boxed):
+        return []
+    lo = np.searchsorted(boxed, starts)
+    hi = np.searchsorted(boxed, stops)
+    has_box = hi > lo
+    # the segments with a box own consecutive runs of the glyphs with a box, in order
+    firsts, ends = lo[has_box], hi[has_box]
+    bounds = iter(zip(*(
+        _run_extremes(v[extent], firsts, ends, pick)
+        for v, pick in ((a0, min), (b0, min), (a1, max), (b1, max))
+    )))
+    text = chars.codes.astype("<u4").tobytes().decode("utf-32-le")
+    pos = at.tolist()
     segs: list[Seg] = []
-    buf: list[str] = []
-    X0 = Y0 = float("inf")
-    X1 = Y1 = float("-inf")
-    prev: tuple[float, float, float, float] | None = None
-    from_user = frame.from_user
-
-    def flush() -> None:
-        nonlocal buf, X0, Y0, X1, Y1
-        text = "".join(buf).strip()
-        if text and X1 >= X0:
-            segs.append(Seg(text, X0, Y0, X1, Y1, len(segs)))
-        elif text and segs:  # characters without any geometry: attach to the previous run
-            last = segs[-1]
-            last.text = f"{last.text} {text}"
-        buf = []
-        X0 = Y0 = float("inf")
-        X1 = Y1 = float("-inf")
-
-    for ch, box, brk in chars:
-        if brk:
-            flush()
-            prev = None
-            continue
-        if box is None:
-            if buf and buf[-1] != " ":
-                buf.append(" ")
-            continue
-        a0, b0, a1, b1 = from_user(*box)
-        if prev is not None:
-            p0, q0, p1, q1 = prev
-            h = max(q1 - q0, b1 - b0, 0.5)
-            if (
-                abs((b0 + b1) - (q0 + q1)) / 2 > 0.6 * h
-                or a0 < p1 - 0.6 * h - (p1 - p0)
-                or a0 - p1 > 1.0 * h
-            ):
-                flush()
-        buf.append(ch)
-        if a1 - a0 > 0 or b1 - b0 > 0:
-            X0 = min(X0, a0)
-            Y0 = min(Y0, b0)
-            X1 = max(X1, a1)
-            Y1 = max(Y1, b1)
-            prev = (a0, b0, a1, b1)
-        elif prev is None:
-            prev = (a0, b0, a1, b1)
-    flush()
+    for start, stop, box in zip(starts.tolist(), stops.tolist(), has_box.tolist()):
+        piece = " ".join(text[pos[start]:pos[stop - 1] + 1].split())
+        if box:
+            segs.append(Seg(piece, *next(bounds), len(segs)))
+        elif segs:
+            segs[-1].text = f"{segs[-1].text} {piece}"
     return segs
+
+
+def _run_extremes(values: np.ndarray, starts: np.ndarray, stops: np.ndarray, pick: Any) -> list[float]:
+    """``pick`` (builtin ``min`` or ``max``) of each run ``values[starts[k]:stops[k]]``
+    (float64; the runs are non-empty and tile ``values`` in order), as Python floats.
+
+    numpy's reduction gives the same number except that between equal values it may
+    return another one than the builtin (the first), which only shows for 0.0 and -0.0:
+    runs whose extreme is zero are picked again with the builtin.
+    """
+    ufunc = np.minimum if pick is min else np.maximum
+    out = ufunc.reduceat(values, starts)
+    found = out.tolist()
+    for k in np.flatnonzero(out == 0).tolist():
+        found[k] = pick(values[starts[k]:stops[k]].tolist())
+    return found
 
 
 def _display_box(

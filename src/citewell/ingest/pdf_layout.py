@@ -25,6 +25,9 @@ import re
 from dataclasses import dataclass, field
 from statistics import median
 
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
 #: Chunk size limits in words (whitespace-separated tokens).
 MIN_WORDS = 50
 MAX_WORDS = 250
@@ -59,7 +62,8 @@ class Frame:
 
     def from_user(self, l: float, b: float, r: float, t: float) -> tuple[float, float, float, float]:
         """Map a user-space box ``(left, bottom, right, top)`` to ``(X0, Y0, X1, Y1)``
-        in this frame (points, top-left origin, ``X0 <= X1``, ``Y0 <= Y1``)."""
+        in this frame (points, top-left origin, ``X0 <= X1``, ``Y0 <= Y1``). Also maps
+        many boxes at once, elementwise, when given four ``(n,)`` float64 arrays."""
         x0, y0, x1, y1 = self.box
         rot = self.rotation
         if rot == 0:
@@ -140,19 +144,20 @@ class Line:
     running: bool = False  # a running header or footer (set after all pages are laid out)
 
     def __post_init__(self) -> None:
+        segs = self.segs
         if self.cells is None:
-            self.segs.sort(key=lambda s: s.X0)
-            self.text = " ".join(s.text for s in self.segs)
+            segs.sort(key=lambda s: s.X0)
+            self.text = " ".join([s.text for s in segs])
         else:
-            self.text = " ".join(" ".join(s.text for s in cell) for cell in self.cells)
-        self.X0 = min(s.X0 for s in self.segs)
-        self.Y0 = min(s.Y0 for s in self.segs)
-        self.X1 = max(s.X1 for s in self.segs)
-        self.Y1 = max(s.Y1 for s in self.segs)
-        self.h = median(s.h for s in self.segs)
+            self.text = " ".join([" ".join([s.text for s in cell]) for cell in self.cells])
+        self.X0 = min([s.X0 for s in segs])
+        self.Y0 = min([s.Y0 for s in segs])
+        self.X1 = max([s.X1 for s in segs])
+        self.Y1 = max([s.Y1 for s in segs])
+        self.h = median([s.Y1 - s.Y0 for s in segs])
         tokens = self.text.split()
         self.words = len(tokens)
-        numeric = sum(1 for t in tokens if _NUMERIC_TOKEN.match(t))
+        numeric = len(list(filter(_NUMERIC_TOKEN.match, tokens)))
         frac = numeric / len(tokens) if tokens else 0.0
         self.tabular = (
             (len(self.segs) >= 3 and numeric >= 1 and frac >= 0.2)
@@ -227,16 +232,19 @@ def _is_prose(seg: Seg, page_width: float) -> bool:
     tokens = seg.text.split()
     if len(tokens) < 3 or seg.X1 - seg.X0 < 0.12 * page_width:
         return False
-    chars = [c for c in seg.text if not c.isspace()]
-    letters = sum(1 for c in chars if c.isalpha())
-    return letters >= 0.55 * len(chars)
+    letters = sum(map(str.isalpha, seg.text))  # letters are never whitespace
+    return letters >= 0.55 * sum(map(len, tokens))  # the non-whitespace characters
 
 
 def find_gutters(segs: list[Seg], page_width: float) -> list[tuple[float, float]]:
     """Find column gutters: x-intervals ``(g0, g1)`` (reading frame, points) where few
     prose lines cross while both sides hold many prose lines (at least 4 each, and the
     crossing count at most half the smaller side). Tables (numeric cells) are not prose,
-    so they never create gutters."""
+    so they never create gutters.
+
+    Works on a coverage array of one-point bins (number of prose segments over each
+    bin, ``int(page_width) + 2`` bins); the most covered bin within ``max(20, 0.4 *
+    page_width)`` points on each side is a sliding-window maximum (numpy)."""
     width = int(page_width) + 2
     if width < 10:
         return []
@@ -250,46 +258,28 @@ def find_gutters(segs: list[Seg], page_width: float) -> list[tuple[float, float]
         if b > a:
             diff[a] += 1
             diff[b] -= 1
-    cov = [0] * width
-    run = 0
-    for i in range(width):
-        run += diff[i]
-        cov[i] = run
-    # prefix maxima within a window on each side
+    cov = np.cumsum(np.array(diff[:width], dtype=np.int64))  # (width,) ≥ 0
     win = max(20, int(0.4 * page_width))
-    left_max = [0] * width
-    right_max = [0] * width
-    for i in range(width):
-        lo = max(0, i - win)
-        left_max[i] = max(cov[lo:i]) if i > lo else 0
-    for i in range(width):
-        hi = min(width, i + 1 + win)
-        right_max[i] = max(cov[i + 1:hi]) if hi > i + 1 else 0
-    low = [
-        (min(left_max[i], right_max[i]) >= 5 and cov[i] * 2 <= min(left_max[i], right_max[i]))
-        for i in range(width)
-    ]
+    pad = np.zeros(win, dtype=np.int64)
+    # left_max[i] = max(cov[i - win:i]), right_max[i] = max(cov[i + 1:i + 1 + win]); 0 when empty
+    left_max = sliding_window_view(np.concatenate([pad, cov]), win)[:width].max(axis=1)
+    right_max = sliding_window_view(np.concatenate([cov, pad]), win)[1:width + 1].max(axis=1)
+    side = np.minimum(left_max, right_max)
+    low = ((side >= 5) & (cov * 2 <= side)).astype(np.int8)
+    # runs of low bins: [start, stop) from the edges of the 0/1 signal
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], low, [0]]))).tolist()
     gutters: list[tuple[float, float]] = []
-    i = 0
-    while i < width:
-        if not low[i]:
-            i += 1
-            continue
-        j = i
-        while j + 1 < width and low[j + 1]:
-            j += 1
-        if j - i + 1 >= 3:
+    for i, stop in zip(edges[::2], edges[1::2]):
+        if stop - i >= 3:
             # narrow to the least-covered part of the run
-            m = min(cov[i:j + 1])
-            k0 = next(k for k in range(i, j + 1) if cov[k] == m)
-            k1 = max(k for k in range(i, j + 1) if cov[k] == m)
-            g0, g1 = float(k0), float(k1 + 1)
+            run = cov[i:stop]
+            least = np.flatnonzero(run == run.min())
+            g0, g1 = float(i + int(least[0])), float(i + int(least[-1]) + 1)
             # a real column edge: prose lines end just before it and start right after it
             ends = sum(1 for s in prose if g0 - 0.2 * page_width <= s.X1 <= g0 + 1.5)
             starts = sum(1 for s in prose if g1 - 1.5 <= s.X0 <= g1 + 3.0)
             if ends >= 4 and starts >= 4:
                 gutters.append((g0, g1))
-        i = j + 1
     return gutters
 
 
@@ -302,11 +292,14 @@ def cluster_rows(segs: list[Seg]) -> list[list[Seg]]:
     """Group segments into rows (top to bottom): a segment joins the row whose anchor
     (first member) it overlaps vertically by at least half the smaller height."""
     rows: list[tuple[Seg, list[Seg]]] = []
-    for s in sorted(segs, key=lambda s: (s.cy, s.X0)):
+    for s in sorted(segs, key=lambda s: ((s.Y0 + s.Y1) / 2, s.X0)):
         placed = False
+        y0, y1 = s.Y0, s.Y1
+        h = y1 - y0
         for anchor, members in reversed(rows[-4:]):
-            ov = min(anchor.Y1, s.Y1) - max(anchor.Y0, s.Y0)
-            if ov >= 0.5 * max(0.1, min(anchor.h, s.h)):
+            a0, a1 = anchor.Y0, anchor.Y1
+            ov = min(a1, y1) - max(a0, y0)
+            if ov >= 0.5 * max(0.1, min(a1 - a0, h)):
                 members.append(s)
                 placed = True
                 break
