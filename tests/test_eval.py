@@ -25,6 +25,7 @@ from citewell.eval import (
     score_answer,
 )
 from citewell.models import Message, Occurrence, Part, Passage, Reference
+from citewell.retrieve import embedder as embedder_mod
 
 PAGES = [
     "Alpha revenue was 100 million dollars in 2022.",
@@ -277,6 +278,14 @@ def test_cli_json_and_exit_codes(tmp_path: Path) -> None:
     table = _cli(str(gold), "--store", store, "--no-filter-doc")
     assert table.returncode == 0, table.stderr
     assert "Retrieval" in table.stdout and "citation precision" in table.stdout
+
+    if embedder_mod.available():  # hybrid embeds the scope first, then reports complete figures
+        hybrid = _cli(str(gold), "--store", store, "--mode", "hybrid", "--json")
+        assert hybrid.returncode == 0, hybrid.stderr
+        assert "retrieval mode hybrid" in hybrid.stderr and "embedded: 1 of 1 passages" in hybrid.stderr
+        assert json.loads(hybrid.stdout)["questions"][0]["retrieval"]["hit@5"] == 1.0
+    wrong = _cli(str(gold), "--store", store, "--mode", "fuzzy")
+    assert wrong.returncode == 2 and "--mode must be one of" in wrong.stderr and not wrong.stdout
 
     missing = _cli(str(tmp_path / "nope.jsonl"), "--store", store)
     assert missing.returncode == 2 and "no such question file" in missing.stderr and not missing.stdout
