@@ -442,7 +442,8 @@ def test_a_ready_upload_is_embedded_in_the_background_in_hybrid_mode(
         app.state.worker.wait_embedded()
         assert first["status"] == "ready"
         scope = [Condition(key="resource_id", op="eq", values=(first["id"],))]
-        embedded, total = engine.store.vector_coverage(engine.workspace_id, embedder_mod.MODEL_ID, conditions=scope)
+        embedded, total = engine.store.vector_coverage(engine.workspace_id, embedder_mod.MODEL_ID,
+                                                       conditions=scope)
         assert total == first["chunk_count"] and embedded == total
         # a question then waits for nothing: no EMBEDDINGS_INCOMPLETE warning
         answer = engine.ask("When does the ferry leave?", sync=False)

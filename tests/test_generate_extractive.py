@@ -916,14 +916,15 @@ def test_every_quoted_unit_is_one_cited_sentence_of_the_answer() -> None:
 def test_phrasing_words_do_not_block_the_answer() -> None:
     # "total" and "occurred" frame the question, "spend" is the filing's "cost", and "FY 2023"
     # is the year: the repurchase sentences answer it (before, nothing was quoted)
-    text = ("Merchandise inventories, net at the end of the fourth quarter of fiscal 2023 totaled $1.6 billion.\n"
-            "Share Repurchase Program\n"
-            "During the fourth quarter of fiscal 2023, the Company repurchased 722,457 shares of its common stock "
-            "at a cost of $328.1 million. During fiscal 2023, the Company repurchased 2.2 million shares of its "
-            "common stock at a cost of $900.0 million.")
+    text = ("Merchandise inventories, net at the end of the fourth quarter of fiscal 2023 totaled "
+            "$1.6 billion.\nShare Repurchase Program\n"
+            "During the fourth quarter of fiscal 2023, the Company repurchased 722,457 shares of its "
+            "common stock at a cost of $328.1 million. During fiscal 2023, the Company repurchased 2.2 "
+            "million shares of its common stock at a cost of $900.0 million.")
     p = passage("ulta", text, title="ULTABEAUTY_2023Q4_EARNINGS")
-    question = "What percent of Ulta Beauty's total spend on stock repurchases for FY 2023 occurred in Q4 of FY2023?"
+    question = ("What percent of Ulta Beauty's total spend on stock repurchases for FY 2023 occurred in "
+                "Q4 of FY2023?")
     units = ExtractiveGenerator().select(question, [p])
     assert_exact(units, [p])
-    assert [u.text.split(",")[0] for u in units] == ["Share Repurchase Program\nDuring the fourth quarter of fiscal 2023",
-                                                     "During fiscal 2023"]
+    assert [u.text.split(",")[0] for u in units] == [
+        "Share Repurchase Program\nDuring the fourth quarter of fiscal 2023", "During fiscal 2023"]

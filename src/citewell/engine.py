@@ -266,7 +266,8 @@ class Engine:
         if cached is None or cached.dense is None or cached.dense.embedder is not embedder:
             cached = self._hybrid[key] = HybridRetriever(
                 self.store, self.workspace_id, lexical=self.lexical,
-                dense=DenseRetriever(self.store, self.workspace_id, embedder), mode=self.mode, fusion=self.fusion)
+                dense=DenseRetriever(self.store, self.workspace_id, embedder), mode=self.mode,
+                fusion=self.fusion)
         return cached
 
     @retriever.setter

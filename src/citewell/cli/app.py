@@ -159,9 +159,9 @@ def ask(
     offsets: str = typer.Option("codepoint", "--offsets", help="Offset unit: codepoint, utf16 or utf8."),
     policy: str = typer.Option("flag", "--policy", help="Unsupported citations: flag (mark) or drop (remove)."),
     manifests: Optional[List[Path]] = typer.Option(None, "--manifest", help="Metadata manifest JSONL (repeatable)."),
-    mode: Optional[str] = typer.Option(None, "--mode", help="Retrieval: hybrid (BM25 + rerank and embeddings, fused by "
-                                       "RRF; the default), lexical (BM25 + rerank) or dense (embeddings). "
-                                       "Env CITEWELL_RETRIEVAL_MODE."),
+    mode: Optional[str] = typer.Option(None, "--mode", help="Retrieval: hybrid (BM25 + rerank and "
+                                       "embeddings, fused; the default), lexical (BM25 + rerank) or dense "
+                                       "(embeddings). Env CITEWELL_RETRIEVAL_MODE."),
     explain: bool = typer.Option(False, "--explain", help="Print the retrieved passages with their BM25, dense "
                                  "and fused ranks to stderr."),
     store: Optional[Path] = StoreOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
@@ -358,8 +358,9 @@ def resources(
 def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for every interface)."),
     port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port to listen on."),
-    mode: Optional[str] = typer.Option(None, "--mode", help="Retrieval for every question: hybrid (the default), "
-                                       "lexical or dense (sets CITEWELL_RETRIEVAL_MODE for this server)."),
+    mode: Optional[str] = typer.Option(None, "--mode", help="Retrieval for every question: hybrid (the "
+                                       "default), lexical or dense (sets CITEWELL_RETRIEVAL_MODE for this "
+                                       "server)."),
     store: Optional[Path] = StoreOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Serve the HTTP API (FastAPI on uvicorn) on the same store as the other commands:
@@ -394,9 +395,10 @@ def eval_(
     as_json: bool = typer.Option(False, "--json", help="Print {overall, by_type, questions} as one JSON document."),
     manifests: Optional[List[Path]] = typer.Option(None, "--manifest", help="Metadata manifest JSONL (repeatable; "
                                                    "default for a FinanceBench file: <name>_docs.jsonl beside it)."),
-    mode: Optional[str] = typer.Option(None, "--mode", help="Retrieval: hybrid (the default), lexical or dense. "
-                                       "Hybrid and dense first embed every passage in scope without a vector "
-                                       "(a progress bar), so the figures are those of complete embeddings."),
+    mode: Optional[str] = typer.Option(None, "--mode", help="Retrieval: hybrid (the default), lexical or "
+                                       "dense. Hybrid and dense first embed every passage in scope without a "
+                                       "vector (a progress bar), so the figures are those of complete "
+                                       "embeddings."),
     store: Optional[Path] = StoreOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Measure retrieval and citation quality on questions with gold evidence

@@ -274,10 +274,11 @@ _CODE_RE = re.compile(r"[A-Za-z0-9]\(|[A-Za-z0-9]_[A-Za-z0-9]")
 _RELAXED_FLOOR = 0.5
 _LATER_WEIGHT = 0.5
 _DIGIT_RE = re.compile(r"\d")
-#: The day of a date ("December 31"), and references to a note, item, part or page: numbers that state no value.
+#: The day of a date ("December 31"), and references to a note, item, part or page:
+#: numbers that state no value.
 _NOT_VALUE_RE = re.compile(
-    r"\b(?:(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?|January|February|March|April|May|June|July|"
-    r"August|September|October|November|December)\s+\d{1,2}(?:st|nd|rd|th)?\b|"
+    r"\b(?:(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?|January|February|March|April|May|"
+    r"June|July|August|September|October|November|December)\s+\d{1,2}(?:st|nd|rd|th)?\b|"
     r"\b(?:Notes?|Items?|Parts?|Sections?|Exhibits?|pages?|p\.)\s+\d+[A-Za-z]?\b", re.IGNORECASE)
 _BULLET_RE = re.compile(r"[-*+\u2022\u25aa\u25cf\u25e6\u2023\u2043\u2219\u2013]\s+")
 _BULLET_LINE_RE = re.compile(r"\n[ \t]*(?=[-*+\u2022\u25aa\u25cf\u25e6\u2023\u2043\u2219\u2013]\s)")
@@ -309,8 +310,8 @@ _FRAME_TERMS = content_terms(
     "reasonably data information business best worst highest lowest largest smallest biggest most least "
     "good bad better worse main key new current year years fiscal period fy drop drops dropped rise rises "
     "rose fall falls fell grow grows grew end begin beginning start time contribution contributions "
-    "contribute contributed growth people say says said think thinks occur occurs occurred place total totals "
-    "totaled")
+    "contribute contributed growth people say says said think thinks occur occurs occurred place total "
+    "totals totaled")
 
 
 def _asks_quantity(question: str) -> bool:
@@ -981,7 +982,8 @@ class ExtractiveGenerator:
         if figure and any(s.cand.digits for s in scored):  # the figure asked for is there: only figures
             scored = [s for s in scored if s.cand.digits]
         # the year asked is there (for a figure question, a table row names its header's years)
-        if any((s.cand.years | (s.cand.header_years if figure else frozenset())) & asked_years for s in scored):
+        named = [s.cand.years | (s.cand.header_years if figure else frozenset()) for s in scored]
+        if any(years & asked_years for years in named):
             scored = [s for s in scored if s.cand.row or not s.cand.years or s.cand.years & asked_years]
         scored.sort(key=lambda s: (-s.score, s.cand.passage_index, s.cand.words, s.cand.start))
         return scored

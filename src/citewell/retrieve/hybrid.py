@@ -183,7 +183,8 @@ class HybridRetriever:
             fused = rrf([list(bm25_rank), list(dense_rank)], weights=(BM25_WEIGHT, 1.0))[:k]
         elif self.mode == "hybrid" and self.dense is not None:
             cosines = dict(dense)
-            cosines.update(self.dense.similarities(question, [cid for cid in bm25_rank if cid not in cosines]))
+            outside = [cid for cid in bm25_rank if cid not in cosines]  # exact search has their cosines too
+            cosines.update(self.dense.similarities(question, outside))
             fused = convex([(p.chunk.id, p.score) for p in lexical], dense, cosines, alpha=self.alpha)[:k]
         elif self.mode == "dense":
             fused = dense[:k]
