@@ -270,6 +270,12 @@ class Store(Protocol):
         """
         ...
 
+    def search_generation(self) -> int:
+        """A number that changes whenever what a search can see changes (chunks, the text index,
+        resources, their files or facets), in any workspace and by any process sharing the
+        store: data read for ranking may be reused while it stays the same."""
+        ...
+
     def term_counts(self, workspace_id: str, groups: Sequence[Sequence[str]]) -> tuple[int, list[int]]:
         """Document frequencies for ranking: ``(n, counts)``.
 

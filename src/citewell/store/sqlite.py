@@ -246,11 +246,12 @@ class SQLiteStore:
         self._local = threading.local()
         #: full-text term -> :class:`TermScores`; workspace -> :class:`Scope`;
         #: (workspace, words) -> document frequency; (workspace, model, matrix?) -> :class:`VectorScope`;
-        #: (workspace, statuses, under) -> resource rows
+        #: (workspace, statuses, under) -> resource rows; (workspace, conditions, under) -> resource ids
         self._terms: GenerationCache[TermScores] = GenerationCache(TERM_CACHE_BYTES, lambda t: t.nbytes)
         self._scopes: GenerationCache[Scope] = GenerationCache(64)
         self._dfs: GenerationCache[int] = GenerationCache(200_000)
         self._resource_rows: GenerationCache[list[sqlite3.Row]] = GenerationCache(64)
+        self._resource_sets: GenerationCache[set[str]] = GenerationCache(4096)
         self._vectors: GenerationCache[VectorScope] = GenerationCache(VECTOR_CACHE_BYTES, lambda v: v.nbytes)
         self._verified = False
         self._migrate()
@@ -847,15 +848,36 @@ class SQLiteStore:
 
     def chunks(self, workspace_id: str, chunk_ids: Sequence[str]) -> dict[str, Passage]:
         """Passages by chunk id (any resource status); ids of other workspaces are absent."""
-        out: dict[str, Passage] = {}
-        ids = list(dict.fromkeys(chunk_ids))
-        conn = self._conn()
+        rows, resources = self._chunk_rows(self._conn(), workspace_id, "id", list(dict.fromkeys(chunk_ids)))
+        return {cid: self._passage(row, resources[row["resource_id"]]) for cid, row in rows.items()
+                if row["resource_id"] in resources}
+
+    @staticmethod
+    def _chunk_rows(conn: sqlite3.Connection, workspace_id: str, column: str,
+                    keys: Sequence[Any]) -> tuple[dict[Any, sqlite3.Row], dict[str, sqlite3.Row]]:
+        """The workspace's chunk rows whose ``column`` (``id`` or ``rowid``) is one of ``keys``, by
+        key, and the ``(id, title, kind, file_name, status)`` rows of their resources, by id.
+        Two lookups: a join reading both tables row by row is several times slower."""
+        rows: dict[Any, sqlite3.Row] = {}
+        for i in range(0, len(keys), 500):
+            batch = list(keys[i:i + 500])
+            rows.update((row[column], row) for row in conn.execute(
+                f"SELECT c.* FROM chunks c WHERE c.{column} IN ({','.join('?' * len(batch))}) "
+                "AND c.workspace_id = ?", [*batch, workspace_id]))
+        ids = list({row["resource_id"] for row in rows.values()})
+        resources: dict[str, sqlite3.Row] = {}
         for i in range(0, len(ids), 500):
             batch = ids[i:i + 500]
-            rows = conn.execute(self._PASSAGE_SELECT + f"WHERE c.workspace_id = ? AND c.id IN "
-                                f"({','.join('?' * len(batch))})", [workspace_id, *batch]).fetchall()
-            out.update({row["id"]: self._passage_from_row(row) for row in rows})
-        return out
+            marks = ",".join("?" * len(batch))
+            resources.update((row["id"], row) for row in conn.execute(
+                f"SELECT id, title, kind, file_name, status FROM resources WHERE id IN ({marks})", batch))
+        return rows, resources
+
+    def _passage(self, row: sqlite3.Row, resource: sqlite3.Row, score: float = 0.0, rank: int = 0) -> Passage:
+        """A passage from a chunk row and its resource's row (see :meth:`_chunk_rows`)."""
+        return Passage(chunk=self._chunk_from_row(row), resource_title=resource["title"],
+                       resource_kind=resource["kind"], file_name=resource["file_name"], score=score,
+                       rank=rank)
 
     def resource_chunks(self, workspace_id: str, resource_id: str) -> list[Chunk]:
         """All chunks of a resource, by ``chunk_index``."""
@@ -974,6 +996,10 @@ class SQLiteStore:
                       for group in groups]
         return len(scope.rowids), counts
 
+    def search_generation(self) -> int:
+        """The ``search_generation`` counter (see :meth:`Store.search_generation`)."""
+        return self._generation(self._conn(), SEARCH)[0]
+
     @staticmethod
     def _count_group(conn: sqlite3.Connection, scope: Scope, group: Sequence[str]) -> int:
         """How many rows of ``scope`` have every word of ``group`` in their text (0 for no word)."""
@@ -1012,9 +1038,17 @@ class SQLiteStore:
     def _scope_resources(self, conn: sqlite3.Connection, workspace_id: str, conditions: Sequence[Condition],
                          under: str | None) -> set[str] | None:
         """Ids of the workspace's ready resources matching ``conditions`` (resource keys only)
-        under folder ``under``; None when neither is given (every resource)."""
+        under folder ``under`` (cached per search generation); None when neither is given
+        (every resource)."""
         if not conditions and under is None:
             return None
+        generation = self._generation(conn, SEARCH)
+        return self._resource_sets.get(generation, (workspace_id, tuple(conditions), under),
+                                       lambda: self._find_resources(conn, workspace_id, conditions, under))
+
+    def _find_resources(self, conn: sqlite3.Connection, workspace_id: str, conditions: Sequence[Condition],
+                        under: str | None) -> set[str]:
+        """What :meth:`_scope_resources` caches, read from the store."""
         sql = "SELECT r.id FROM resources r WHERE r.workspace_id = ? AND r.status = 'ready'"
         params: list[Any] = [workspace_id]
         if under is not None:
@@ -1050,12 +1084,11 @@ class SQLiteStore:
             if not len(rowids):
                 return []
             wanted = [int(r) for r in rowids]
-            rows = {row["rowid"]: row for row in conn.execute(
-                self._PASSAGE_SELECT + f"WHERE c.rowid IN ({','.join('?' * len(wanted))}) "
-                "AND c.workspace_id = ? AND r.status = 'ready'", [*wanted, workspace_id])}
-        if len(rows) != len(wanted):
+            rows, resources = self._chunk_rows(conn, workspace_id, "rowid", wanted)
+        if len(rows) != len(wanted) or any(r["status"] != "ready" for r in resources.values()) \
+                or any(row["resource_id"] not in resources for row in rows.values()):
             return None
-        return [self._passage_from_row(rows[rid], score=-float(key), rank=i + 1)
+        return [self._passage(rows[rid], resources[rows[rid]["resource_id"]], score=-float(key), rank=i + 1)
                 for i, (rid, key) in enumerate(zip(wanted, keys))]
 
     def _vector_scope(self, conn: sqlite3.Connection, workspace_id: str, model: str,
