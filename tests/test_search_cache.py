@@ -144,3 +144,17 @@ def test_the_vector_matrix_and_coverage_see_another_stores_writes(tmp_path: Path
         b.delete_resource(next(r.id for r in b.resources() if r.file_name == "audit.txt"))
         assert len(check()) == 2 and check(conditions=only) == []
         assert a.store.vector_coverage(ws, MODEL) == (2, 2)
+
+
+def test_the_search_generation_moves_with_changes_only(tmp_path: Path, store_path: Path) -> None:
+    with Engine(store_path) as engine:
+        docs = _write(tmp_path / "docs", {"pumps.txt": TEXTS["pumps.txt"]})
+        start = engine.store.search_generation()
+        engine.sync(docs)
+        after_ingest = engine.store.search_generation()
+        assert after_ingest > start
+        engine.sync(docs)  # nothing new: the caches stay valid
+        assert engine.store.search_generation() == after_ingest
+        _write(docs, {"valves.txt": TEXTS["valves.txt"]})
+        engine.sync(docs)
+        assert engine.store.search_generation() > after_ingest

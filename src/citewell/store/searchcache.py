@@ -102,10 +102,10 @@ class Scope:
     resource_ids: tuple[str, ...]
     fts_covered: bool
 
-    def mask(self, resources: set[str] | None, size: int) -> np.ndarray:
-        """Boolean mask over rowids ``0..size-1``: rows of this scope whose resource is in
+    def mask(self, resources: set[str] | None) -> np.ndarray:
+        """Boolean mask over rowids ``0..max rowid``: rows of this scope whose resource is in
         ``resources`` (None: every row)."""
-        out = np.zeros(max(size, int(self.rowids[-1]) + 1 if len(self.rowids) else 0), dtype=bool)
+        out = np.zeros(int(self.rowids[-1]) + 1 if len(self.rowids) else 0, dtype=bool)
         out[self.rowids[select(self.resource_index, self.resource_ids, resources)]] = True
         return out
 

@@ -279,12 +279,14 @@ class SQLiteStore:
     @contextmanager
     def _write(self, *, bump: str | None = None) -> Iterator[sqlite3.Connection]:
         """One ``BEGIN IMMEDIATE`` transaction; ``bump``: the generation counter (``SEARCH``,
-        ``VECTORS``) this write moves, incremented in the same transaction."""
+        ``VECTORS``) this write moves, incremented in the same transaction when it changed a
+        row (a sync that finds nothing new keeps the caches)."""
         conn = self._conn()
         conn.execute("BEGIN IMMEDIATE")
+        changes = conn.total_changes
         try:
             yield conn
-            if bump is not None:
+            if bump is not None and conn.total_changes != changes:
                 conn.execute("INSERT INTO meta VALUES (?, '1') ON CONFLICT (key) DO UPDATE "
                              "SET value = CAST(value AS INTEGER) + 1", (bump,))
         except BaseException:
@@ -1079,7 +1081,7 @@ class SQLiteStore:
         with self._snapshot() as conn:
             generation = self._generation(conn, SEARCH)
             scope = self._scope(conn, workspace_id, generation)
-            mask = scope.mask(self._scope_resources(conn, workspace_id, conditions, under), 0)
+            mask = scope.mask(self._scope_resources(conn, workspace_id, conditions, under))
             rowids, keys = rank_rows([self._term_scores(conn, generation, t) for t in terms], mask, limit)
             if not len(rowids):
                 return []
