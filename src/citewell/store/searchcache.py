@@ -2,12 +2,15 @@
 the store's generation counters so that no process ever reads a stale entry.
 
 Generations: table ``meta`` holds ``search_generation`` (bumped in the same transaction by
-every write that changes chunks, the full-text index, resources, their files or their
-facets, in any workspace) and ``vector_generation`` (bumped by every write of chunk
-vectors). A reader reads them in the same read transaction (snapshot) as the data it
-caches, so an entry is tagged with the generation of the data it was made from; another
-process's commit moves the counter, and the next reader drops the entries (see
-:class:`GenerationCache`). Missing rows (a store no new writer touched yet) read as 0.
+every store write that changes chunks, the full-text index, resources, their files or
+their facets, in any workspace) and ``vector_generation`` (bumped by every write of chunk
+vectors); a write transaction that changed no row bumps nothing. A reader reads them in
+the same read transaction (snapshot) as the data it caches, so an entry is tagged with the
+generation of the data it was made from; another process's commit moves the counter, and
+the next reader drops the entries (see :class:`GenerationCache`). Missing rows (a store no
+writer of this version touched yet) read as 0. Writes that bypass
+:class:`~citewell.store.sqlite.SQLiteStore` (or come from an older citewell) move no
+counter: such writers must not share a store with a long-running reader.
 
 What is cached (all exact: a cached answer equals what SQL would return now):
 
@@ -19,7 +22,8 @@ What is cached (all exact: a cached answer equals what SQL would return now):
 - per workspace: the searchable chunk rows and their resources (:class:`Scope`), so a
   filter on resources becomes a numpy mask;
 - per workspace and term group: document frequencies;
-- per workspace and model: the vector matrix (:class:`VectorScope`).
+- per workspace and model: the vector matrix and the embedded flags (:class:`VectorScope`);
+- per workspace: the resource rows of whole lists and the resource ids a filter selects.
 """
 
 from __future__ import annotations
