@@ -72,6 +72,10 @@ def test_cached_search_equals_the_sql_ranking_bit_for_bit(tmp_path: Path, store_
             only = [Condition("document_name", "eq", ("pumps",))]
             assert _ranking(engine.store, ws, terms, 50, conditions=only) \
                 == _sql_ranking(store_path, ws, terms, 50, title="pumps")
+        # document frequencies count this workspace's rows only (the index holds both)
+        groups = [("pressure",), ("pumps",), ("north", "plant"), ("other",)]
+        assert engine.store.term_counts(ws, groups) == (6, [4, 4, 2, 0])
+        assert other.store.term_counts(other.workspace_id, groups) == (1, [1, 1, 0, 1])
 
 
 def test_a_search_sees_ingest_delete_and_missing_files_of_another_store(tmp_path: Path,
