@@ -151,14 +151,36 @@ def test_the_vector_matrix_and_coverage_see_another_stores_writes(tmp_path: Path
 
 
 def test_the_search_generation_moves_with_changes_only(tmp_path: Path, store_path: Path) -> None:
+    def generation() -> int:
+        with sqlite3.connect(store_path) as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'search_generation'").fetchone()
+        return int(row[0]) if row else 0
+
     with Engine(store_path) as engine:
         docs = _write(tmp_path / "docs", {"pumps.txt": TEXTS["pumps.txt"]})
-        start = engine.store.search_generation()
+        start = generation()
         engine.sync(docs)
-        after_ingest = engine.store.search_generation()
+        after_ingest = generation()
         assert after_ingest > start
+        shared = engine.store.ranking_resources(engine.workspace_id)
         engine.sync(docs)  # nothing new: the caches stay valid
-        assert engine.store.search_generation() == after_ingest
+        assert generation() == after_ingest
+        assert engine.store.ranking_resources(engine.workspace_id) is shared
         _write(docs, {"valves.txt": TEXTS["valves.txt"]})
         engine.sync(docs)
-        assert engine.store.search_generation() > after_ingest
+        assert generation() > after_ingest
+
+
+def test_ranking_resources_are_shared_until_another_store_writes(tmp_path: Path, store_path: Path) -> None:
+    with Engine(store_path) as a, Engine(store_path) as b:
+        a.ingest([_write(tmp_path / "one", {"pumps.txt": TEXTS["pumps.txt"]})])
+        ws = a.workspace_id
+        first = a.store.ranking_resources(ws)
+        assert [r.file_name for r in first] == ["pumps.txt"]
+        assert a.store.ranking_resources(ws) is first  # nothing changed: the same objects
+        b.ingest([_write(tmp_path / "two", {"valves.txt": TEXTS["valves.txt"]})])
+        second = a.store.ranking_resources(ws)
+        assert [r.file_name for r in second] == ["pumps.txt", "valves.txt"]
+        assert [r.id for r in second] == [r.id for r in a.store.resources(ws, statuses=["ready"])]
+        b.delete_resource(second[0].id)
+        assert [r.file_name for r in a.store.ranking_resources(ws)] == ["valves.txt"]

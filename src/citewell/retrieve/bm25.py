@@ -29,7 +29,7 @@ class BM25Retriever:
 
     ``reranker=None`` uses a default :class:`Reranker`; ``rerank=False`` returns the
     plain BM25 order (ranks 1..k, ``score`` = negated FTS5 bm25). The workspace's ready
-    resources (for the priors and contexts) are read once per :meth:`Store.search_generation`.
+    resources (priors, contexts, names) come from :meth:`Store.ranking_resources`.
     """
 
     def __init__(self, store: Store, workspace_id: str, *, reranker: Reranker | None = None,
@@ -40,8 +40,8 @@ class BM25Retriever:
         self.rerank = rerank
         self.pool_min = pool_min
         self.pool_factor = pool_factor
-        #: ((search generation, under), ready resources, their tickers and company names by id)
-        self._resources: tuple[tuple[int, str | None], list[Resource], dict[str, list[str]]] | None = None
+        #: the last ready resources the store gave and their tickers and company names by id
+        self._names: tuple[Sequence[Resource], dict[str, list[str]]] | None = None
 
     def retrieve(self, question: str, *, k: int, conditions: Sequence[Condition] = (),
                  under: str | None = None) -> list[Passage]:
@@ -72,17 +72,16 @@ class BM25Retriever:
                                       contexts=contexts, priors=priors)
         return [p.model_copy(update={"resource_names": names.get(p.chunk.resource_id, [])}) for p in ranked]
 
-    def _ready_resources(self, under: str | None) -> tuple[list[Resource], dict[str, list[str]]]:
-        """The workspace's ready resources (under folder ``under``) and their tickers and company
-        names by id, read again only when the store's search generation moved (shared: read-only)."""
-        key = (self.store.search_generation(), under)
-        cached = self._resources
-        if cached is not None and cached[0] == key:
-            return cached[1], cached[2]
-        resources = self.store.resources(self.workspace_id, statuses=["ready"], under=under, paths=False)
+    def _ready_resources(self, under: str | None) -> tuple[Sequence[Resource], dict[str, list[str]]]:
+        """The workspace's ready resources (under folder ``under``, shared: read-only) and their
+        tickers and company names by id (made again only when the store gives other objects)."""
+        resources = self.store.ranking_resources(self.workspace_id, under=under)
+        cached = self._names
+        if cached is not None and cached[0] is resources:
+            return resources, cached[1]
         names = {r.id: [str(v) for k in ("tickers", "company_names") for v in r.metadata.get(k) or []]
                  for r in resources}
-        self._resources = (key, resources, names)
+        self._names = (resources, names)
         return resources, names
 
 

@@ -270,10 +270,11 @@ class Store(Protocol):
         """
         ...
 
-    def search_generation(self) -> int:
-        """A number that changes whenever what a search can see changes (chunks, the text index,
-        resources, their files or facets), in any workspace and by any process sharing the
-        store: data read for ranking may be reused while it stays the same."""
+    def ranking_resources(self, workspace_id: str, *, under: str | None = None) -> Sequence[Resource]:
+        """The workspace's ready resources (with a present file under folder ``under`` when
+        given), oldest first, ``paths`` empty: what ranking reads per question. The objects
+        may be shared between calls (a store may cache them until a write changes what a
+        search sees, in any process): read-only."""
         ...
 
     def term_counts(self, workspace_id: str, groups: Sequence[Sequence[str]]) -> tuple[int, list[int]]:

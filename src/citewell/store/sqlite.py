@@ -246,11 +246,11 @@ class SQLiteStore:
         self._local = threading.local()
         #: full-text term -> :class:`TermScores`; workspace -> :class:`Scope`;
         #: (workspace, words) -> document frequency; (workspace, model, matrix?) -> :class:`VectorScope`;
-        #: (workspace, statuses, under) -> resource rows; (workspace, conditions, under) -> resource ids
+        #: (workspace, under) -> ready resources; (workspace, conditions, under) -> resource ids
         self._terms: GenerationCache[TermScores] = GenerationCache(TERM_CACHE_BYTES, lambda t: t.nbytes)
         self._scopes: GenerationCache[Scope] = GenerationCache(64)
         self._dfs: GenerationCache[int] = GenerationCache(200_000)
-        self._resource_rows: GenerationCache[list[sqlite3.Row]] = GenerationCache(64)
+        self._ranking_resources: GenerationCache[tuple[Resource, ...]] = GenerationCache(64)
         self._resource_sets: GenerationCache[set[str]] = GenerationCache(4096)
         self._vectors: GenerationCache[VectorScope] = GenerationCache(VECTOR_CACHE_BYTES, lambda v: v.nbytes)
         self._verified = False
@@ -732,16 +732,7 @@ class SQLiteStore:
                   offset: int = 0) -> list[Resource]:
         """Resources of the workspace, oldest first; filter by status or present path prefix;
         ``paths=False`` leaves ``Resource.paths`` empty (one query fewer); ``limit``/``offset``
-        page the list. Whole lists without paths (what ranking reads per question) come
-        from rows cached per search generation: reading the rows skips over each
-        resource's extracted text, tens of milliseconds for hundreds of filings."""
-        if not paths and limit is None and not offset:
-            with self._snapshot() as conn:
-                generation = self._generation(conn, SEARCH)
-                rows = self._resource_rows.get(
-                    generation, (workspace_id, tuple(statuses or ()), under),
-                    lambda: self._list_resources(conn, workspace_id, statuses, under, None, 0))
-            return [self._resource_from_row(row) for row in rows]
+        page the list."""
         conn = self._conn()
         rows = self._list_resources(conn, workspace_id, statuses, under, limit, offset)
         found = self._paths(conn, [row["id"] for row in rows]) if paths else {}
@@ -998,9 +989,16 @@ class SQLiteStore:
                       for group in groups]
         return len(scope.rowids), counts
 
-    def search_generation(self) -> int:
-        """The ``search_generation`` counter (see :meth:`Store.search_generation`)."""
-        return self._generation(self._conn(), SEARCH)[0]
+    def ranking_resources(self, workspace_id: str, *, under: str | None = None) -> tuple[Resource, ...]:
+        """The ready resources of :meth:`resources` (``statuses=["ready"]``, no paths), shared
+        read-only objects cached per search generation (see :meth:`Store.ranking_resources`):
+        reading the rows skips over each resource's extracted text, and building hundreds of
+        resources costs about ten milliseconds, per question otherwise."""
+        with self._snapshot() as conn:
+            generation = self._generation(conn, SEARCH)
+            return self._ranking_resources.get(generation, (workspace_id, under), lambda: tuple(
+                self._resource_from_row(row) for row in self._list_resources(conn, workspace_id, ["ready"],
+                                                                              under, None, 0)))
 
     @staticmethod
     def _count_group(conn: sqlite3.Connection, scope: Scope, group: Sequence[str]) -> int:
