@@ -153,11 +153,12 @@ def test_a_passage_without_a_vector_is_not_pushed_down(tmp_path: Path, store_pat
         capex = next(p for p in engine.lexical.retrieve(question, k=3) if p.file_name == "capex.txt")
         assert capex.rank == 1
         engine.embed()
-        conn = sqlite3.connect(store_path)  # forget the capex passage's vector
-        conn.execute("DELETE FROM chunk_vectors WHERE text_hash = ?",
-                     (hashlib.sha256(capex.chunk.text.encode()).hexdigest(),))
-        conn.commit()
-        conn.close()
+    conn = sqlite3.connect(store_path)  # forget the capex passage's vector (behind the store's back)
+    conn.execute("DELETE FROM chunk_vectors WHERE text_hash = ?",
+                 (hashlib.sha256(capex.chunk.text.encode()).hexdigest(),))
+    conn.commit()
+    conn.close()
+    with Engine(store_path, mode="hybrid") as engine:  # a new process's view
         assert not engine.store.vectors(engine.workspace_id, embedder_mod.MODEL_ID, [capex.chunk.id])
         monkeypatch.setattr(engine, "embed_budget_s", 0.0)
         assert engine.retrieve(question, k=3)[0].file_name == "capex.txt"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..models import Passage
+from ..models import Passage, Resource
 from ..store.base import Condition, Store
 from .query import search_terms
 from .rerank import Reranker, resource_context, resource_priors
@@ -28,7 +28,8 @@ class BM25Retriever:
        bonus for questions asking for a figure and the resource prior, and keeps ``k``.
 
     ``reranker=None`` uses a default :class:`Reranker`; ``rerank=False`` returns the
-    plain BM25 order (ranks 1..k, ``score`` = negated FTS5 bm25).
+    plain BM25 order (ranks 1..k, ``score`` = negated FTS5 bm25). The workspace's ready
+    resources (priors, contexts, names) come from :meth:`Store.ranking_resources`.
     """
 
     def __init__(self, store: Store, workspace_id: str, *, reranker: Reranker | None = None,
@@ -39,6 +40,8 @@ class BM25Retriever:
         self.rerank = rerank
         self.pool_min = pool_min
         self.pool_factor = pool_factor
+        #: the last ready resources the store gave and their tickers and company names by id
+        self._names: tuple[Sequence[Resource], dict[str, list[str]]] | None = None
 
     def retrieve(self, question: str, *, k: int, conditions: Sequence[Condition] = (),
                  under: str | None = None) -> list[Passage]:
@@ -52,7 +55,7 @@ class BM25Retriever:
         pool = self.store.search_text(self.workspace_id, terms, limit=limit, conditions=conditions, under=under)
         if not pool:
             return []
-        resources = self.store.resources(self.workspace_id, statuses=["ready"], under=under, paths=False)
+        resources, names = self._ready_resources(under)
         priors = resource_priors(question, resources)
         pooled = {p.chunk.resource_id for p in pool}
         if priors and (len(pooled) > 1 or any(rid not in pooled for rid in priors)):
@@ -67,9 +70,19 @@ class BM25Retriever:
         n, counts = self.store.term_counts(self.workspace_id, groups)
         ranked = self.reranker.rerank(question, pool, k=k, counts=(n, dict(zip(groups, counts))),
                                       contexts=contexts, priors=priors)
-        names = {r.id: [str(v) for key in ("tickers", "company_names") for v in r.metadata.get(key) or []]
-                 for r in resources}
         return [p.model_copy(update={"resource_names": names.get(p.chunk.resource_id, [])}) for p in ranked]
+
+    def _ready_resources(self, under: str | None) -> tuple[Sequence[Resource], dict[str, list[str]]]:
+        """The workspace's ready resources (under folder ``under``, shared: read-only) and their
+        tickers and company names by id (made again only when the store gives other objects)."""
+        resources = self.store.ranking_resources(self.workspace_id, under=under)
+        cached = self._names
+        if cached is not None and cached[0] is resources:
+            return resources, cached[1]
+        names = {r.id: [str(v) for k in ("tickers", "company_names") for v in r.metadata.get(k) or []]
+                 for r in resources}
+        self._names = (resources, names)
+        return resources, names
 
 
 def _merge(first: list[Passage], second: list[Passage]) -> list[Passage]:

@@ -2,8 +2,9 @@
 
 Vectors are stored by the store (schema v7, keyed by chunk-text sha256) as float32 unit
 vectors, so cosine similarity is a dot product. Search is exact (one matrix-vector
-product over every embedded chunk in the filter scope); filters and the folder scope are
-applied by the store before ranking, exactly as for BM25. Chunks without a vector yet
+product over every embedded chunk in the filter scope, from :meth:`Store.scope_matrix`,
+which the SQLite store keeps in memory between questions); filters and the folder scope
+are applied by the store before ranking, exactly as for BM25. Chunks without a vector yet
 are not ranked here (the hybrid retriever's BM25 side still sees them).
 
 :func:`embed_missing` computes the vectors a scope lacks, within a time budget.
@@ -127,18 +128,17 @@ class DenseRetriever:
         (ties by chunk order)."""
         if limit <= 0 or not question.strip():
             return []
-        rows = self.store.scope_vectors(self.workspace_id, self.embedder.model_id, conditions=conditions,
-                                        under=under)
-        if not rows:
+        ids, matrix = self.store.scope_matrix(self.workspace_id, self.embedder.model_id,
+                                              conditions=conditions, under=under)
+        if not len(ids):
             return []
-        matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), -1)
         scores = matrix @ self._query_vector(question)
-        if limit < len(rows):  # the best ``limit`` (ties at the cut may go either way), then sorted
+        if limit < len(ids):  # the best ``limit`` (ties at the cut may go either way), then sorted
             best = np.argpartition(-scores, limit - 1)[:limit]
             order = best[np.lexsort((best, -scores[best]))]
         else:
             order = np.argsort(-scores, kind="stable")
-        return [(rows[i][0], float(scores[i])) for i in order]
+        return [(ids[i], float(scores[i])) for i in order]
 
     def retrieve(self, question: str, *, k: int, conditions: Sequence[Condition] = (),
                  under: str | None = None) -> list[Passage]:

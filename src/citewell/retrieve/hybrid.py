@@ -209,8 +209,7 @@ class HybridRetriever:
                      under: str | None) -> list[Condition]:
         """``conditions`` plus, when the question names ready documents in scope (see the
         module docstring), a ``resource_id`` condition limiting the dense ranking to them."""
-        resources = self.store.resources(self.workspace_id, statuses=["ready"], under=under, paths=False)
-        named = tuple(sorted(resource_priors(question, resources)))
+        named = tuple(sorted(resource_priors(question, self.store.ranking_resources(self.workspace_id, under=under))))
         if not named:
             return list(conditions)
         return [*conditions, Condition(key="resource_id", op="eq", values=named)]

@@ -13,6 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
+import numpy as np
+
 from ..ingest.base import Extraction
 from ..models import Chunk, Mention, Message, Passage, Resource
 
@@ -268,6 +270,13 @@ class Store(Protocol):
         """
         ...
 
+    def ranking_resources(self, workspace_id: str, *, under: str | None = None) -> Sequence[Resource]:
+        """The workspace's ready resources (with a present file under folder ``under`` when
+        given), oldest first, ``paths`` empty: what ranking reads per question. The objects
+        may be shared between calls (a store may cache them until a write changes what a
+        search sees, in any process): read-only."""
+        ...
+
     def term_counts(self, workspace_id: str, groups: Sequence[Sequence[str]]) -> tuple[int, list[int]]:
         """Document frequencies for ranking: ``(n, counts)``.
 
@@ -310,6 +319,13 @@ class Store(Protocol):
     def scope_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
                       under: str | None = None) -> list[tuple[str, bytes]]:
         """``(chunk_id, vector bytes)`` of the searchable chunks in scope that have a ``model`` vector."""
+        ...
+
+    def scope_matrix(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
+                     under: str | None = None) -> tuple[Sequence[str], np.ndarray]:
+        """:meth:`scope_vectors` for ranking: ``(chunk ids (n), float32 matrix (n, dim))``, the
+        same rows in the same order (``(0, 0)`` matrix when there are none). The matrix is
+        read-only (a store may return its cached array)."""
         ...
 
     def vectors(self, workspace_id: str, model: str, chunk_ids: Sequence[str]) -> dict[str, bytes]:

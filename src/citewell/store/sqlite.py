@@ -11,6 +11,11 @@
   JSON (``payload``) with its ``format_version``; rows of the older shape (NULL
   version, raw links) are converted on read by :mod:`citewell.cite.history` and, with
   ``persist_conversions`` (default), written back once, the original kept in ``legacy``.
+- Retrieval reads go through in-process caches (:mod:`citewell.store.searchcache`) tagged
+  with the generation counters ``search_generation`` and ``vector_generation`` of table
+  ``meta``: every write that changes what a search sees (chunks, the full-text index,
+  resources, their files and facets; vectors) bumps its counter in the same transaction
+  (``_write(bump=…)``), so another process's or thread's write is seen by the next query.
 """
 
 from __future__ import annotations
@@ -26,11 +31,14 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
+import numpy as np
+
 from ..errors import NotFoundError, StoreError, UsageError
 from ..ingest.base import Extraction
 from ..models import FORMAT_VERSION, Chunk, Mention, Message, Notice, Passage, Resource, utcnow
 from .base import ApiKeyRecord, ChatRecord, Condition, FileRecord
 from .ids import chunk_id_for, post_chunk_id, text_hash
+from .searchcache import GenerationCache, Scope, TermScores, VectorScope, rank_rows, select
 
 if TYPE_CHECKING:
     from ..cite.resolver import SourceResolver
@@ -43,6 +51,14 @@ LIST_FACETS = ("tickers", "company_names", "sector", "subsector", "countries", "
                "stock_ids", "document_tags")
 SCALAR_FACETS = ("calendar_date", "fiscal_year", "fiscal_quarter", "document_category",
                  "document_subcategory", "publisher", "source")
+#: ``meta`` keys of the generation counters (see the module docstring)
+SEARCH = "search_generation"
+VECTORS = "vector_generation"
+#: filter keys on chunk columns: searches with them skip the resource-level caches
+_CHUNK_KEYS = frozenset({"created_at", "source"})
+#: memory budgets of the retrieval caches, in bytes
+TERM_CACHE_BYTES = 256 << 20
+VECTOR_CACHE_BYTES = 1 << 30
 
 _SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS workspaces (
@@ -228,6 +244,15 @@ class SQLiteStore:
         except OSError as exc:
             raise StoreError(f"cannot create the store folder {self.path.parent}: {exc}") from exc
         self._local = threading.local()
+        #: full-text term -> :class:`TermScores`; workspace -> :class:`Scope`;
+        #: (workspace, words) -> document frequency; (workspace, model, matrix?) -> :class:`VectorScope`;
+        #: (workspace, under) -> ready resources; (workspace, conditions, under) -> resource ids
+        self._terms: GenerationCache[TermScores] = GenerationCache(TERM_CACHE_BYTES, lambda t: t.nbytes)
+        self._scopes: GenerationCache[Scope] = GenerationCache(64)
+        self._dfs: GenerationCache[int] = GenerationCache(200_000)
+        self._ranking_resources: GenerationCache[tuple[Resource, ...]] = GenerationCache(64)
+        self._resource_sets: GenerationCache[set[str]] = GenerationCache(4096)
+        self._vectors: GenerationCache[VectorScope] = GenerationCache(VECTOR_CACHE_BYTES, lambda v: v.nbytes)
         self._verified = False
         self._migrate()
         self._verified = True
@@ -252,16 +277,44 @@ class SQLiteStore:
         return conn
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self, *, bump: str | None = None) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction; ``bump``: the generation counter (``SEARCH``,
+        ``VECTORS``) this write moves, incremented in the same transaction when it changed a
+        row (a sync that finds nothing new keeps the caches)."""
         conn = self._conn()
         conn.execute("BEGIN IMMEDIATE")
+        changes = conn.total_changes
         try:
             yield conn
+            if bump is not None and conn.total_changes != changes:
+                conn.execute("INSERT INTO meta VALUES (?, '1') ON CONFLICT (key) DO UPDATE "
+                             "SET value = CAST(value AS INTEGER) + 1", (bump,))
         except BaseException:
             conn.execute("ROLLBACK")
             raise
         else:
             conn.execute("COMMIT")
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every read inside sees one state of the store (WAL snapshot),
+        the generation counters included. Inside a transaction already open, that one."""
+        conn = self._conn()
+        if conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    @staticmethod
+    def _generation(conn: sqlite3.Connection, *keys: str) -> tuple[int, ...]:
+        """The counters ``keys`` (``SEARCH``, ``VECTORS``) as stored now (0 when never bumped)."""
+        rows = dict(conn.execute(f"SELECT key, value FROM meta WHERE key IN ({','.join('?' * len(keys))})",
+                                 keys).fetchall())
+        return tuple(int(rows.get(k, 0)) for k in keys)
 
     def close(self) -> None:
         """Close this thread's connection (other threads' close when they end)."""
@@ -503,7 +556,7 @@ class SQLiteStore:
     def commit_resource(self, workspace_id: str, resource: Resource, extraction: Extraction | None,
                         *, path: str | None, size_bytes: int, mtime_ns: int, upload: bool = False) -> Resource:
         """Write a ready (with ``extraction``) or failed resource in one transaction."""
-        with self._write() as conn:
+        with self._write(bump=SEARCH) as conn:
             row = conn.execute(f"SELECT {_RESOURCE_COLUMNS} FROM resources WHERE workspace_id = ? AND sha256 = ?",
                                (workspace_id, resource.sha256)).fetchone()
             if upload and (row is None or (row["status"] == "processing"
@@ -580,7 +633,7 @@ class SQLiteStore:
         The old chunks leave the search index but stay readable by id (stored answers
         cite them); the new chunks (ids of the new version) are inserted and indexed.
         """
-        with self._write() as conn:
+        with self._write(bump=SEARCH) as conn:
             row = conn.execute(f"SELECT {_RESOURCE_COLUMNS} FROM resources WHERE id = ? AND workspace_id = ?",
                                (resource_id, workspace_id)).fetchone()
             if row is None:
@@ -601,7 +654,7 @@ class SQLiteStore:
     def link_path(self, workspace_id: str, path: str, resource: Resource, *, size_bytes: int,
                   mtime_ns: int) -> Resource:
         """Point ``path`` at an existing resource; revive it if it was missing or superseded."""
-        with self._write() as conn:
+        with self._write(bump=SEARCH) as conn:
             if resource.status in ("missing", "superseded"):
                 revived = "failed" if resource.error is not None else "ready"
                 conn.execute("UPDATE resources SET status = ?, updated_at = ? WHERE id = ?",
@@ -615,7 +668,7 @@ class SQLiteStore:
         keep = set(present)
         prefix = root.rstrip("/") + "/"
         gone: list[str] = []
-        with self._write() as conn:
+        with self._write(bump=SEARCH) as conn:
             rows = conn.execute("SELECT path, resource_id, last_resource_id FROM files WHERE workspace_id = ? "
                                 "AND present = 1 "
                                 "AND substr(path, 1, ?) = ?", (workspace_id, len(prefix), prefix)).fetchall()
@@ -655,7 +708,7 @@ class SQLiteStore:
     def update_resource_metadata(self, workspace_id: str, resource_id: str, *, title: str | None,
                                  metadata: dict[str, Any], custom_metadata: dict[str, Any] | None) -> None:
         """Replace title (when given), typed metadata, facets and the indexed title."""
-        with self._write() as conn:
+        with self._write(bump=SEARCH) as conn:
             row = conn.execute("SELECT title FROM resources WHERE id = ? AND workspace_id = ?",
                                (resource_id, workspace_id)).fetchone()
             if row is None:
@@ -680,6 +733,15 @@ class SQLiteStore:
         """Resources of the workspace, oldest first; filter by status or present path prefix;
         ``paths=False`` leaves ``Resource.paths`` empty (one query fewer); ``limit``/``offset``
         page the list."""
+        conn = self._conn()
+        rows = self._list_resources(conn, workspace_id, statuses, under, limit, offset)
+        found = self._paths(conn, [row["id"] for row in rows]) if paths else {}
+        return [self._resource_from_row(row, found.get(row["id"])) for row in rows]
+
+    @staticmethod
+    def _list_resources(conn: sqlite3.Connection, workspace_id: str, statuses: Sequence[str] | None,
+                        under: str | None, limit: int | None, offset: int) -> list[sqlite3.Row]:
+        """The rows of :meth:`resources` (every column but the extracted text)."""
         sql = f"SELECT {_RESOURCE_COLUMNS} FROM resources r WHERE r.workspace_id = ?"
         args: list[Any] = [workspace_id]
         if statuses:
@@ -691,14 +753,11 @@ class SQLiteStore:
                     "AND substr(f.path, 1, ?) = ?) OR EXISTS (SELECT 1 FROM files f WHERE "
                     "f.last_resource_id = r.id AND f.present = 1 AND substr(f.path, 1, ?) = ?))")
             args += [len(prefix), prefix, len(prefix), prefix]
-        conn = self._conn()
         sql += " ORDER BY r.created_at, r.id"
         if limit is not None or offset:
             sql += " LIMIT ? OFFSET ?"
             args += [-1 if limit is None else limit, offset]
-        rows = conn.execute(sql, args).fetchall()
-        found = self._paths(conn, [row["id"] for row in rows]) if paths else {}
-        return [self._resource_from_row(row, found.get(row["id"])) for row in rows]
+        return conn.execute(sql, args).fetchall()
 
     def total_resources(self, workspace_id: str, *, statuses: Sequence[str] | None = None) -> int:
         """How many resources the workspace has (of these statuses)."""
@@ -712,7 +771,7 @@ class SQLiteStore:
     # -- uploads and deletion ----------------------------------------------------------
     def begin_upload(self, workspace_id: str, resource: Resource) -> Resource:
         """Record an upload (see :meth:`Store.begin_upload`)."""
-        with self._write() as conn:
+        with self._write(bump=SEARCH) as conn:
             row = conn.execute(f"SELECT {_RESOURCE_COLUMNS} FROM resources WHERE workspace_id = ? AND sha256 = ?",
                                (workspace_id, resource.sha256)).fetchone()
             if row is None:
@@ -740,7 +799,7 @@ class SQLiteStore:
 
     def delete_resource(self, workspace_id: str, resource_id: str) -> str | None:
         """Delete a resource and everything derived from it (see :meth:`Store.delete_resource`)."""
-        with self._write() as conn:
+        with self._write(bump=SEARCH) as conn:
             row = conn.execute("SELECT blob_key FROM resources WHERE id = ? AND workspace_id = ?",
                                (resource_id, workspace_id)).fetchone()
             if row is None:
@@ -782,15 +841,36 @@ class SQLiteStore:
 
     def chunks(self, workspace_id: str, chunk_ids: Sequence[str]) -> dict[str, Passage]:
         """Passages by chunk id (any resource status); ids of other workspaces are absent."""
-        out: dict[str, Passage] = {}
-        ids = list(dict.fromkeys(chunk_ids))
-        conn = self._conn()
+        rows, resources = self._chunk_rows(self._conn(), workspace_id, "id", list(dict.fromkeys(chunk_ids)))
+        return {cid: self._passage(row, resources[row["resource_id"]]) for cid, row in rows.items()
+                if row["resource_id"] in resources}
+
+    @staticmethod
+    def _chunk_rows(conn: sqlite3.Connection, workspace_id: str, column: str,
+                    keys: Sequence[Any]) -> tuple[dict[Any, sqlite3.Row], dict[str, sqlite3.Row]]:
+        """The workspace's chunk rows whose ``column`` (``id`` or ``rowid``) is one of ``keys``, by
+        key, and the ``(id, title, kind, file_name, status)`` rows of their resources, by id.
+        Two lookups: a join reading both tables row by row is several times slower."""
+        rows: dict[Any, sqlite3.Row] = {}
+        for i in range(0, len(keys), 500):
+            batch = list(keys[i:i + 500])
+            rows.update((row[column], row) for row in conn.execute(
+                f"SELECT c.* FROM chunks c WHERE c.{column} IN ({','.join('?' * len(batch))}) "
+                "AND c.workspace_id = ?", [*batch, workspace_id]))
+        ids = list({row["resource_id"] for row in rows.values()})
+        resources: dict[str, sqlite3.Row] = {}
         for i in range(0, len(ids), 500):
             batch = ids[i:i + 500]
-            rows = conn.execute(self._PASSAGE_SELECT + f"WHERE c.workspace_id = ? AND c.id IN "
-                                f"({','.join('?' * len(batch))})", [workspace_id, *batch]).fetchall()
-            out.update({row["id"]: self._passage_from_row(row) for row in rows})
-        return out
+            marks = ",".join("?" * len(batch))
+            resources.update((row["id"], row) for row in conn.execute(
+                f"SELECT id, title, kind, file_name, status FROM resources WHERE id IN ({marks})", batch))
+        return rows, resources
+
+    def _passage(self, row: sqlite3.Row, resource: sqlite3.Row, score: float = 0.0, rank: int = 0) -> Passage:
+        """A passage from a chunk row and its resource's row (see :meth:`_chunk_rows`)."""
+        return Passage(chunk=self._chunk_from_row(row), resource_title=resource["title"],
+                       resource_kind=resource["kind"], file_name=resource["file_name"], score=score,
+                       rank=rank)
 
     def resource_chunks(self, workspace_id: str, resource_id: str) -> list[Chunk]:
         """All chunks of a resource, by ``chunk_index``."""
@@ -865,10 +945,20 @@ class SQLiteStore:
 
     def search_text(self, workspace_id: str, terms: Sequence[str], *, limit: int,
                     conditions: Sequence[Condition] = (), under: str | None = None) -> list[Passage]:
-        """BM25 over ready resources of the workspace (see :class:`Store.search_text`)."""
+        """BM25 over ready resources of the workspace (see :class:`Store.search_text`).
+
+        Filters on resources (all but ``created_at`` and ``source``) and the folder scope
+        rank from the cached per-term scores (:func:`~citewell.store.searchcache.rank_rows`):
+        the same rows, order and scores as the SQL ranking, which the others still use.
+        """
         query = fts_query(terms)
         if not query or limit <= 0:
             return []
+        if not any(c.key in _CHUNK_KEYS for c in conditions):
+            words = [t for t in terms if t.strip()]
+            found = self._search_cached(workspace_id, words, limit, conditions, under)
+            if found is not None:
+                return found
         where, args = self._filter_sql(conditions)
         sql = (f"SELECT c.*, r.title AS r_title, r.kind AS r_kind, r.file_name AS r_file_name, "
                f"bm25(chunk_fts, {BM25_WEIGHTS[0]}, {BM25_WEIGHTS[1]}) AS rank_score "
@@ -888,26 +978,147 @@ class SQLiteStore:
         """Chunk count and per-group document frequencies (see :class:`Store.term_counts`).
 
         Each group is one FTS5 query on the text column, ``text : ("a" AND "b")``, every
-        word quoted as in :func:`fts_query`.
+        word quoted as in :func:`fts_query`; counts are cached per workspace and group
+        until the next write that changes what a search sees.
         """
-        conn = self._conn()
-        scope = ("FROM chunks c JOIN resources r ON r.id = c.resource_id "
-                 "WHERE c.workspace_id = ? AND r.status = 'ready'")
-        total = int(conn.execute(f"SELECT count(*) {scope}", (workspace_id,)).fetchone()[0])
-        counts: list[int] = []
-        for group in groups:
-            quoted = ['"' + w.replace('"', '""') + '"' for w in group if w.strip()]
-            if not quoted:
-                counts.append(0)
-                continue
-            query = "text : (" + " AND ".join(quoted) + ")"
-            row = conn.execute(
-                "SELECT count(*) FROM chunk_fts JOIN chunks c ON c.rowid = chunk_fts.rowid "
-                "JOIN resources r ON r.id = c.resource_id "
-                "WHERE chunk_fts MATCH ? AND c.workspace_id = ? AND r.status = 'ready'",
-                (query, workspace_id)).fetchone()
-            counts.append(int(row[0]))
-        return total, counts
+        with self._snapshot() as conn:
+            generation = self._generation(conn, SEARCH)
+            scope = self._scope(conn, workspace_id, generation)
+            counts = [self._dfs.get(generation, (workspace_id, tuple(group)),
+                                    lambda group=group: self._count_group(conn, scope, group))
+                      for group in groups]
+        return len(scope.rowids), counts
+
+    def ranking_resources(self, workspace_id: str, *, under: str | None = None) -> tuple[Resource, ...]:
+        """The ready resources of :meth:`resources` (``statuses=["ready"]``, no paths), shared
+        read-only objects cached per search generation (see :meth:`Store.ranking_resources`):
+        reading the rows skips over each resource's extracted text, and building hundreds of
+        resources costs about ten milliseconds, per question otherwise."""
+        with self._snapshot() as conn:
+            generation = self._generation(conn, SEARCH)
+            return self._ranking_resources.get(generation, (workspace_id, under), lambda: tuple(
+                self._resource_from_row(row) for row in self._list_resources(conn, workspace_id, ["ready"],
+                                                                              under, None, 0)))
+
+    @staticmethod
+    def _count_group(conn: sqlite3.Connection, scope: Scope, group: Sequence[str]) -> int:
+        """How many rows of ``scope`` have every word of ``group`` in their text (0 for no word)."""
+        quoted = ['"' + w.replace('"', '""') + '"' for w in group if w.strip()]
+        if not quoted:
+            return 0
+        query = "text : (" + " AND ".join(quoted) + ")"
+        if scope.fts_covered:  # every indexed row is the workspace's: no join needed
+            row = conn.execute("SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?", (query,)).fetchone()
+            return int(row[0])
+        cur = conn.cursor()
+        cur.row_factory = None
+        found = np.fromiter((r[0] for r in cur.execute("SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?",
+                                                       (query,))), dtype=np.int64)
+        return int(np.isin(found, scope.rowids).sum())
+
+    # -- retrieval caches (see searchcache) ---------------------------------------------
+    def _scope(self, conn: sqlite3.Connection, workspace_id: str, generation: tuple[int, ...]) -> Scope:
+        """The workspace's chunk rows of ready resources (cached per search generation)."""
+        def load() -> Scope:
+            cur = conn.cursor()
+            cur.row_factory = None
+            rows = cur.execute("SELECT c.rowid, c.resource_id FROM chunks c JOIN resources r "
+                               "ON r.id = c.resource_id WHERE c.workspace_id = ? AND r.status = 'ready' "
+                               "ORDER BY c.rowid", (workspace_id,)).fetchall()
+            names: dict[str, int] = {}
+            rowids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+            index = np.fromiter((names.setdefault(row[1], len(names)) for row in rows), dtype=np.int32,
+                                count=len(rows))
+            indexed = np.fromiter((row[0] for row in cur.execute("SELECT rowid FROM chunk_fts")),
+                                  dtype=np.int64)
+            return Scope(rowids, index, tuple(names), bool(np.isin(indexed, rowids).all()))
+
+        return self._scopes.get(generation, workspace_id, load)
+
+    def _scope_resources(self, conn: sqlite3.Connection, workspace_id: str, conditions: Sequence[Condition],
+                         under: str | None) -> set[str] | None:
+        """Ids of the workspace's ready resources matching ``conditions`` (resource keys only)
+        under folder ``under`` (cached per search generation); None when neither is given
+        (every resource)."""
+        if not conditions and under is None:
+            return None
+        generation = self._generation(conn, SEARCH)
+        return self._resource_sets.get(generation, (workspace_id, tuple(conditions), under),
+                                       lambda: self._find_resources(conn, workspace_id, conditions, under))
+
+    def _find_resources(self, conn: sqlite3.Connection, workspace_id: str, conditions: Sequence[Condition],
+                        under: str | None) -> set[str]:
+        """What :meth:`_scope_resources` caches, read from the store."""
+        sql = "SELECT r.id FROM resources r WHERE r.workspace_id = ? AND r.status = 'ready'"
+        params: list[Any] = [workspace_id]
+        if under is not None:
+            prefix = under.rstrip("/") + "/"
+            sql += (" AND EXISTS (SELECT 1 FROM files f WHERE f.present = 1 AND f.workspace_id = "
+                    "r.workspace_id AND f.resource_id = r.id AND substr(f.path, 1, ?) = ?)")
+            params += [len(prefix), prefix]
+        where, args = self._filter_sql(conditions)
+        return {row[0] for row in conn.execute(sql + where, params + args)}
+
+    def _term_scores(self, conn: sqlite3.Connection, generation: tuple[int, ...], term: str) -> TermScores:
+        """The rows ``term`` matches and its share of their ``bm25`` (cached per search generation)."""
+        def load() -> TermScores:
+            cur = conn.cursor()
+            cur.row_factory = None
+            score = f"bm25(chunk_fts, {BM25_WEIGHTS[0]}, {BM25_WEIGHTS[1]})"
+            rows = cur.execute(f"SELECT rowid, {score} FROM chunk_fts WHERE chunk_fts MATCH ?",
+                               (fts_query([term]),)).fetchall()
+            return TermScores(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
+                              -np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows)))
+
+        return self._terms.get(generation, term, load)
+
+    def _search_cached(self, workspace_id: str, terms: Sequence[str], limit: int,
+                       conditions: Sequence[Condition], under: str | None) -> list[Passage] | None:
+        """:meth:`search_text` from the caches (resource-level ``conditions`` only); None
+        when a ranked row cannot be read back (then the SQL ranking answers)."""
+        with self._snapshot() as conn:
+            generation = self._generation(conn, SEARCH)
+            scope = self._scope(conn, workspace_id, generation)
+            mask = scope.mask(self._scope_resources(conn, workspace_id, conditions, under))
+            rowids, keys = rank_rows([self._term_scores(conn, generation, t) for t in terms], mask, limit)
+            if not len(rowids):
+                return []
+            wanted = [int(r) for r in rowids]
+            rows, resources = self._chunk_rows(conn, workspace_id, "rowid", wanted)
+        if len(rows) != len(wanted) or any(r["status"] != "ready" for r in resources.values()) \
+                or any(row["resource_id"] not in resources for row in rows.values()):
+            return None
+        return [self._passage(rows[rid], resources[rows[rid]["resource_id"]], score=-float(key), rank=i + 1)
+                for i, (rid, key) in enumerate(zip(wanted, keys))]
+
+    def _vector_scope(self, conn: sqlite3.Connection, workspace_id: str, model: str,
+                      generation: tuple[int, ...], *, matrix: bool) -> VectorScope:
+        """The workspace's searchable chunks for ``model`` (cached per search and vector
+        generation): all of them with their ``embedded`` flags, or (``matrix``) only the
+        embedded ones with their vectors."""
+        def load() -> VectorScope:
+            join = ("JOIN" if matrix else "LEFT JOIN") + (" chunk_vectors v ON v.text_hash = c.text_hash "
+                                                          "AND v.model = ?")
+            scope, params = self._scope_sql(workspace_id, (), None, join)
+            column = "v.vector" if matrix else "v.text_hash IS NOT NULL"
+            cur = conn.cursor()
+            cur.row_factory = None
+            rows = cur.execute(f"SELECT c.id, c.resource_id, {column} {scope} ORDER BY c.rowid",
+                               [model, *params]).fetchall()
+            names: dict[str, int] = {}
+            index = np.fromiter((names.setdefault(row[1], len(names)) for row in rows), dtype=np.int32,
+                                count=len(rows))
+            vectors = np.zeros((0, 0), dtype="<f4")
+            if matrix:
+                embedded = np.ones(len(rows), dtype=bool)
+                if rows:
+                    blobs = b"".join(row[2] for row in rows)
+                    vectors = np.frombuffer(blobs, dtype="<f4").reshape(len(rows), -1)
+            else:
+                embedded = np.fromiter((bool(row[2]) for row in rows), dtype=bool, count=len(rows))
+            return VectorScope(tuple(row[0] for row in rows), index, tuple(names), embedded, vectors)
+
+        return self._vectors.get(generation, (workspace_id, model, matrix), load)
 
     def count_resources(self, workspace_id: str, *, conditions: Sequence[Condition] = (),
                         under: str | None = None) -> int:
@@ -958,6 +1169,13 @@ class SQLiteStore:
     def vector_coverage(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
                         under: str | None = None) -> tuple[int, int]:
         """``(embedded, total)``: searchable chunks in scope with a ``model`` vector, and all of them."""
+        if not any(c.key in _CHUNK_KEYS for c in conditions):
+            with self._snapshot() as conn:
+                generation = self._generation(conn, SEARCH, VECTORS)
+                scope = self._vector_scope(conn, workspace_id, model, generation, matrix=False)
+                rows = select(scope.resource_index, scope.resource_ids,
+                              self._scope_resources(conn, workspace_id, conditions, under))
+            return int((rows & scope.embedded).sum()), int(rows.sum())
         join = "LEFT JOIN chunk_vectors v ON v.text_hash = c.text_hash AND v.model = ?"
         scope, params = self._scope_sql(workspace_id, conditions, under, join)
         row = self._conn().execute(f"SELECT count(*) AS total, count(v.text_hash) AS embedded {scope}",
@@ -972,7 +1190,7 @@ class SQLiteStore:
         for key, blob in vectors:
             if len(blob) != 4 * dim:
                 raise StoreError(f"the vector of {key} has {len(blob)} bytes, expected {4 * dim}")
-        with self._write() as conn:
+        with self._write(bump=VECTORS) as conn:
             conn.executemany("INSERT INTO chunk_vectors VALUES (?, ?, ?, ?) ON CONFLICT (text_hash) DO UPDATE "
                              "SET model = excluded.model, dim = excluded.dim, vector = excluded.vector",
                              [(key, model, dim, blob) for key, blob in vectors])
@@ -986,6 +1204,27 @@ class SQLiteStore:
         rows = self._conn().execute(f"SELECT c.id AS id, v.vector AS vector {scope} ORDER BY c.rowid",
                                     [model, *params])
         return [(row["id"], row["vector"]) for row in rows]
+
+    def scope_matrix(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
+                     under: str | None = None) -> tuple[Sequence[str], np.ndarray]:
+        """:meth:`scope_vectors` as ``(chunk ids, float32 matrix (n, dim))``, same rows in the
+        same order, from a cached matrix of the workspace (filters on ``created_at`` and
+        ``source`` read :meth:`scope_vectors`). The matrix may be the cache's own array:
+        read-only."""
+        if any(c.key in _CHUNK_KEYS for c in conditions):
+            rows = self.scope_vectors(workspace_id, model, conditions=conditions, under=under)
+            if not rows:
+                return [], np.zeros((0, 0), dtype="<f4")
+            matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), -1)
+            return [cid for cid, _ in rows], matrix
+        with self._snapshot() as conn:
+            generation = self._generation(conn, SEARCH, VECTORS)
+            scope = self._vector_scope(conn, workspace_id, model, generation, matrix=True)
+            resources = self._scope_resources(conn, workspace_id, conditions, under)
+        if resources is None:
+            return scope.ids, scope.matrix
+        rows = np.flatnonzero(select(scope.resource_index, scope.resource_ids, resources))
+        return [scope.ids[i] for i in rows], scope.matrix[rows]
 
     def vectors(self, workspace_id: str, model: str, chunk_ids: Sequence[str]) -> dict[str, bytes]:
         """Vector bytes of ``model`` for those of ``chunk_ids`` that are chunks of this

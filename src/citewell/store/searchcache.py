@@ -1,0 +1,164 @@
+"""In-process caches of :class:`~citewell.store.sqlite.SQLiteStore` for retrieval, tagged with
+the store's generation counters so that no process ever reads a stale entry.
+
+Generations: table ``meta`` holds ``search_generation`` (bumped in the same transaction by
+every store write that changes chunks, the full-text index, resources, their files or
+their facets, in any workspace) and ``vector_generation`` (bumped by every write of chunk
+vectors); a write transaction that changed no row bumps nothing. A reader reads them in
+the same read transaction (snapshot) as the data it caches, so an entry is tagged with the
+generation of the data it was made from; another process's commit moves the counter, and
+the next reader drops the entries (see :class:`GenerationCache`). Missing rows (a store no
+writer of this version touched yet) read as 0. Writes that bypass
+:class:`~citewell.store.sqlite.SQLiteStore` (or come from an older citewell) move no
+counter: such writers must not share a store with a long-running reader.
+
+What is cached (all exact: a cached answer equals what SQL would return now):
+
+- per full-text term: the rowids the term matches and their FTS5 ``bm25`` contribution
+  (:class:`TermScores`). FTS5's ``bm25`` of an OR query is, bit for bit, the sum over its
+  phrases (in query order, from 0.0) of ``idf × tf-part``, and a phrase's part is what
+  the one-phrase query returns negated, so a search adds the cached parts in query order
+  (:func:`rank_rows`) instead of scoring every matching row in SQLite;
+- per workspace: the searchable chunk rows and their resources (:class:`Scope`), so a
+  filter on resources becomes a numpy mask;
+- per workspace and term group: document frequencies;
+- per workspace and model: the vector matrix and the embedded flags (:class:`VectorScope`);
+- per workspace: the resource rows of whole lists and the resource ids a filter selects.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+import numpy as np
+
+V = TypeVar("V")
+
+
+class GenerationCache(Generic[V]):
+    """A thread-safe LRU map whose entries belong to one generation (a tuple of ints).
+
+    ``budget``: the most ``cost`` units kept (entries' ``cost(value)`` summed; the least
+    recently used go first). :meth:`get` with a newer generation empties the cache; with
+    an older one (a reader in an older snapshot) it computes without storing.
+    """
+
+    def __init__(self, budget: int, cost: Callable[[V], int] = lambda _: 1) -> None:
+        self.budget = budget
+        self.cost = cost
+        self.generation: tuple[int, ...] = ()
+        self._items: OrderedDict[Hashable, V] = OrderedDict()
+        self._used = 0
+        self._lock = threading.Lock()
+
+    def get(self, generation: tuple[int, ...], key: Hashable, load: Callable[[], V]) -> V:
+        """The value of ``key`` at ``generation``: cached, or ``load()`` (then cached)."""
+        with self._lock:
+            if generation > self.generation:
+                self._items.clear()
+                self._used = 0
+                self.generation = generation
+            if generation == self.generation and key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = load()
+        with self._lock:
+            if generation == self.generation and key not in self._items:
+                size = self.cost(value)
+                if size <= self.budget:
+                    self._items[key] = value
+                    self._used += size
+                    while self._used > self.budget:
+                        _, old = self._items.popitem(last=False)
+                        self._used -= self.cost(old)
+        return value
+
+
+@dataclass(frozen=True)
+class TermScores:
+    """What one full-text term matches: ``rowids`` (int64, n) and ``parts`` (float64, n),
+    the term's positive share of FTS5 ``bm25`` for each of those rows."""
+
+    rowids: np.ndarray
+    parts: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held, in bytes."""
+        return int(self.rowids.nbytes + self.parts.nbytes)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A workspace's chunk rows (of ready resources) in rowid order.
+
+    ``rowids`` (int64, n); ``resource_index`` (int32, n) into ``resource_ids``;
+    ``fts_covered``: every row of the full-text index is one of ``rowids`` (so a full-text
+    count needs no join to be a count of this workspace's rows).
+    """
+
+    rowids: np.ndarray
+    resource_index: np.ndarray
+    resource_ids: tuple[str, ...]
+    fts_covered: bool
+
+    def mask(self, resources: set[str] | None) -> np.ndarray:
+        """Boolean mask over rowids ``0..max rowid``: rows of this scope whose resource is in
+        ``resources`` (None: every row)."""
+        out = np.zeros(int(self.rowids[-1]) + 1 if len(self.rowids) else 0, dtype=bool)
+        out[self.rowids[select(self.resource_index, self.resource_ids, resources)]] = True
+        return out
+
+
+@dataclass(frozen=True)
+class VectorScope:
+    """A workspace's searchable chunks (current version, ready resource) in rowid order,
+    for dense retrieval: ``ids`` (chunk ids, n), ``resource_index`` (int32, n) into
+    ``resource_ids``, ``embedded`` (bool, n: has a vector of the model). ``matrix``: the
+    float32 vectors (n, dim) when every row is embedded and they were loaded, else (0, 0)."""
+
+    ids: tuple[str, ...]
+    resource_index: np.ndarray
+    resource_ids: tuple[str, ...]
+    embedded: np.ndarray
+    matrix: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        """Approximate memory held, in bytes."""
+        return int(self.matrix.nbytes + 80 * len(self.ids))
+
+
+def select(resource_index: np.ndarray, resource_ids: tuple[str, ...],
+           resources: set[str] | None) -> np.ndarray:
+    """Boolean (n,) over rows: whose resource is in ``resources`` (None: all rows)."""
+    if resources is None:
+        return np.ones(len(resource_index), dtype=bool)
+    wanted = np.fromiter((i for i, rid in enumerate(resource_ids) if rid in resources), dtype=np.int32)
+    return np.isin(resource_index, wanted)
+
+
+def rank_rows(terms: list[TermScores], mask: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """The best ``limit`` rows matching any term within ``mask``, by FTS5 ``bm25`` (the sum
+    of the terms' parts, added in ``terms`` order from 0.0, negated: lower is better), ties
+    by rowid: ``(rowids, bm25 values)``, best first."""
+    size = max([len(mask)] + [int(t.rowids.max()) + 1 for t in terms if len(t.rowids)])
+    total = np.zeros(size, dtype=np.float64)
+    hit = np.zeros(size, dtype=bool)
+    for t in terms:
+        total[t.rowids] += t.parts
+        hit[t.rowids] = True
+    hit[:len(mask)] &= mask
+    hit[len(mask):] = False
+    rows = np.flatnonzero(hit)
+    keys = -1.0 * total[rows]
+    if len(rows) > limit:
+        cut = np.partition(keys, limit - 1)[limit - 1]
+        keep = keys <= cut
+        rows, keys = rows[keep], keys[keep]
+    order = np.lexsort((rows, keys))[:limit]
+    return rows[order], keys[order]

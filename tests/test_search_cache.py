@@ -1,0 +1,186 @@
+"""The store's retrieval caches (citewell.store.searchcache): the cached ranking equals the
+SQL ranking, and a write by another store object on the same file (another process, in
+production) is seen by the next query: full-text search, document frequencies, the
+vector matrix and vector coverage."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+
+from citewell import Engine
+from citewell.store.base import Condition
+from citewell.store.sqlite import SQLiteStore, fts_query
+
+TEXTS = {
+    "pumps.txt": "Pumps run at forty bar. Pump pressure rose in March as the pumps aged.",
+    "valves.txt": "Valves and pumps were replaced in March; valve pressure fell to thirty bar.",
+    "boilers.txt": "Boilers heat the north plant. Boiler pressure is checked every March.",
+    "cooling.txt": "Cooling towers cool the condenser water of the north plant pumps.",
+    "notes.txt": "Pressure, pressure, pressure: the plant log mentions pressure on every page.",
+    "audit.txt": "The audit found no pump or valve faults at the plant in the fiscal year.",
+}
+MODEL = "test-model"
+
+
+def _write(folder: Path, files: dict[str, str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text + "\n", encoding="utf-8")
+    return folder
+
+
+def _sql_ranking(store_path: Path, workspace_id: str, terms: list[str], limit: int,
+                 title: str | None = None) -> list[tuple[str, float]]:
+    """The reference: FTS5 bm25 over the whole OR query, in SQL (ids, scores), best first."""
+    sql = ("SELECT c.id, bm25(chunk_fts, 0.5, 1.0) AS s FROM chunk_fts "
+           "JOIN chunks c ON c.rowid = chunk_fts.rowid JOIN resources r ON r.id = c.resource_id "
+           "WHERE chunk_fts MATCH ? AND c.workspace_id = ? AND r.status = 'ready'")
+    args: list = [fts_query(terms), workspace_id]
+    if title is not None:
+        sql += " AND lower(r.title) = ?"
+        args.append(title)
+    with sqlite3.connect(store_path) as conn:
+        rows = conn.execute(sql + " ORDER BY s, c.rowid LIMIT ?", [*args, limit]).fetchall()
+    return [(cid, -s) for cid, s in rows]
+
+
+def _ranking(store: SQLiteStore, workspace_id: str, terms: list[str], limit: int,
+             **kwargs) -> list[tuple[str, float]]:
+    return [(p.chunk.id, p.score) for p in store.search_text(workspace_id, terms, limit=limit, **kwargs)]
+
+
+def _names(store: SQLiteStore, workspace_id: str, terms: list[str]) -> list[str]:
+    return sorted(p.file_name for p in store.search_text(workspace_id, terms, limit=20))
+
+
+def test_cached_search_equals_the_sql_ranking_bit_for_bit(tmp_path: Path, store_path: Path) -> None:
+    with Engine(store_path) as engine, Engine(store_path, workspace="other") as other:
+        engine.ingest([_write(tmp_path / "docs", TEXTS)])
+        other.ingest([_write(tmp_path / "elsewhere", {"pumps.txt": "Other pumps, other pressure."})])
+        # the other workspace's rows are in the index: the cached search must leave them out
+        ws = engine.workspace_id
+        for terms in (["pressure"], ["pumps", "pressure", "march"],
+                      ["plant", "north", "pump", "valves", "bar"],
+                      ["fiscal", "year", "audit", "pressure"], ["pp&e", "pumps"]):
+            for limit in (1, 3, 50):
+                expected = _sql_ranking(store_path, ws, terms, limit)
+                assert _ranking(engine.store, ws, terms, limit) == expected
+                assert _ranking(engine.store, ws, terms, limit) == expected  # from the cache this time
+            only = [Condition("document_name", "eq", ("pumps",))]
+            assert _ranking(engine.store, ws, terms, 50, conditions=only) \
+                == _sql_ranking(store_path, ws, terms, 50, title="pumps")
+        # document frequencies count this workspace's rows only (the index holds both)
+        groups = [("pressure",), ("pumps",), ("north", "plant"), ("other",)]
+        assert engine.store.term_counts(ws, groups) == (6, [4, 4, 2, 0])
+        assert other.store.term_counts(other.workspace_id, groups) == (1, [1, 1, 0, 1])
+
+
+def test_a_search_sees_ingest_delete_and_missing_files_of_another_store(tmp_path: Path,
+                                                                        store_path: Path) -> None:
+    with Engine(store_path) as a, Engine(store_path) as b:
+        first = _write(tmp_path / "one", {"pumps.txt": TEXTS["pumps.txt"]})
+        a.ingest([first])
+        ws = a.workspace_id
+        assert _names(a.store, ws, ["pumps"]) == ["pumps.txt"]
+        assert a.store.term_counts(ws, [("pumps",), ("valve", "march")]) == (1, [1, 0])
+
+        second = {"valves.txt": TEXTS["valves.txt"], "audit.txt": TEXTS["audit.txt"]}
+        b.ingest([_write(tmp_path / "two", second)])
+        assert _names(a.store, ws, ["pumps"]) == ["audit.txt", "pumps.txt", "valves.txt"]  # pump matches
+        assert a.store.term_counts(ws, [("pumps",), ("valve", "march")]) == (3, [3, 1])
+
+        valves = next(r.id for r in b.resources() if r.file_name == "valves.txt")
+        b.delete_resource(valves)
+        assert _names(a.store, ws, ["pumps"]) == ["audit.txt", "pumps.txt"]
+        assert a.store.term_counts(ws, [("pumps",), ("valve", "march")]) == (2, [2, 0])
+
+        (first / "pumps.txt").unlink()
+        b.sync(first)  # the file is gone: its resource is missing, no longer searched
+        assert _names(a.store, ws, ["pumps"]) == ["audit.txt"]
+        assert a.store.term_counts(ws, [("pumps",)]) == (1, [1])
+
+
+def test_a_filtered_search_sees_another_stores_title_change(tmp_path: Path, store_path: Path) -> None:
+    with Engine(store_path) as a, Engine(store_path) as b:
+        a.ingest([_write(tmp_path / "docs", TEXTS)])
+        ws = a.workspace_id
+        renamed = [Condition("document_name", "eq", ("plant log",))]
+        assert a.store.search_text(ws, ["pressure"], limit=5, conditions=renamed) == []
+        notes = next(r for r in b.resources() if r.file_name == "notes.txt")
+        b.store.update_resource_metadata(ws, notes.id, title="Plant log", metadata={},
+                                         custom_metadata=None)
+        assert [p.file_name for p in a.store.search_text(ws, ["pressure"], limit=5, conditions=renamed)] \
+            == ["notes.txt"]
+
+
+def test_the_vector_matrix_and_coverage_see_another_stores_writes(tmp_path: Path, store_path: Path) -> None:
+    with Engine(store_path) as a, Engine(store_path) as b:
+        three = {k: TEXTS[k] for k in ("pumps.txt", "valves.txt", "audit.txt")}
+        a.ingest([_write(tmp_path / "docs", three)])
+        ws = a.workspace_id
+        assert a.store.vector_coverage(ws, MODEL) == (0, 3)
+        ids, matrix = a.store.scope_matrix(ws, MODEL)
+        assert (len(ids), matrix.shape) == (0, (0, 0))
+
+        todo = b.store.texts_without_vectors(ws, MODEL)
+        vectors = {h: np.array([i, 1.0, 0.5], dtype="<f4") for i, (h, _) in enumerate(todo)}
+        b.store.put_vectors(MODEL, 3, [(h, v.tobytes()) for h, v in list(vectors.items())[:2]])
+        assert a.store.vector_coverage(ws, MODEL) == (2, 3)
+
+        def check(**scope) -> list[str]:
+            ids, matrix = a.store.scope_matrix(ws, MODEL, **scope)
+            rows = a.store.scope_vectors(ws, MODEL, **scope)
+            assert list(ids) == [cid for cid, _ in rows]
+            assert matrix.tobytes() == b"".join(blob for _, blob in rows)
+            return list(ids)
+
+        assert len(check()) == 2
+        b.store.put_vectors(MODEL, 3, [(h, v.tobytes()) for h, v in vectors.items()])
+        assert a.store.vector_coverage(ws, MODEL) == (3, 3)
+        assert len(check()) == 3
+        only = [Condition("document_name", "eq", ("audit",))]
+        assert len(check(conditions=only)) == 1
+        assert a.store.vector_coverage(ws, MODEL, conditions=only) == (1, 1)
+
+        b.delete_resource(next(r.id for r in b.resources() if r.file_name == "audit.txt"))
+        assert len(check()) == 2 and check(conditions=only) == []
+        assert a.store.vector_coverage(ws, MODEL) == (2, 2)
+
+
+def test_the_search_generation_moves_with_changes_only(tmp_path: Path, store_path: Path) -> None:
+    def generation() -> int:
+        with sqlite3.connect(store_path) as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'search_generation'").fetchone()
+        return int(row[0]) if row else 0
+
+    with Engine(store_path) as engine:
+        docs = _write(tmp_path / "docs", {"pumps.txt": TEXTS["pumps.txt"]})
+        start = generation()
+        engine.sync(docs)
+        after_ingest = generation()
+        assert after_ingest > start
+        shared = engine.store.ranking_resources(engine.workspace_id)
+        engine.sync(docs)  # nothing new: the caches stay valid
+        assert generation() == after_ingest
+        assert engine.store.ranking_resources(engine.workspace_id) is shared
+        _write(docs, {"valves.txt": TEXTS["valves.txt"]})
+        engine.sync(docs)
+        assert generation() > after_ingest
+
+
+def test_ranking_resources_are_shared_until_another_store_writes(tmp_path: Path, store_path: Path) -> None:
+    with Engine(store_path) as a, Engine(store_path) as b:
+        a.ingest([_write(tmp_path / "one", {"pumps.txt": TEXTS["pumps.txt"]})])
+        ws = a.workspace_id
+        first = a.store.ranking_resources(ws)
+        assert [r.file_name for r in first] == ["pumps.txt"]
+        assert a.store.ranking_resources(ws) is first  # nothing changed: the same objects
+        b.ingest([_write(tmp_path / "two", {"valves.txt": TEXTS["valves.txt"]})])
+        second = a.store.ranking_resources(ws)
+        assert [r.file_name for r in second] == ["pumps.txt", "valves.txt"]
+        assert [r.id for r in second] == [r.id for r in a.store.resources(ws, statuses=["ready"])]
+        b.delete_resource(second[0].id)
+        assert [r.file_name for r in a.store.ranking_resources(ws)] == ["valves.txt"]
