@@ -79,6 +79,29 @@ def test_vectors_are_stored_once_per_text_across_workspaces(tmp_path: Path, stor
 
 
 @needs_model
+def test_deleting_a_document_deletes_the_vectors_only_it_had(tmp_path: Path, store_path: Path) -> None:
+    docs = _corpus(tmp_path / "docs")
+    shared = _corpus(tmp_path / "shared", {"bread.txt": PASSAGES["bread.txt"]})  # same text, other workspace
+    with Engine(store_path, workspace="a", mode="hybrid") as a, Engine(store_path, workspace="b") as b:
+        a.ingest([docs])
+        b.ingest([shared])
+        assert a.embed() == (4, 4) and len(_vector_rows(store_path)) == 4
+        by_name = {r.file_name: r for r in a.resources()}
+        question = "Which creature do families adopt for a furry companion?"
+        assert a.retrieve(question, k=1)[0].file_name == "felines.txt"  # the vectors are cached now
+        text_of = {name: a.store.resource_chunks(a.workspace_id, r.id)[0].text for name, r in by_name.items()}
+        a.delete_resource(by_name["felines.txt"].id)
+        a.delete_resource(by_name["bread.txt"].id)
+        hashes = {h for h, _, _ in _vector_rows(store_path)}
+        # the cats' vector went with its document; bread's stays (workspace b has its text)
+        assert hashes == {hashlib.sha256(text_of[n].encode()).hexdigest()
+                          for n in ("storms.txt", "bonds.txt", "bread.txt")}
+        assert b.store.vector_coverage(b.workspace_id, embedder_mod.MODEL_ID) == (1, 1)
+        assert {p.file_name for p in a.retrieve(question, k=5)} == {"storms.txt", "bonds.txt"}
+        assert a.store.vector_coverage(a.workspace_id, embedder_mod.MODEL_ID) == (2, 2)
+
+
+@needs_model
 def test_dense_finds_a_paraphrase_sharing_no_words(tmp_path: Path, store_path: Path) -> None:
     with Engine(store_path, mode="dense") as engine:
         engine.ingest([_corpus(tmp_path / "docs")])

@@ -220,7 +220,8 @@ class Store(Protocol):
 
     def delete_resource(self, workspace_id: str, resource_id: str) -> str | None:
         """Delete a resource with its chunks, search rows, facets, mentions (a post that
-        another ready posts file holds moves there) and file records, in one transaction.
+        another ready posts file holds moves there), file records and the vectors of texts
+        no other chunk (of any workspace) has, in one transaction.
         Returns its blob key (the caller removes the blob when no resource refers to it);
         ``NotFoundError`` if not in this workspace. Stored messages keep their copies."""
         ...

@@ -287,13 +287,18 @@ class SQLiteStore:
         try:
             yield conn
             if bump is not None and conn.total_changes != changes:
-                conn.execute("INSERT INTO meta VALUES (?, '1') ON CONFLICT (key) DO UPDATE "
-                             "SET value = CAST(value AS INTEGER) + 1", (bump,))
+                self._bump(conn, bump)
         except BaseException:
             conn.execute("ROLLBACK")
             raise
         else:
             conn.execute("COMMIT")
+
+    @staticmethod
+    def _bump(conn: sqlite3.Connection, counter: str) -> None:
+        """Move the generation ``counter`` (``SEARCH``, ``VECTORS``) inside the open write."""
+        conn.execute("INSERT INTO meta VALUES (?, '1') ON CONFLICT (key) DO UPDATE "
+                     "SET value = CAST(value AS INTEGER) + 1", (counter,))
 
     @contextmanager
     def _snapshot(self) -> Iterator[sqlite3.Connection]:
@@ -807,6 +812,9 @@ class SQLiteStore:
             conn.execute("UPDATE resources SET status = 'superseded' WHERE id = ?", (resource_id,))
             self._rehome_posts(conn, resource_id)  # a post another ready posts file has stays
             chunk_rows = "SELECT rowid FROM chunks WHERE resource_id = ? AND workspace_id = ?"
+            hashes = [r[0] for r in conn.execute("SELECT DISTINCT text_hash FROM chunks WHERE resource_id = ? AND "
+                                                 "workspace_id = ? AND text_hash IS NOT NULL",
+                                                 (resource_id, workspace_id))]
             conn.execute(f"DELETE FROM chunk_fts WHERE rowid IN ({chunk_rows})", (resource_id, workspace_id))
             conn.execute("DELETE FROM mentions WHERE workspace_id = ? AND chunk_id IN "
                          "(SELECT id FROM chunks WHERE resource_id = ? AND workspace_id = ?)",
@@ -817,6 +825,16 @@ class SQLiteStore:
             conn.execute("DELETE FROM files WHERE workspace_id = ? AND (resource_id = ? OR last_resource_id = ?)",
                          (workspace_id, resource_id, resource_id))
             conn.execute("DELETE FROM resources WHERE id = ?", (resource_id,))
+            # vectors of texts no chunk (of any workspace) has any more: a deleted document's
+            # embeddings go with it
+            dropped = 0
+            for i in range(0, len(hashes), 500):
+                part = hashes[i:i + 500]
+                dropped += conn.execute(
+                    f"DELETE FROM chunk_vectors WHERE text_hash IN ({','.join('?' * len(part))}) AND NOT EXISTS "
+                    "(SELECT 1 FROM chunks c WHERE c.text_hash = chunk_vectors.text_hash)", part).rowcount
+            if dropped:
+                self._bump(conn, VECTORS)
         return row["blob_key"]
 
     def resource(self, workspace_id: str, resource_id: str) -> Resource:
