@@ -297,6 +297,16 @@ class Engine:
         under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
         return self._embed_scope(conditions, under, budget_s, progress)
 
+    def embedding_coverage(self, *, filters: Iterable[str] | Mapping[str, Any] | None = None,
+                           corpus: str | os.PathLike[str] | None = None) -> tuple[int, int]:
+        """``(embedded, total)``: how many searchable chunks of the scope (filters, corpus
+        folder) have a vector of the embedding model, without embedding anything.
+        Raises ``INVALID_FILTER`` for a bad filter."""
+        conditions = parse_filters(filters)
+        under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
+        model = self.embedder.model_id if self.embedder is not None else _embedder.MODEL_ID
+        return self.store.vector_coverage(self.workspace_id, model, conditions=conditions, under=under)
+
     def _embed_scope(self, conditions: Sequence[Condition], under: str | None, budget_s: float | None,
                      progress: Any = None) -> tuple[int, int]:
         embedder = self.embedder

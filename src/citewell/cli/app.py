@@ -35,7 +35,7 @@ RESOURCE_STATUSES: tuple[str, ...] = get_args(ResourceStatus)
 from .keys import keys_app
 from .render import render_answer
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Grounded answers with exact citations over your own files.")
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 app.add_typer(keys_app, name="keys")
@@ -182,8 +182,9 @@ def ask(
         _sync_or_note(engine, corpus, manifests)
         if mode is not None:
             engine.mode = mode
-        message = engine.ask(question, k=k, filters=filters or None, corpus=corpus, sync=False, offsets=offsets,
-                             policy=policy, image=image)
+        with _embedding_status(engine, filters or None, corpus):
+            message = engine.ask(question, k=k, filters=filters or None, corpus=corpus, sync=False,
+                                 offsets=offsets, policy=policy, image=image)
         for note in message.warnings:  # stdout carries only the answer
             err.print(f"warning: {note.code}: {note.message}", markup=False)
         if explain and question.strip():
@@ -197,6 +198,23 @@ def ask(
             out.print(text, markup=False, end="")
         else:
             _write(text)
+
+
+@contextmanager
+def _embedding_status(engine: Engine, filters: Optional[List[str]], corpus: Optional[Path]) -> Iterator[None]:
+    """On a terminal, a spinner on stderr while a hybrid or dense ``ask`` embeds the passages
+    its scope lacks (up to the embedding budget); nothing otherwise."""
+    if engine.mode == "lexical" or not sys.stderr.isatty() or engine.embed_budget_s <= 0 \
+            or not engine.dense_available():
+        yield
+        return
+    embedded, total = engine.embedding_coverage(filters=filters, corpus=corpus)
+    if embedded >= total:
+        yield
+        return
+    with err.status(f"embedding passages: {embedded} of {total} done (up to {engine.embed_budget_s:g} s now; "
+                    "citewell ingest --wait embeds all)"):
+        yield
 
 
 def _explain(ranked: List[Any], mode: str) -> None:

@@ -24,7 +24,7 @@ from ..settings import Settings
 from ..store import open_store
 from ..store.base import iso_utc
 
-keys_app = typer.Typer(no_args_is_help=True, help="API keys for citewell serve.")
+keys_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="API keys for citewell serve.")
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
