@@ -51,7 +51,7 @@ def main() -> None:
     print(f"{'configuration':<28} {'filter: hit@5/10/20 | answer':<30} {'no filter: hit@5/10/20 | answer'}")
     for label, mode, fusion, alpha in configs:
         with Engine(args.store, mode=mode, fusion=fusion) as engine:
-            embedded, total = engine.embed(budget_s=0)  # embeds nothing: counts what has vectors
+            embedded, total = engine.embedding_coverage()
             if mode != "lexical" and embedded < total:
                 raise SystemExit(f"{total - embedded} passages have no vector: run citewell ingest … --wait first")
             retriever = engine.retriever

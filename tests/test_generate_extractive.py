@@ -928,3 +928,15 @@ def test_phrasing_words_do_not_block_the_answer() -> None:
     assert_exact(units, [p])
     assert [u.text.split(",")[0] for u in units] == [
         "Share Repurchase Program\nDuring the fourth quarter of fiscal 2023", "During fiscal 2023"]
+
+
+def test_a_lead_in_ending_in_a_colon_is_never_the_answer() -> None:
+    text = ("Fourth Quarter 2022 Financial Highlights:\n"
+            "• Consolidated net revenues of $3.6 billion, an increase of 18% compared to the prior year quarter.")
+    p = passage("mgm", text, title="MGMRESORTS_2022Q4_EARNINGS")
+    units = ExtractiveGenerator().select("What were MGM's net revenues in the fourth quarter of 2022?", [p])
+    assert_exact(units, [p])
+    assert [u.text for u in units] == [text.split("\n", 1)[1].removeprefix("• ")]
+    lead_in = passage("debt", "Outstanding long-term debt obligations as of December 31, 2022 and 2021 are as "
+                              "follows:", title="VERIZON_2022_10K")
+    assert ExtractiveGenerator().select("What was Verizon's long-term debt in 2022?", [lead_in]) == []

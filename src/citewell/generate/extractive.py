@@ -27,7 +27,9 @@ Units (exact code-point spans of ``chunk.text``):
 Never quoted:
 
 - a unit that is itself a question (it ends in ``?``: an interviewer's question, a post
-  title) — it answers nothing;
+  title) — it answers nothing; likewise a lead-in ending in ``:`` (``Fourth Quarter 2022
+  Financial Highlights:``, ``… obligations are as follows:``), which announces what
+  follows and states nothing;
 - a *fragment* cut by the chunk's edge, in punctuated text: the chunk's last unit when it
   has 6 words or more, no final punctuation and ends in a lower-case word or ``,;:(-``
   (``… 3M reflected a pre-tax charge of``), or its first unit when it starts with a
@@ -285,6 +287,8 @@ _BULLET_LINE_RE = re.compile(r"\n[ \t]*(?=[-*+\u2022\u25aa\u25cf\u25e6\u2023\u20
 _CLOSERS = "\"'\u201d\u2019)]"
 _TERMINAL_RE = re.compile(rf"[.!?\u2026][{re.escape(_CLOSERS)}]*$")
 _QUESTION_END_RE = re.compile(rf"\?[{re.escape(_CLOSERS)}]*$")
+#: A unit ending in a colon introduces what follows (a list, a table): it states nothing itself.
+_LEAD_IN_RE = re.compile(r":\s*$")
 _OPEN_END_RE = re.compile(r"[,;]$")
 _CUT_END_RE = re.compile(r"(?:\s[a-z][a-z'\u2019-]*|[,;:(\u2013\u2014-])$")
 _YEAR_RE = re.compile(r"(?<![\d,.$])(?:19|20)\d{2}(?!\d|[,.]\d)")
@@ -1081,7 +1085,7 @@ class ExtractiveGenerator:
                         all_terms=frozenset(t.term for t in toks),
                         norm=" ".join(text.lower().split()),
                         words=word_count(text),
-                        question=bool(_QUESTION_END_RE.search(text)),
+                        question=bool(_QUESTION_END_RE.search(text) or _LEAD_IN_RE.search(text)),
                         fragment=span.fragment or _is_junk(text) or (span.row and _is_header(text)),
                         digits=values,
                         years=_years(text),
