@@ -5,8 +5,9 @@ Run by hand (not part of the test suite)::
 
     python benchmarks/dense_speed.py --store /tmp/fb.sqlite      # a store with ingested chunks
 
-Prints passages/s (median of 3 runs over the same ``--n`` chunks, batch 32, the
-process's onnxruntime threads = cores) and, for 10k/100k/1M random unit vectors of 384
+Prints passages/s (median of 3 runs over the same ``--n`` chunks, batches of 32 in chunk
+order and shortest first as ``embed_missing`` does, the process's onnxruntime threads =
+cores) and, for 10k/100k/1M random unit vectors of 384
 floats, the median time of one query's matrix-vector product + top-k (numpy only: what
 :class:`citewell.retrieve.dense.DenseRetriever` does after reading the vectors), and of
 reading the workspace's stored vectors from SQLite (``Store.scope_vectors``).
@@ -36,14 +37,18 @@ def main() -> None:
                                             (engine.workspace_id, args.n)).fetchall()
         texts = [r[0] for r in rows]
         embedder = MiniLMEmbedder()
-        runs = []
-        for _ in range(3):
-            start = time.perf_counter()
-            embedder.embed(texts)
-            runs.append(time.perf_counter() - start)
-        med = statistics.median(runs)
-        print(f"embedding: {len(texts)} chunks, median {med:.2f} s -> {len(texts) / med:.1f} passages/s "
-              f"(runs {', '.join(f'{r:.2f}' for r in runs)})")
+        embedder.embed(texts[:8])  # warm-up
+        for label, order in (("batches of 32 in chunk order", texts),
+                             ("batches of 32, shortest first (embed_missing)", sorted(texts, key=len))):
+            runs = []
+            for _ in range(3):
+                start = time.perf_counter()
+                for i in range(0, len(order), 32):
+                    embedder.embed(order[i:i + 32])
+                runs.append(time.perf_counter() - start)
+            med = statistics.median(runs)
+            print(f"embedding, {label}: {len(texts)} chunks, median {med:.2f} s -> {len(texts) / med:.1f} "
+                  f"passages/s (runs {', '.join(f'{r:.2f}' for r in runs)})")
         reads = []
         for _ in range(3):
             start = time.perf_counter()
