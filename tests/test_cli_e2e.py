@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -271,3 +272,14 @@ def test_warnings_go_to_stderr_not_into_the_answer(corpus: Path, store: Path) ->
     assert done.returncode == 0, done.stderr
     assert "warning:" not in done.stdout and "NO_MATCHING_RESOURCES" not in done.stdout
     assert "warning: NO_MATCHING_RESOURCES:" in done.stderr
+
+
+def test_serve_refuses_a_bad_retrieval_mode_before_it_starts(tmp_path: Path) -> None:
+    store = tmp_path / "serve.sqlite"
+    flag = run("serve", "--port", "0", "--mode", "fuzzy", store=store)
+    assert flag.returncode == 2 and "--mode must be one of" in flag.stderr
+    env = {**os.environ, "CITEWELL_RETRIEVAL_MODE": "bogus"}
+    proc = subprocess.run([sys.executable, "-m", "citewell", "serve", "--port", "0", "--store", str(store)],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 2 and "CITEWELL_RETRIEVAL_MODE must be one of" in proc.stderr
+    assert "Traceback" not in proc.stderr

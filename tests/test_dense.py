@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 import numpy as np
@@ -115,6 +116,67 @@ def test_dense_finds_a_paraphrase_sharing_no_words(tmp_path: Path, store_path: P
         assert found[0].score > found[1].score and found[0].rank == 1
         engine.mode = "hybrid"  # BM25 has nothing: the dense ranking alone decides
         assert engine.retrieve(question, k=1)[0].chunk.text.strip() == target
+
+
+class _CountingEmbedder:
+    """A tiny fake embedder (3 dimensions) that counts the texts it embeds."""
+
+    model_id = "fake-3"
+    dim = 3
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def embed(self, texts):  # noqa: ANN001, ANN201 - the Embedder protocol
+        self.texts.extend(texts)
+        out = np.ones((len(texts), 3), dtype=np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def test_embedding_stops_when_asked_and_when_its_texts_are_gone(tmp_path: Path, store_path: Path) -> None:
+    from citewell.retrieve.dense import embed_missing
+
+    docs = _corpus(tmp_path / "docs", {f"note{i}.txt": f"Note number {i} about topic {i}." for i in range(10)})
+    with Engine(store_path, mode="lexical") as engine:
+        engine.ingest([docs])
+        fake = _CountingEmbedder()
+        calls = iter([False, True])  # a server shutting down after the first batch
+        done = embed_missing(engine.store, engine.workspace_id, fake, batch=4, stop=lambda: next(calls))
+        assert (done.embedded, done.missing) == (4, 6) and len(fake.texts) == 4
+        # vectors of texts no chunk has are not stored (a resource deleted mid-embedding)
+        assert engine.store.put_vectors(fake.model_id, 3, [("0" * 64, np.ones(3, dtype="<f4").tobytes())]) == 0
+        for resource in engine.resources():
+            engine.delete_resource(resource.id)
+        assert embed_missing(engine.store, engine.workspace_id, fake, batch=4).missing == 0
+        conn = sqlite3.connect(store_path)
+        assert conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == 0
+        conn.close()
+
+
+def test_the_budget_bounds_the_priority_embedding_too(tmp_path: Path, store_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    class Slow(_CountingEmbedder):
+        def embed(self, texts):  # noqa: ANN001, ANN201
+            time.sleep(0.05)
+            return super().embed(texts)
+
+    docs = _corpus(tmp_path / "docs", {f"note{i}.txt": f"Topic notes number {i}." for i in range(40)})
+    slow = Slow()
+    with Engine(store_path, mode="hybrid", embedder=slow) as engine:
+        engine.ingest([docs])
+        engine.embed_budget_s = 0.01
+        message = engine.ask("What do the topic notes say?", sync=False)
+        # one batch of the question's candidates (8) may start inside the budget; no more
+        # (the question itself is embedded too, for the dense ranking)
+        assert len([t for t in slow.texts if t.startswith("Topic notes number")]) == 8
+        assert [(w.code, w.embedded, w.missing) for w in message.warnings] == [("EMBEDDINGS_INCOMPLETE", 8, 32)]
+        assert "searched lexically only" in message.warnings[0].message
+        engine.mode = "dense"
+        assert "not searched (dense mode" in engine.ask("What do the topic notes say?", sync=False).warnings[0].message
+    for raw, expected in (("nan", 10.0), ("inf", 10.0), ("-3", 0.0), ("2.5", 2.5), ("soon", 10.0)):
+        monkeypatch.setenv("CITEWELL_EMBED_BUDGET_S", raw)
+        with Engine(store_path) as engine:
+            assert engine.embed_budget_s == expected
 
 
 def test_rrf_arithmetic_on_a_hand_made_example() -> None:

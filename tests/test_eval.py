@@ -284,6 +284,12 @@ def test_cli_json_and_exit_codes(tmp_path: Path) -> None:
         assert hybrid.returncode == 0, hybrid.stderr
         assert "retrieval mode hybrid" in hybrid.stderr and "embedded: 1 of 1 passages" in hybrid.stderr
         assert json.loads(hybrid.stdout)["questions"][0]["retrieval"]["hit@5"] == 1.0
+    odd = tmp_path / "odd.jsonl"  # a lone surrogate (JSON escape) in a question: read as U+FFFD
+    odd.write_text('{"question": "\\ud800 How many engineers did Gamma hire?", '
+                   '"gold": [{"file": "notes.txt", "span": [0, 20]}]}\n', encoding="utf-8")
+    surrogate = _cli(str(odd), "--store", store, "--json")
+    assert surrogate.returncode == 0, surrogate.stderr
+    assert json.loads(surrogate.stdout)["questions"][0]["question"].startswith("\ufffd How many")
     wrong = _cli(str(gold), "--store", store, "--mode", "fuzzy")
     assert wrong.returncode == 2 and "--mode must be one of" in wrong.stderr and not wrong.stdout
 

@@ -66,6 +66,11 @@ def test_terms_are_quoted_for_fts() -> None:
     assert question_terms("What was 3M's CapEx in FY2022?") == ["3m", "capex", "2022"]
     # and so is "FY 2022" (FY alone is a marker, not a word to search)
     assert question_terms("What was 3M's CapEx in FY 2022?") == ["3m", "capex", "2022"]
+    # two digits too, with or without a space; the nineties stay in their century
+    assert question_terms("Amazon's net sales in FY 17?") == question_terms("Amazon's net sales in FY17?")
+    assert "2017" in question_terms("Amazon's net sales in FY 17?")
+    assert "1999" in question_terms("Apple's revenue in FY99") and "2068" in question_terms("FY68 sales")
+    assert question_terms("the 17 stores") == ["17", "stores"]  # a bare number stays a number
     assert fts_query(['say"x', "near"]) == '"say""x" OR "near"'
 
 

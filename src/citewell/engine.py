@@ -14,6 +14,7 @@ embeddings by RRF, dense uses embeddings alone) → generate (extractive) → ci
 
 from __future__ import annotations
 
+import math
 import mimetypes
 import os
 import threading
@@ -22,7 +23,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .cite import cite as _cite
 from .cite import convert_offsets
@@ -137,11 +138,13 @@ def _failure(exc: Exception) -> tuple[str, str]:
 
 
 def _budget_from_env() -> float:
-    """``CITEWELL_EMBED_BUDGET_S`` as seconds (``EMBED_BUDGET_S`` when unset or not a number)."""
+    """``CITEWELL_EMBED_BUDGET_S`` as seconds (``EMBED_BUDGET_S`` when unset or not a finite
+    number; negative values count as 0)."""
     try:
-        return max(0.0, float(os.environ.get("CITEWELL_EMBED_BUDGET_S", EMBED_BUDGET_S)))
+        value = float(os.environ.get("CITEWELL_EMBED_BUDGET_S", EMBED_BUDGET_S))
     except ValueError:
         return EMBED_BUDGET_S
+    return max(0.0, value) if math.isfinite(value) else EMBED_BUDGET_S
 
 
 def _json_filters(filters: Iterable[str] | Mapping[str, Any] | None) -> Any:
@@ -288,14 +291,15 @@ class Engine:
 
     def embed(self, *, filters: Iterable[str] | Mapping[str, Any] | None = None,
               corpus: str | os.PathLike[str] | None = None, budget_s: float | None = None,
-              progress: Any = None) -> tuple[int, int]:
+              progress: Any = None, stop: Callable[[], bool] | None = None) -> tuple[int, int]:
         """Embed the chunks (of the filter scope / corpus folder) that have no vector yet,
         for at most ``budget_s`` seconds (None: all of them); ``progress(done, total)``
-        after each batch. Returns ``(embedded, total)`` chunks of the scope afterwards.
-        ``(0, total)`` and nothing done when no embedder is installed."""
+        after each batch; ``stop()`` checked before each batch (True: stop there). Returns
+        ``(embedded, total)`` chunks of the scope afterwards. ``(0, total)`` and nothing
+        done when no embedder is installed."""
         conditions = parse_filters(filters)
         under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
-        return self._embed_scope(conditions, under, budget_s, progress)
+        return self._embed_scope(conditions, under, budget_s, progress, stop)
 
     def embedding_coverage(self, *, filters: Iterable[str] | Mapping[str, Any] | None = None,
                            corpus: str | os.PathLike[str] | None = None) -> tuple[int, int]:
@@ -308,11 +312,11 @@ class Engine:
         return self.store.vector_coverage(self.workspace_id, model, conditions=conditions, under=under)
 
     def _embed_scope(self, conditions: Sequence[Condition], under: str | None, budget_s: float | None,
-                     progress: Any = None) -> tuple[int, int]:
+                     progress: Any = None, stop: Callable[[], bool] | None = None) -> tuple[int, int]:
         embedder = self.embedder
         if embedder is not None:
             embed_missing(self.store, self.workspace_id, embedder, conditions=conditions, under=under,
-                          budget_s=budget_s, progress=progress)
+                          budget_s=budget_s, progress=progress, stop=stop)
             return self.store.vector_coverage(self.workspace_id, embedder.model_id, conditions=conditions,
                                               under=under)
         return 0, self.store.vector_coverage(self.workspace_id, _embedder.MODEL_ID, conditions=conditions,
@@ -341,14 +345,17 @@ class Engine:
         if embedded < total and budget > 0:
             if query:
                 candidates = self.lexical.retrieve(query, k=PRIORITY_POOL, conditions=conditions, under=under)
-                embed_passages(self.store, self.workspace_id, embedder, candidates)
+                embed_passages(self.store, self.workspace_id, embedder, candidates,
+                               budget_s=max(1e-9, budget - (time.monotonic() - started)))
             embedded, total = self._embed_scope(conditions, under, max(0.0, budget - (time.monotonic() - started)))
         if embedded >= total:
             return []
         missing = total - embedded
+        fate = ("searched lexically only" if self.mode == "hybrid"
+                else "not searched (dense mode ranks embedded passages only)")
         return [Notice(code="EMBEDDINGS_INCOMPLETE", embedded=embedded, missing=missing,
                        message=f"{embedded} of {total} passages in scope are embedded; the other {missing} were "
-                               f"searched lexically only (citewell ingest --wait embeds them all)")]
+                               f"{fate} (citewell ingest --wait embeds them all)")]
 
     def explain(self, question: str, *, k: int = 5, filters: Iterable[str] | Mapping[str, Any] | None = None,
                 corpus: str | os.PathLike[str] | None = None) -> list[Ranked]:

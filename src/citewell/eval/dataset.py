@@ -36,6 +36,7 @@ from typing import Any
 
 from ..errors import CitewellError
 from ..retrieve import parse_filters
+from ..validtext import valid_json
 from .metrics import GoldItem, unique_gold
 
 UNTYPED = "(none)"
@@ -179,7 +180,7 @@ def load_questions(path: str | Path) -> list[Question]:
         if not raw.strip():
             continue
         try:
-            row = json.loads(raw)
+            row = valid_json(json.loads(raw))  # a lone surrogate (JSON "\ud800") becomes U+FFFD
         except ValueError as exc:
             raise EvalFileError(path, number, f"not valid JSON ({exc})") from exc
         if not isinstance(row, dict):

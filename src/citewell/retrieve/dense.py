@@ -46,7 +46,8 @@ class EmbedProgress:
 
 def embed_missing(store: Store, workspace_id: str, embedder: Embedder, *, conditions: Sequence[Condition] = (),
                   under: str | None = None, budget_s: float | None = None, batch: int = 32,
-                  progress: Callable[[int, int], None] | None = None) -> EmbedProgress:
+                  progress: Callable[[int, int], None] | None = None,
+                  stop: Callable[[], bool] | None = None) -> EmbedProgress:
     """Embed the texts of searchable chunks in scope that have no vector, shortest first
     (texts of a batch are padded to the longest, so batches of similar lengths waste the
     least work: about 15% more passages per second than chunk order on the shared corpus;
@@ -56,7 +57,10 @@ def embed_missing(store: Store, workspace_id: str, embedder: Embedder, *, condit
     ``budget_s``: stop starting batches once that many seconds have passed (None: no
     limit; 0: embed nothing); a batch already started finishes, so the overrun is at most
     one batch (about 0.5–1 s for 32 passages on 2 cores). ``progress(done, total)`` is called
-    after each batch. Returns what was embedded and what is still missing (distinct texts).
+    after each batch. ``stop()``: checked before each batch; True ends the work (a server
+    shutting down). A batch whose texts no chunk has any more (the resource was deleted
+    meanwhile) stores nothing (:meth:`Store.put_vectors`) and ends the work too: the scope
+    changed. Returns what was embedded and what is still missing (distinct texts).
     """
     start = time.monotonic()
     todo = sorted(store.texts_without_vectors(workspace_id, embedder.model_id, conditions=conditions, under=under),
@@ -67,27 +71,41 @@ def embed_missing(store: Store, workspace_id: str, embedder: Embedder, *, condit
     for i in range(0, len(todo), batch):
         if budget_s is not None and time.monotonic() - start >= budget_s:
             break
+        if stop is not None and stop():
+            break
         part = todo[i:i + batch]
         vectors = np.ascontiguousarray(embedder.embed([text for _, text in part]), dtype="<f4")
-        store.put_vectors(embedder.model_id, embedder.dim, [(key, vectors[j].tobytes()) for j, (key, _) in
-                                                            enumerate(part)])
+        stored = store.put_vectors(embedder.model_id, embedder.dim,
+                                   [(key, vectors[j].tobytes()) for j, (key, _) in enumerate(part)])
+        if not stored:
+            break
         done += len(part)
         if progress is not None:
             progress(done, len(todo))
     return EmbedProgress(done, len(todo) - done, time.monotonic() - start)
 
 
-def embed_passages(store: Store, workspace_id: str, embedder: Embedder, passages: Sequence[Passage]) -> int:
+def embed_passages(store: Store, workspace_id: str, embedder: Embedder, passages: Sequence[Passage], *,
+                   budget_s: float | None = None, batch: int = 8) -> int:
     """Embed those of ``passages`` (chunks of this workspace) whose text has no vector yet,
-    in one go; returns how many texts were embedded. ``ask`` uses it to embed its BM25
-    candidates before the rest of its scope."""
+    best first, ``batch`` texts at a time; returns how many texts were embedded. ``ask``
+    uses it to embed its BM25 candidates before the rest of its scope. ``budget_s``: no
+    batch after the first starts once that many seconds have passed (the first, the
+    question's best candidates, runs whenever ``budget_s`` is not 0; small batches keep
+    the overrun short)."""
+    start = time.monotonic()
     have = store.vectors(workspace_id, embedder.model_id, [p.chunk.id for p in passages])
-    todo = {text_hash(p.chunk.text): p.chunk.text for p in passages if p.chunk.id not in have}
-    if not todo:
-        return 0
-    vectors = np.ascontiguousarray(embedder.embed(list(todo.values())), dtype="<f4")
-    store.put_vectors(embedder.model_id, embedder.dim, [(key, vectors[j].tobytes()) for j, key in enumerate(todo)])
-    return len(todo)
+    todo = list({text_hash(p.chunk.text): p.chunk.text for p in passages if p.chunk.id not in have}.items())
+    done = 0
+    for i in range(0, len(todo), batch):
+        if budget_s is not None and (budget_s <= 0 or (i and time.monotonic() - start >= budget_s)):
+            break
+        part = todo[i:i + batch]
+        vectors = np.ascontiguousarray(embedder.embed([text for _, text in part]), dtype="<f4")
+        store.put_vectors(embedder.model_id, embedder.dim,
+                          [(key, vectors[j].tobytes()) for j, (key, _) in enumerate(part)])
+        done += len(part)
+    return done
 
 
 class DenseRetriever:

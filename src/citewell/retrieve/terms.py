@@ -269,8 +269,19 @@ def tokens(text: str) -> list[Token]:
         if low in STOP_WORDS:
             out.append(_stop_token(low))
             continue
+        if out and out[-1].term in _FISCAL_MARKERS and len(low) == 2 and low.isdigit():
+            raw = low = _two_digit_year(low)  # "FY 17" is 2017, as "FY17" is
         out.append(_word_token(raw, low, bool(out)))
     return out
+
+
+_FISCAL_MARKERS = frozenset({"fy", "cy"})
+
+
+def _two_digit_year(digits: str) -> str:
+    """A two-digit fiscal year as four digits, with POSIX ``strptime``'s pivot: 69–99 are
+    1969–1999, 00–68 are 2000–2068 (``FY99`` is 1999, ``FY23`` 2023)."""
+    return ("19" if int(digits) >= 69 else "20") + digits
 
 
 @lru_cache(maxsize=1024)
@@ -285,7 +296,7 @@ def _word_token(raw: str, low: str, inside: bool) -> Token:
     fiscal = _FISCAL_RE.fullmatch(low)
     if fiscal:
         year = fiscal.group(1)
-        low = year if len(year) == 4 else "20" + year
+        low = year if len(year) == 4 else _two_digit_year(year)
     elif "," in low:
         low = low.replace(",", "")
     number = bool(_NUMBER_RE.fullmatch(low))

@@ -313,8 +313,9 @@ class Store(Protocol):
         """``(embedded, total)`` searchable chunks in scope: with a ``model`` vector, and all."""
         ...
 
-    def put_vectors(self, model: str, dim: int, vectors: Sequence[tuple[str, bytes]]) -> None:
-        """Store ``(text_hash, float32 bytes)`` vectors of ``model`` (``dim`` floats each)."""
+    def put_vectors(self, model: str, dim: int, vectors: Sequence[tuple[str, bytes]]) -> int:
+        """Store ``(text_hash, float32 bytes)`` vectors of ``model`` (``dim`` floats each),
+        only for texts some chunk still has; returns how many were stored."""
         ...
 
     def scope_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),

@@ -1200,18 +1200,25 @@ class SQLiteStore:
                                    [model, *params]).fetchone()
         return int(row["embedded"]), int(row["total"])
 
-    def put_vectors(self, model: str, dim: int, vectors: Sequence[tuple[str, bytes]]) -> None:
+    def put_vectors(self, model: str, dim: int, vectors: Sequence[tuple[str, bytes]]) -> int:
         """Store vectors ``(text_hash, float32 bytes, 4 × dim of them)`` of ``model`` in one
-        transaction; a text's vector of another model is replaced."""
+        transaction; a text's vector of another model is replaced. Only texts some chunk
+        still has are stored (a resource deleted while it was being embedded leaves no
+        vector behind); returns how many were. ``StoreError`` for a wrong byte length."""
         if not vectors:
-            return
+            return 0
         for key, blob in vectors:
             if len(blob) != 4 * dim:
                 raise StoreError(f"the vector of {key} has {len(blob)} bytes, expected {4 * dim}")
+        stored = 0
         with self._write(bump=VECTORS) as conn:
-            conn.executemany("INSERT INTO chunk_vectors VALUES (?, ?, ?, ?) ON CONFLICT (text_hash) DO UPDATE "
-                             "SET model = excluded.model, dim = excluded.dim, vector = excluded.vector",
-                             [(key, model, dim, blob) for key, blob in vectors])
+            for key, blob in vectors:
+                stored += conn.execute(
+                    "INSERT INTO chunk_vectors SELECT ?, ?, ?, ? WHERE EXISTS "
+                    "(SELECT 1 FROM chunks WHERE text_hash = ?) ON CONFLICT (text_hash) DO UPDATE "
+                    "SET model = excluded.model, dim = excluded.dim, vector = excluded.vector",
+                    (key, model, dim, blob, key)).rowcount
+        return stored
 
     def scope_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
                       under: str | None = None) -> list[tuple[str, bytes]]:

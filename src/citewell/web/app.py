@@ -28,6 +28,7 @@ from .. import __version__
 from ..errors import UsageError
 from ..generate import Generator
 from ..models import utcnow
+from ..retrieve.hybrid import MODES
 from ..settings import Settings
 from ..store import Store, open_store
 from . import errors
@@ -75,10 +76,14 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     worker threads, so it must be thread-safe). A store opened here is closed at
     shutdown; a :class:`Store` passed in is left open. Raises
     :class:`~citewell.errors.StoreError` when the store cannot be opened and
-    :class:`~citewell.errors.UsageError` for a bad upload cap or thread count.
+    :class:`~citewell.errors.UsageError` for a bad upload cap or thread count, or a
+    ``CITEWELL_RETRIEVAL_MODE`` that is not a retrieval mode (every request would fail).
     """
     if worker_threads < 1 or turn_threads < 1:
         raise UsageError("worker_threads and turn_threads must be at least 1")
+    mode = os.environ.get("CITEWELL_RETRIEVAL_MODE")
+    if mode and mode not in MODES:
+        raise UsageError(f"CITEWELL_RETRIEVAL_MODE must be one of {', '.join(MODES)}, not {mode!r}")
     try:
         cap = max_upload_bytes(max_upload_mb)
     except ValueError as exc:

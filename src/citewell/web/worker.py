@@ -59,6 +59,7 @@ class UploadWorker(_Pool):
         self.store = store
         #: one thread embedding ready uploads, in the order they became ready
         self._embedding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="citewell-embed")
+        self._stopping = threading.Event()  # set by shutdown: the running embedding stops at its next batch
 
     def submit(self, workspace_id: str, resource_id: str) -> Future[None]:
         """Queue the extraction of one upload; returns its future (result None)."""
@@ -96,17 +97,19 @@ class UploadWorker(_Pool):
             engine = Engine.for_workspace_id(self.store, workspace_id)
             if engine.mode == "lexical" or not engine.dense_available():
                 return
-            embedded, total = engine.embed(filters={"resource_id": resource_id})
+            embedded, total = engine.embed(filters={"resource_id": resource_id}, stop=self._stopping.is_set)
         except Exception:  # deleted meanwhile, or a model failure: questions embed what they need
             log.exception("embedding upload %s failed", resource_id)
             return
         log.info("upload %s embedded (%d of %d passages)", resource_id, embedded, total)
 
     def shutdown(self) -> None:
-        """Stop: the running job finishes, queued ones are dropped (they stay processing and
-        :meth:`recover` picks them up at the next start); queued embeddings are dropped
-        (a question embeds what its scope lacks)."""
+        """Stop: the running extraction finishes, queued ones are dropped (they stay
+        processing and :meth:`recover` picks them up at the next start); the running
+        embedding stops after its current batch (about a second) and queued ones are
+        dropped (a question embeds what its scope lacks)."""
         self.closed = True
+        self._stopping.set()
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._embedding.shutdown(wait=True, cancel_futures=True)
 
