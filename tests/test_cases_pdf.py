@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ._pdfgen import PageSpec, build_pdf, filler, region_lines
 from citewell.ingest.pdf import extract_pdf
@@ -170,3 +173,14 @@ def test_segment_box_extremes_keep_the_first_of_equal_zeros() -> None:
         want = [pick(values[a:b].tolist()) for a, b in zip(starts, stops)]
         assert got == want and all(type(v) is float for v in got)
         assert [math.copysign(1.0, v) for v in got] == [math.copysign(1.0, v) for v in want]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=50), min_size=1, max_size=300), st.data())
+def test_window_max_is_the_sliding_window_maximum(values: list[int], data: st.DataObject) -> None:
+    from citewell.ingest.pdf_layout import window_max
+
+    window = data.draw(st.integers(min_value=1, max_value=len(values)))
+    array = np.array(values, dtype=np.int64)
+    expected = [max(values[j:j + window]) for j in range(len(values) - window + 1)]
+    assert window_max(array, window).tolist() == expected
