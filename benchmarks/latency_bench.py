@@ -151,14 +151,14 @@ def fill_vectors(engine: Engine, store_path: Path, rng: np.random.Generator) -> 
     for i in range(0, len(real), 64):
         part = real[i:i + 64]
         vecs = np.ascontiguousarray(embedder.embed([t for _, t in part]), dtype="<f4")
-        engine.store.put_vectors(embedder.model_id, embedder.dim, [(h, vecs[j].tobytes()) for j, (h, _) in
-                                                                   enumerate(part)])
+        engine.store.put_vectors(engine.workspace_id, embedder.model_id, embedder.dim,
+                                 [(h, vecs[j].tobytes()) for j, (h, _) in enumerate(part)])
     embed_s = time.perf_counter() - started
     conn = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
     try:
         by_text = {text: np.frombuffer(blob, dtype="<f4") for text, blob in conn.execute(
-            "SELECT c.text, v.vector FROM chunks c JOIN chunk_vectors v ON v.text_hash = c.text_hash "
-            "WHERE v.model = ?", (embedder.model_id,))}
+            "SELECT c.text, v.vector FROM chunks c JOIN chunk_vectors v ON v.workspace_id = c.workspace_id "
+            "AND v.text_hash = c.text_hash WHERE v.model = ?", (embedder.model_id,))}
     finally:
         conn.close()
     pool = list(by_text.values())
@@ -173,9 +173,9 @@ def fill_vectors(engine: Engine, store_path: Path, rng: np.random.Generator) -> 
         v /= np.linalg.norm(v)
         rows.append((h, v.astype("<f4").tobytes()))
         if len(rows) >= 5000:
-            engine.store.put_vectors(embedder.model_id, embedder.dim, rows)
+            engine.store.put_vectors(engine.workspace_id, embedder.model_id, embedder.dim, rows)
             rows = []
-    engine.store.put_vectors(embedder.model_id, embedder.dim, rows)
+    engine.store.put_vectors(engine.workspace_id, embedder.model_id, embedder.dim, rows)
     return len(real), len(todo), embed_s
 
 

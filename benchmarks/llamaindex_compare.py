@@ -237,14 +237,15 @@ def copy_vectors(engine, source: Path) -> int:
     model = engine.embedder.model_id
     src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
     try:
-        rows = src.execute("SELECT text_hash, dim, vector FROM chunk_vectors WHERE model = ?", (model,)).fetchall()
+        rows = src.execute("SELECT DISTINCT text_hash, dim, vector FROM chunk_vectors WHERE model = ?",
+                           (model,)).fetchall()
     finally:
         src.close()
     wanted = {h for h, _ in engine.store.texts_without_vectors(engine.workspace_id, model)}
-    rows = [r for r in rows if r[0] in wanted]
+    rows = list({r[0]: r for r in rows if r[0] in wanted}.values())  # one per text (v8 keeps one per workspace)
     for i in range(0, len(rows), 2000):
         part = rows[i:i + 2000]
-        engine.store.put_vectors(model, part[0][1], [(h, blob) for h, _, blob in part])
+        engine.store.put_vectors(engine.workspace_id, model, part[0][1], [(h, blob) for h, _, blob in part])
     return len(rows)
 
 

@@ -60,27 +60,33 @@ def test_embeddings_match_sentence_transformers_reference() -> None:
 
 
 @needs_model
-def test_vectors_are_stored_once_per_text_across_workspaces(tmp_path: Path, store_path: Path) -> None:
+def test_vectors_are_stored_once_per_text_and_never_shared_between_workspaces(tmp_path: Path,
+                                                                              store_path: Path) -> None:
     docs = _corpus(tmp_path / "docs")
+    copy = _corpus(tmp_path / "copy", {"kittens.txt": PASSAGES["felines.txt"] + "\n\n"})  # same text, other bytes
     with Engine(store_path, workspace="a") as a, Engine(store_path, workspace="b") as b:
         a.ingest([docs])
         assert a.embed() == (4, 4)
         assert len(_vector_rows(store_path)) == 4
-        b.ingest([docs])  # the same texts in another workspace: nothing new to embed
-        assert b.store.texts_without_vectors(b.workspace_id, embedder_mod.MODEL_ID) == []
+        a.ingest([copy])  # identical text in the same workspace: nothing new to embed
+        assert a.store.texts_without_vectors(a.workspace_id, embedder_mod.MODEL_ID) == []
+        assert a.embedding_coverage() == (5, 5)
+        b.ingest([docs])  # the same texts in another workspace: its own vectors, nothing told
+        assert b.embedding_coverage() == (0, 4)
+        assert len(b.store.texts_without_vectors(b.workspace_id, embedder_mod.MODEL_ID)) == 4
         assert b.embed() == (4, 4)
     rows = _vector_rows(store_path)
-    assert len(rows) == 4
+    assert len(rows) == 8  # 4 distinct texts, embedded once in each workspace
     conn = sqlite3.connect(store_path)
     texts = {t for (t,) in conn.execute("SELECT text FROM chunks")}
     conn.close()
-    assert len(texts) == 4  # 8 chunks (4 per workspace), 4 distinct texts, 4 vectors
+    assert len(texts) == 4
     assert {h for h, _, _ in rows} == {hashlib.sha256(t.encode()).hexdigest() for t in texts}
     assert {(m, d) for _, m, d in rows} == {(embedder_mod.MODEL_ID, 384)}
 
 
 @needs_model
-def test_deleting_a_document_deletes_the_vectors_only_it_had(tmp_path: Path, store_path: Path) -> None:
+def test_deleting_a_document_deletes_its_vectors(tmp_path: Path, store_path: Path) -> None:
     docs = _corpus(tmp_path / "docs")
     shared = _corpus(tmp_path / "shared", {"bread.txt": PASSAGES["bread.txt"]})  # same text, other workspace
     with Engine(store_path, workspace="a", mode="hybrid") as a, Engine(store_path, workspace="b") as b:
@@ -94,10 +100,10 @@ def test_deleting_a_document_deletes_the_vectors_only_it_had(tmp_path: Path, sto
         a.delete_resource(by_name["felines.txt"].id)
         a.delete_resource(by_name["bread.txt"].id)
         hashes = {h for h, _, _ in _vector_rows(store_path)}
-        # the cats' vector went with its document; bread's stays (workspace b has its text)
-        assert hashes == {hashlib.sha256(text_of[n].encode()).hexdigest()
-                          for n in ("storms.txt", "bonds.txt", "bread.txt")}
-        assert b.store.vector_coverage(b.workspace_id, embedder_mod.MODEL_ID) == (1, 1)
+        # the deleted documents' vectors went with them; workspace b (same bread text) never
+        # embedded, so it has none: vectors are per workspace
+        assert hashes == {hashlib.sha256(text_of[n].encode()).hexdigest() for n in ("storms.txt", "bonds.txt")}
+        assert b.store.vector_coverage(b.workspace_id, embedder_mod.MODEL_ID) == (0, 1)
         assert {p.file_name for p in a.retrieve(question, k=5)} == {"storms.txt", "bonds.txt"}
         assert a.store.vector_coverage(a.workspace_id, embedder_mod.MODEL_ID) == (2, 2)
 
@@ -144,7 +150,8 @@ def test_embedding_stops_when_asked_and_when_its_texts_are_gone(tmp_path: Path, 
         done = embed_missing(engine.store, engine.workspace_id, fake, batch=4, stop=lambda: next(calls))
         assert (done.embedded, done.missing) == (4, 6) and len(fake.texts) == 4
         # vectors of texts no chunk has are not stored (a resource deleted mid-embedding)
-        assert engine.store.put_vectors(fake.model_id, 3, [("0" * 64, np.ones(3, dtype="<f4").tobytes())]) == 0
+        assert engine.store.put_vectors(engine.workspace_id, fake.model_id, 3,
+                                        [("0" * 64, np.ones(3, dtype="<f4").tobytes())]) == 0
         for resource in engine.resources():
             engine.delete_resource(resource.id)
         assert embed_missing(engine.store, engine.workspace_id, fake, batch=4).missing == 0

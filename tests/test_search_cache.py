@@ -127,7 +127,7 @@ def test_the_vector_matrix_and_coverage_see_another_stores_writes(tmp_path: Path
 
         todo = b.store.texts_without_vectors(ws, MODEL)
         vectors = {h: np.array([i, 1.0, 0.5], dtype="<f4") for i, (h, _) in enumerate(todo)}
-        b.store.put_vectors(MODEL, 3, [(h, v.tobytes()) for h, v in list(vectors.items())[:2]])
+        b.store.put_vectors(b.workspace_id, MODEL, 3, [(h, v.tobytes()) for h, v in list(vectors.items())[:2]])
         assert a.store.vector_coverage(ws, MODEL) == (2, 3)
 
         def check(**scope) -> list[str]:
@@ -138,7 +138,7 @@ def test_the_vector_matrix_and_coverage_see_another_stores_writes(tmp_path: Path
             return list(ids)
 
         assert len(check()) == 2
-        b.store.put_vectors(MODEL, 3, [(h, v.tobytes()) for h, v in vectors.items()])
+        b.store.put_vectors(b.workspace_id, MODEL, 3, [(h, v.tobytes()) for h, v in vectors.items()])
         assert a.store.vector_coverage(ws, MODEL) == (3, 3)
         assert len(check()) == 3
         only = [Condition("document_name", "eq", ("audit",))]

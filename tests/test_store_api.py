@@ -282,8 +282,32 @@ def test_v4_store_migrates_to_the_current_version(store_path: Path) -> None:
         assert (old.title, old.user_id, old.user_email) == ("old chat", None, None)
         key, record = engine.create_key()
         assert engine.store.api_key(hash_key(key)) == record
-    assert _rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("7",)]
+    assert _rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("8",)]
     assert _rows(store_path, "SELECT count(*) FROM chunk_vectors") == [(0,)]
+
+
+def test_v7_vectors_become_each_workspace_s_own(store_path: Path, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Ferries leave the harbour at dawn.\n", encoding="utf-8")
+    with Engine(store_path, workspace="one") as one, Engine(store_path, workspace="two") as two:
+        one.ingest([docs])
+        two.ingest([docs])
+        text_hash = _rows(store_path, "SELECT DISTINCT text_hash FROM chunks")[0][0]
+    conn = sqlite3.connect(store_path)  # the v7 shape: one vector per text, whatever the workspace
+    conn.executescript("DROP TABLE chunk_vectors; CREATE TABLE chunk_vectors (text_hash TEXT PRIMARY KEY, "
+                       "model TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL); "
+                       "UPDATE meta SET value = '7' WHERE key = 'schema_version';")
+    conn.execute("INSERT INTO chunk_vectors VALUES (?, 'm', 2, ?)", (text_hash, b"\x00" * 8))
+    conn.execute("INSERT INTO chunk_vectors VALUES (?, 'm', 2, ?)", ("f" * 64, b"\x00" * 8))  # no chunk has it
+    conn.commit()
+    conn.close()
+    with Engine(store_path, workspace="one") as one, Engine(store_path, workspace="two") as two:
+        assert one.store.vector_coverage(one.workspace_id, "m") == (1, 1)
+        assert two.store.vector_coverage(two.workspace_id, "m") == (1, 1)
+    assert _rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("8",)]
+    assert sorted(_rows(store_path, "SELECT w.name, v.text_hash FROM chunk_vectors v JOIN workspaces w "
+                                    "ON w.id = v.workspace_id")) == [("one", text_hash), ("two", text_hash)]
 
 
 def test_secrets_are_made_once_and_shared(store_path: Path) -> None:

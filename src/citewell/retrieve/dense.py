@@ -1,7 +1,7 @@
 """Dense retrieval: exact cosine search with numpy over a workspace's embedded chunks.
 
-Vectors are stored by the store (schema v7, keyed by chunk-text sha256) as float32 unit
-vectors, so cosine similarity is a dot product. Search is exact (one matrix-vector
+Vectors are stored by the store (schema v8, keyed by workspace and chunk-text sha256) as
+float32 unit vectors, so cosine similarity is a dot product. Search is exact (one matrix-vector
 product over every embedded chunk in the filter scope, from :meth:`Store.scope_matrix`,
 which the SQLite store keeps in memory between questions); filters and the folder scope
 are applied by the store before ranking, exactly as for BM25. Chunks without a vector yet
@@ -75,7 +75,7 @@ def embed_missing(store: Store, workspace_id: str, embedder: Embedder, *, condit
             break
         part = todo[i:i + batch]
         vectors = np.ascontiguousarray(embedder.embed([text for _, text in part]), dtype="<f4")
-        stored = store.put_vectors(embedder.model_id, embedder.dim,
+        stored = store.put_vectors(workspace_id, embedder.model_id, embedder.dim,
                                    [(key, vectors[j].tobytes()) for j, (key, _) in enumerate(part)])
         if not stored:
             break
@@ -102,7 +102,7 @@ def embed_passages(store: Store, workspace_id: str, embedder: Embedder, passages
             break
         part = todo[i:i + batch]
         vectors = np.ascontiguousarray(embedder.embed([text for _, text in part]), dtype="<f4")
-        store.put_vectors(embedder.model_id, embedder.dim,
+        store.put_vectors(workspace_id, embedder.model_id, embedder.dim,
                           [(key, vectors[j].tobytes()) for j, (key, _) in enumerate(part)])
         done += len(part)
     return done

@@ -299,9 +299,10 @@ class Store(Protocol):
         matched the filters"."""
         ...
 
-    # -- chunk vectors (schema v7) -----------------------------------------------------
-    # Vectors are keyed by the sha256 of a chunk's text (identical text is embedded once,
-    # whatever the workspace) and only read for chunks of the reading workspace.
+    # -- chunk vectors (schema v8) -----------------------------------------------------
+    # Vectors are keyed by workspace and the sha256 of a chunk's text: identical text is
+    # embedded once per workspace, and no workspace can learn from its coverage what text
+    # another holds.
     def texts_without_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
                               under: str | None = None, limit: int | None = None) -> list[tuple[str, str]]:
         """``(text_hash, text)`` of the distinct texts of searchable chunks in scope (as
@@ -313,9 +314,11 @@ class Store(Protocol):
         """``(embedded, total)`` searchable chunks in scope: with a ``model`` vector, and all."""
         ...
 
-    def put_vectors(self, model: str, dim: int, vectors: Sequence[tuple[str, bytes]]) -> int:
-        """Store ``(text_hash, float32 bytes)`` vectors of ``model`` (``dim`` floats each),
-        only for texts some chunk still has; returns how many were stored."""
+    def put_vectors(self, workspace_id: str, model: str, dim: int, vectors: Sequence[tuple[str, bytes]]) -> int:
+        """Store the workspace's ``(text_hash, float32 bytes)`` vectors of ``model`` (``dim``
+        floats each), only for texts some chunk of the workspace still has; returns how many
+        were stored. Vectors are the workspace's own (schema v8): another workspace with the
+        same text embeds it again, so no workspace can learn what another holds."""
         ...
 
     def scope_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),

@@ -33,5 +33,5 @@ def resource_id_for(workspace_id: str, sha256: str) -> str:
 
 
 def text_hash(text: str) -> str:
-    """The key of a chunk text's vector (schema v7): hex sha256 of its UTF-8 bytes."""
+    """The key of a chunk text's vector in its workspace (schema v8): hex sha256 of its UTF-8 bytes."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

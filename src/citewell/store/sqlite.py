@@ -43,7 +43,7 @@ from .searchcache import GenerationCache, Scope, TermScores, VectorScope, rank_r
 if TYPE_CHECKING:
     from ..cite.resolver import SourceResolver
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 BUSY_TIMEOUT_S = 30.0
 #: BM25 column weights of the search index: (title and entity names, chunk text).
 BM25_WEIGHTS = (0.5, 1.0)
@@ -161,8 +161,21 @@ ALTER TABLE chunks ADD COLUMN text_hash TEXT;
 UPDATE chunks SET text_hash = citewell_sha256(text) WHERE text_hash IS NULL;
 CREATE INDEX IF NOT EXISTS chunks_by_text_hash ON chunks (text_hash)
 """
+#: v8 (tenant isolation): vectors are keyed by workspace and text hash. Shared across
+#: workspaces (v7), one workspace could tell from its embedding coverage that another held
+#: an exact text; identical text is still embedded once per workspace. Existing vectors are
+#: copied to every workspace whose chunks have their text.
+_SCHEMA_V8 = """
+CREATE TABLE IF NOT EXISTS chunk_vectors_v8 (
+    workspace_id TEXT NOT NULL, text_hash TEXT NOT NULL, model TEXT NOT NULL, dim INTEGER NOT NULL,
+    vector BLOB NOT NULL, PRIMARY KEY (workspace_id, text_hash));
+INSERT OR IGNORE INTO chunk_vectors_v8 SELECT DISTINCT c.workspace_id, v.text_hash, v.model, v.dim, v.vector
+    FROM chunks c JOIN chunk_vectors v ON v.text_hash = c.text_hash;
+DROP TABLE chunk_vectors;
+ALTER TABLE chunk_vectors_v8 RENAME TO chunk_vectors
+"""
 _MIGRATIONS = ((1, _SCHEMA_V1), (2, _SCHEMA_V2), (3, _SCHEMA_V3), (4, _SCHEMA_V4), (5, _SCHEMA_V5),
-               (6, _SCHEMA_V6), (7, _SCHEMA_V7))
+               (6, _SCHEMA_V6), (7, _SCHEMA_V7), (8, _SCHEMA_V8))
 
 
 #: Every column of ``resources`` but ``extracted_text`` (megabytes for a long filing): rows
@@ -825,14 +838,15 @@ class SQLiteStore:
             conn.execute("DELETE FROM files WHERE workspace_id = ? AND (resource_id = ? OR last_resource_id = ?)",
                          (workspace_id, resource_id, resource_id))
             conn.execute("DELETE FROM resources WHERE id = ?", (resource_id,))
-            # vectors of texts no chunk (of any workspace) has any more: a deleted document's
+            # vectors of texts no chunk of the workspace has any more: a deleted document's
             # embeddings go with it
             dropped = 0
             for i in range(0, len(hashes), 500):
                 part = hashes[i:i + 500]
                 dropped += conn.execute(
-                    f"DELETE FROM chunk_vectors WHERE text_hash IN ({','.join('?' * len(part))}) AND NOT EXISTS "
-                    "(SELECT 1 FROM chunks c WHERE c.text_hash = chunk_vectors.text_hash)", part).rowcount
+                    f"DELETE FROM chunk_vectors WHERE workspace_id = ? AND text_hash IN ({','.join('?' * len(part))}) "
+                    "AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.workspace_id = chunk_vectors.workspace_id "
+                    "AND c.text_hash = chunk_vectors.text_hash)", [workspace_id, *part]).rowcount
             if dropped:
                 self._bump(conn, VECTORS)
         return row["blob_key"]
@@ -1115,8 +1129,8 @@ class SQLiteStore:
         generation): all of them with their ``embedded`` flags, or (``matrix``) only the
         embedded ones with their vectors."""
         def load() -> VectorScope:
-            join = ("JOIN" if matrix else "LEFT JOIN") + (" chunk_vectors v ON v.text_hash = c.text_hash "
-                                                          "AND v.model = ?")
+            join = ("JOIN" if matrix else "LEFT JOIN") + (" chunk_vectors v ON v.workspace_id = c.workspace_id "
+                                                          "AND v.text_hash = c.text_hash AND v.model = ?")
             scope, params = self._scope_sql(workspace_id, (), None, join)
             column = "v.vector" if matrix else "v.text_hash IS NOT NULL"
             cur = conn.cursor()
@@ -1152,7 +1166,7 @@ class SQLiteStore:
             params += [len(prefix), prefix]
         return int(self._conn().execute(sql + where, params + args).fetchone()[0])
 
-    # -- vectors (schema v7) -----------------------------------------------------------
+    # -- vectors (schema v8: keyed by workspace and text hash) -------------------------
     def _scope_sql(self, workspace_id: str, conditions: Sequence[Condition], under: str | None,
                    join: str = "") -> tuple[str, list[Any]]:
         """``FROM … WHERE …`` over the searchable chunks ``c`` (current version, ready
@@ -1176,7 +1190,8 @@ class SQLiteStore:
         chunk order (a resource's chunks together); at most ``limit``."""
         scope, params = self._scope_sql(workspace_id, conditions, under)
         sql = (f"SELECT c.text_hash AS h, min(c.rowid) AS first, c.text AS text {scope} AND NOT EXISTS "
-               "(SELECT 1 FROM chunk_vectors v WHERE v.text_hash = c.text_hash AND v.model = ?) "
+               "(SELECT 1 FROM chunk_vectors v WHERE v.workspace_id = c.workspace_id AND v.text_hash = c.text_hash "
+               "AND v.model = ?) "
                "GROUP BY c.text_hash ORDER BY first")
         params.append(model)
         if limit is not None:
@@ -1194,17 +1209,19 @@ class SQLiteStore:
                 rows = select(scope.resource_index, scope.resource_ids,
                               self._scope_resources(conn, workspace_id, conditions, under))
             return int((rows & scope.embedded).sum()), int(rows.sum())
-        join = "LEFT JOIN chunk_vectors v ON v.text_hash = c.text_hash AND v.model = ?"
+        join = "LEFT JOIN chunk_vectors v ON v.workspace_id = c.workspace_id AND v.text_hash = c.text_hash " \
+               "AND v.model = ?"
         scope, params = self._scope_sql(workspace_id, conditions, under, join)
         row = self._conn().execute(f"SELECT count(*) AS total, count(v.text_hash) AS embedded {scope}",
                                    [model, *params]).fetchone()
         return int(row["embedded"]), int(row["total"])
 
-    def put_vectors(self, model: str, dim: int, vectors: Sequence[tuple[str, bytes]]) -> int:
-        """Store vectors ``(text_hash, float32 bytes, 4 × dim of them)`` of ``model`` in one
-        transaction; a text's vector of another model is replaced. Only texts some chunk
-        still has are stored (a resource deleted while it was being embedded leaves no
-        vector behind); returns how many were. ``StoreError`` for a wrong byte length."""
+    def put_vectors(self, workspace_id: str, model: str, dim: int, vectors: Sequence[tuple[str, bytes]]) -> int:
+        """Store the workspace's vectors ``(text_hash, float32 bytes, 4 × dim of them)`` of
+        ``model`` in one transaction; a text's vector of another model is replaced. Only
+        texts some chunk of the workspace still has are stored (a resource deleted while it
+        was being embedded leaves no vector behind); returns how many were. ``StoreError``
+        for a wrong byte length."""
         if not vectors:
             return 0
         for key, blob in vectors:
@@ -1214,17 +1231,17 @@ class SQLiteStore:
         with self._write(bump=VECTORS) as conn:
             for key, blob in vectors:
                 stored += conn.execute(
-                    "INSERT INTO chunk_vectors SELECT ?, ?, ?, ? WHERE EXISTS "
-                    "(SELECT 1 FROM chunks WHERE text_hash = ?) ON CONFLICT (text_hash) DO UPDATE "
+                    "INSERT INTO chunk_vectors SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE "
+                    "workspace_id = ? AND text_hash = ?) ON CONFLICT (workspace_id, text_hash) DO UPDATE "
                     "SET model = excluded.model, dim = excluded.dim, vector = excluded.vector",
-                    (key, model, dim, blob, key)).rowcount
+                    (workspace_id, key, model, dim, blob, workspace_id, key)).rowcount
         return stored
 
     def scope_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
                       under: str | None = None) -> list[tuple[str, bytes]]:
         """``(chunk_id, vector bytes)`` of every searchable chunk in scope that has a
         ``model`` vector, in chunk order: what dense search ranks."""
-        join = "JOIN chunk_vectors v ON v.text_hash = c.text_hash AND v.model = ?"
+        join = "JOIN chunk_vectors v ON v.workspace_id = c.workspace_id AND v.text_hash = c.text_hash AND v.model = ?"
         scope, params = self._scope_sql(workspace_id, conditions, under, join)
         rows = self._conn().execute(f"SELECT c.id AS id, v.vector AS vector {scope} ORDER BY c.rowid",
                                     [model, *params])
@@ -1259,8 +1276,9 @@ class SQLiteStore:
         for i in range(0, len(ids), 500):
             batch = ids[i:i + 500]
             rows = self._conn().execute(
-                "SELECT c.id AS id, v.vector AS vector FROM chunks c JOIN chunk_vectors v ON v.text_hash = c.text_hash "
-                f"AND v.model = ? WHERE c.workspace_id = ? AND c.id IN ({','.join('?' * len(batch))})",
+                "SELECT c.id AS id, v.vector AS vector FROM chunks c JOIN chunk_vectors v ON v.workspace_id = "
+                "c.workspace_id AND v.text_hash = c.text_hash AND v.model = ? WHERE c.workspace_id = ? AND c.id IN "
+                f"({','.join('?' * len(batch))})",
                 [model, workspace_id, *batch])
             out.update({row["id"]: row["vector"] for row in rows})
         return out
