@@ -430,12 +430,20 @@ def test_restart_resumes_pending_uploads(store_path: Path) -> None:
 
 @pytest.mark.skipif(not embedder_mod.available(), reason="embedding model not installed")
 def test_a_ready_upload_is_embedded_in_the_background_in_hybrid_mode(
-        store_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        store_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CITEWELL_RETRIEVAL_MODE", "hybrid")
     engine = Engine(store_path, workspace="acme")
     key, _ = engine.create_key()
+    other = Engine(store_path, workspace="other")  # filled by the CLI, never embedded
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "tides.md").write_text("# Tides\n\nHigh tide comes twice a day.\n", encoding="utf-8")
+    other.ingest([notes])
+    assert other.embedding_coverage() == (0, 1)
     app = create_app(store_path)
     with TestClient(app) as client:
+        app.state.worker.wait_embedded()  # the server embeds what the CLI left at its start
+        assert other.embedding_coverage() == (1, 1)
         client.headers["X-API-KEY"] = key
         first = uploaded(client, "harbour.md", b"# Harbour\n\nThe ferry leaves the harbour at dawn.\n\n"
                                                b"# Market\n\nThe fish market opens after the ferry lands.\n")
@@ -449,6 +457,7 @@ def test_a_ready_upload_is_embedded_in_the_background_in_hybrid_mode(
         answer = engine.ask("When does the ferry leave?", sync=False)
         assert [w.code for w in answer.warnings] == [] and answer.references[0].resource_id == first["id"]
     engine.close()
+    other.close()
 
 
 # -- sessions --------------------------------------------------------------------------------------

@@ -213,6 +213,10 @@ class Store(Protocol):
         or missing one becomes ready again; a failed one is replaced to be tried again)."""
         ...
 
+    def workspace_ids(self) -> list[str]:
+        """The id of every workspace, oldest first (for server-wide background work)."""
+        ...
+
     def pending_uploads(self) -> list[tuple[str, str]]:
         """``(workspace_id, resource_id)`` of every resource still processing (all
         workspaces), for a server to resume after a restart."""
@@ -220,8 +224,8 @@ class Store(Protocol):
 
     def delete_resource(self, workspace_id: str, resource_id: str) -> str | None:
         """Delete a resource with its chunks, search rows, facets, mentions (a post that
-        another ready posts file holds moves there), file records and the vectors of texts
-        no other chunk (of any workspace) has, in one transaction.
+        another ready posts file holds moves there), file records and the workspace's
+        vectors of texts no other chunk of it has, in one transaction.
         Returns its blob key (the caller removes the blob when no resource refers to it);
         ``NotFoundError`` if not in this workspace. Stored messages keep their copies."""
         ...

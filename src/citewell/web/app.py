@@ -98,9 +98,11 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         """Start: turns a previous run left pending settle as failed (``TURN_INTERRUPTED``),
-        uploads left processing resume. Stop: running turns and the running extraction
-        finish, queued turns fail (``TURN_INTERRUPTED``), queued uploads stay processing
-        for the next start; a store opened here is closed."""
+        uploads left processing resume, and (hybrid or dense mode) workspaces with passages
+        that have no vector are embedded in the background. Stop: running turns and the
+        running extraction finish, the running embedding stops after its batch, queued
+        turns fail (``TURN_INTERRUPTED``), queued uploads stay processing for the next
+        start; a store opened here is closed."""
         started = utcnow()
         if app.state.worker.closed:
             app.state.worker = UploadWorker(opened, threads=worker_threads)
@@ -114,6 +116,7 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
             errors.log.info("%d turn(s) left pending by a previous run settled as %s", interrupted,
                             TURN_INTERRUPTED)
         await run_in_threadpool(app.state.worker.recover)
+        await run_in_threadpool(app.state.worker.backfill)
         try:
             yield
         finally:

@@ -90,18 +90,44 @@ class UploadWorker(_Pool):
                 ctx = contextvars.copy_context()
                 self._embedding.submit(ctx.run, self._embed, workspace_id, resource_id)
 
-    def _embed(self, workspace_id: str, resource_id: str) -> None:
-        """Embed the passages of one ready upload that have no vector yet (nothing when
-        the mode is lexical or the embedding model is not installed)."""
+    def backfill(self) -> int:
+        """Queue, for every workspace with passages that have no vector yet, the embedding
+        of all of them (a store filled by ``citewell ingest`` without ``--wait``), after the
+        uploads already queued; returns how many workspaces were queued. Nothing when the
+        retrieval mode is lexical or the embedding model is not installed. Each process
+        serving the store does this at start: the work may be done twice, never wrongly."""
+        ids = self.store.workspace_ids()
+        if not ids:
+            return 0
+        probe = Engine.for_workspace_id(self.store, ids[0])  # the mode and the model are the process's
+        if probe.mode == "lexical" or not probe.dense_available():
+            return 0
+        queued = 0
+        for workspace_id in ids:
+            embedded, total = Engine.for_workspace_id(self.store, workspace_id).embedding_coverage()
+            if embedded < total:
+                ctx = contextvars.copy_context()
+                self._embedding.submit(ctx.run, self._embed, workspace_id, None)
+                queued += 1
+        if queued:
+            log.info("embedding the passages of %d workspace(s) that lack vectors", queued)
+        return queued
+
+    def _embed(self, workspace_id: str, resource_id: str | None) -> None:
+        """Embed the passages of one ready upload (``resource_id``), or of the whole
+        workspace (None), that have no vector yet (nothing when the mode is lexical or the
+        embedding model is not installed)."""
+        what = f"upload {resource_id}" if resource_id else f"workspace {workspace_id}"
         try:
             engine = Engine.for_workspace_id(self.store, workspace_id)
             if engine.mode == "lexical" or not engine.dense_available():
                 return
-            embedded, total = engine.embed(filters={"resource_id": resource_id}, stop=self._stopping.is_set)
+            scope = {"resource_id": resource_id} if resource_id else None
+            embedded, total = engine.embed(filters=scope, stop=self._stopping.is_set)
         except Exception:  # deleted meanwhile, or a model failure: questions embed what they need
-            log.exception("embedding upload %s failed", resource_id)
+            log.exception("embedding %s failed", what)
             return
-        log.info("upload %s embedded (%d of %d passages)", resource_id, embedded, total)
+        log.info("%s embedded (%d of %d passages)", what, embedded, total)
 
     def shutdown(self) -> None:
         """Stop: the running extraction finishes, queued ones are dropped (they stay
