@@ -1133,8 +1133,10 @@ class SQLiteStore:
         generation): all of them with their ``embedded`` flags, or (``matrix``) only the
         embedded ones with their vectors."""
         def load() -> VectorScope:
-            join = ("JOIN" if matrix else "LEFT JOIN") + (" chunk_vectors v ON v.workspace_id = c.workspace_id "
-                                                          "AND v.text_hash = c.text_hash AND v.model = ?")
+            # chunks outside (CROSS JOIN): the vectors are looked up by their key, never walked
+            join = ("CROSS JOIN" if matrix else "LEFT JOIN") + (" chunk_vectors v ON v.workspace_id = "
+                                                                "c.workspace_id AND v.text_hash = c.text_hash "
+                                                                "AND v.model = ?")
             scope, params = self._scope_sql(workspace_id, (), None, join)
             column = "v.vector" if matrix else "v.text_hash IS NOT NULL"
             cur = conn.cursor()
@@ -1245,7 +1247,8 @@ class SQLiteStore:
                       under: str | None = None) -> list[tuple[str, bytes]]:
         """``(chunk_id, vector bytes)`` of every searchable chunk in scope that has a
         ``model`` vector, in chunk order: what dense search ranks."""
-        join = "JOIN chunk_vectors v ON v.workspace_id = c.workspace_id AND v.text_hash = c.text_hash AND v.model = ?"
+        join = ("CROSS JOIN chunk_vectors v ON v.workspace_id = c.workspace_id AND v.text_hash = c.text_hash "
+                "AND v.model = ?")
         scope, params = self._scope_sql(workspace_id, conditions, under, join)
         rows = self._conn().execute(f"SELECT c.id AS id, v.vector AS vector {scope} ORDER BY c.rowid",
                                     [model, *params])
@@ -1280,7 +1283,9 @@ class SQLiteStore:
         for i in range(0, len(ids), 500):
             batch = ids[i:i + 500]
             rows = self._conn().execute(
-                "SELECT c.id AS id, v.vector AS vector FROM chunks c JOIN chunk_vectors v ON v.workspace_id = "
+                # CROSS JOIN keeps chunks (found by id) outside: else SQLite may walk every vector
+                # of the workspace by the (workspace_id, text_hash) key (0.3 s at 100k, not 0.4 ms)
+                "SELECT c.id AS id, v.vector AS vector FROM chunks c CROSS JOIN chunk_vectors v ON v.workspace_id = "
                 "c.workspace_id AND v.text_hash = c.text_hash AND v.model = ? WHERE c.workspace_id = ? AND c.id IN "
                 f"({','.join('?' * len(batch))})",
                 [model, workspace_id, *batch])
