@@ -229,7 +229,6 @@ def test_convex_fusion_arithmetic() -> None:
 
 
 @needs_model
-@needs_model
 def test_a_passage_without_a_vector_is_not_pushed_down(tmp_path: Path, store_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     # the first questions on a new corpus run with part of it embedded: a passage BM25 ranks

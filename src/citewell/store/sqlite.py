@@ -226,6 +226,16 @@ def _column_exists(conn: sqlite3.Connection, statement: str) -> bool:
     return any(row[1] == m.group(2) for row in conn.execute(f"PRAGMA table_info({m.group(1)})"))
 
 
+def _under_sql(under: str | None) -> tuple[str, list[Any]]:
+    """``AND …`` over ``r`` (resources) keeping those with a present file under folder
+    ``under`` (an absolute path), and its parameters; nothing for None."""
+    if under is None:
+        return "", []
+    prefix = under.rstrip("/") + "/"
+    return (" AND EXISTS (SELECT 1 FROM files f WHERE f.present = 1 AND f.workspace_id = r.workspace_id "
+            "AND f.resource_id = r.id AND substr(f.path, 1, ?) = ?)", [len(prefix), prefix])
+
+
 def fts_query(terms: Sequence[str]) -> str:
     """Build an FTS5 query matching any term, each quoted (``"a" OR "b"``).
 
@@ -1085,15 +1095,10 @@ class SQLiteStore:
     def _find_resources(self, conn: sqlite3.Connection, workspace_id: str, conditions: Sequence[Condition],
                         under: str | None) -> set[str]:
         """What :meth:`_scope_resources` caches, read from the store."""
-        sql = "SELECT r.id FROM resources r WHERE r.workspace_id = ? AND r.status = 'ready'"
-        params: list[Any] = [workspace_id]
-        if under is not None:
-            prefix = under.rstrip("/") + "/"
-            sql += (" AND EXISTS (SELECT 1 FROM files f WHERE f.present = 1 AND f.workspace_id = "
-                    "r.workspace_id AND f.resource_id = r.id AND substr(f.path, 1, ?) = ?)")
-            params += [len(prefix), prefix]
+        folder, folder_params = _under_sql(under)
+        sql = "SELECT r.id FROM resources r WHERE r.workspace_id = ? AND r.status = 'ready'" + folder
         where, args = self._filter_sql(conditions)
-        return {row[0] for row in conn.execute(sql + where, params + args)}
+        return {row[0] for row in conn.execute(sql + where, [workspace_id, *folder_params, *args])}
 
     def _term_scores(self, conn: sqlite3.Connection, generation: tuple[int, ...], term: str) -> TermScores:
         """The rows ``term`` matches and its share of their ``bm25`` (cached per search generation)."""
@@ -1178,16 +1183,11 @@ class SQLiteStore:
         """``FROM … WHERE …`` over the searchable chunks ``c`` (current version, ready
         resource ``r``) of the workspace matching ``conditions`` and folder ``under``:
         the chunks :meth:`search_text` can return. ``join`` goes before ``WHERE``."""
+        folder, folder_params = _under_sql(under)
         sql = (f"FROM chunks c JOIN resources r ON r.id = c.resource_id {join} WHERE c.workspace_id = ? "
-               "AND r.status = 'ready' AND (c.post_source IS NOT NULL OR c.version IS r.extractor_version)")
-        params: list[Any] = [workspace_id]
-        if under is not None:
-            prefix = under.rstrip("/") + "/"
-            sql += (" AND EXISTS (SELECT 1 FROM files f WHERE f.present = 1 AND f.workspace_id = r.workspace_id "
-                    "AND f.resource_id = r.id AND substr(f.path, 1, ?) = ?)")
-            params += [len(prefix), prefix]
+               "AND r.status = 'ready' AND (c.post_source IS NOT NULL OR c.version IS r.extractor_version)" + folder)
         where, args = self._filter_sql(conditions)
-        return sql + where, params + args
+        return sql + where, [workspace_id, *folder_params, *args]
 
     def texts_without_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
                               under: str | None = None, limit: int | None = None) -> list[tuple[str, str]]:
