@@ -8,8 +8,8 @@
     print(message.text)                                # "... $1.7 billion [1]."
     message.references[0].metadata["page"]             # where [1] lives
 
-Pipeline: ingest → store → retrieve (BM25 + rerank; ``mode`` hybrid fuses it with MiniLM
-embeddings by RRF, dense uses embeddings alone) → generate (extractive) → cite → Message.
+Pipeline: ingest → store → retrieve (BM25 + rerank; ``mode`` hybrid, the default, fuses it
+with MiniLM embeddings, dense uses embeddings alone) → generate (extractive) → cite → Message.
 """
 
 from __future__ import annotations

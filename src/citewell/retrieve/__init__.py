@@ -3,7 +3,7 @@
 BM25 (the store's full-text index) fills a candidate pool, :class:`Reranker` reorders it;
 :mod:`citewell.retrieve.terms` is the term analysis shared with the extractive generator.
 Dense retrieval (:mod:`~citewell.retrieve.embedder`, :mod:`~citewell.retrieve.dense`) and
-the RRF fusion of both (:mod:`~citewell.retrieve.hybrid`) are imported from their modules:
+the fusion of both (:mod:`~citewell.retrieve.hybrid`) are imported from their modules:
 they need numpy, onnxruntime and tokenizers.
 """
 

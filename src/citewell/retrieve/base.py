@@ -2,7 +2,7 @@
 
 Implementations: :class:`citewell.retrieve.bm25.BM25Retriever` (SQLite FTS5),
 :class:`citewell.retrieve.dense.DenseRetriever` (exact cosine over stored MiniLM vectors)
-and :class:`citewell.retrieve.hybrid.HybridRetriever` (both fused by RRF).
+and :class:`citewell.retrieve.hybrid.HybridRetriever` (both fused: a convex combination of scores, or RRF).
 """
 
 from __future__ import annotations
