@@ -355,7 +355,8 @@ class Engine:
                 else "not searched (dense mode ranks embedded passages only)")
         return [Notice(code="EMBEDDINGS_INCOMPLETE", embedded=embedded, missing=missing,
                        message=f"{embedded} of {total} passages in scope are embedded; the other {missing} were "
-                               f"{fate} (citewell ingest --wait embeds them all)")]
+                               f"{fate} (they are embedded by citewell ingest --wait, or in the background by "
+                               "citewell serve)")]
 
     def explain(self, question: str, *, k: int = 5, filters: Iterable[str] | Mapping[str, Any] | None = None,
                 corpus: str | os.PathLike[str] | None = None) -> list[Ranked]:
