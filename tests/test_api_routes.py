@@ -460,6 +460,29 @@ def test_a_ready_upload_is_embedded_in_the_background_in_hybrid_mode(
     other.close()
 
 
+@pytest.mark.skipif(not embedder_mod.available(), reason="embedding model not installed")
+def test_a_stopping_server_answers_without_embedding(store_path: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CITEWELL_RETRIEVAL_MODE", "hybrid")
+    engine = Engine(store_path, workspace="acme")
+    key, _ = engine.create_key()
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "tides.md").write_text("# Tides\n\nHigh tide comes twice a day.\n", encoding="utf-8")
+    engine.ingest([notes])
+    app = create_app(store_path)
+    app.state.worker.backfill = lambda: 0  # keep the start-up embedding out of this test
+    with TestClient(app) as client:
+        client.headers["X-API-KEY"] = key
+        app.state.stopping.set()  # what citewell serve does at SIGTERM, before open requests finish
+        session = new_session(client)
+        r = client.post(f"/v1/sessions/{session}/messages", json={"content": "How often does high tide come?"})
+        assert r.status_code == 200, r.text
+        assert "twice a day" in r.json()["data"]["assistant_message"]["content"]  # answered lexically
+    assert engine.embedding_coverage() == (0, 1)  # and nothing was embedded for it
+    engine.close()
+
+
 # -- sessions --------------------------------------------------------------------------------------
 
 def test_session_create_and_get(api: Api) -> None:

@@ -186,6 +186,24 @@ def test_the_budget_bounds_the_priority_embedding_too(tmp_path: Path, store_path
             assert engine.embed_budget_s == expected
 
 
+def test_a_question_embeds_nothing_when_stopping_or_wordless(tmp_path: Path, store_path: Path) -> None:
+    docs = _corpus(tmp_path / "docs", {f"note{i}.txt": f"Topic notes number {i}." for i in range(12)})
+    fake = _CountingEmbedder()
+    with Engine(store_path, mode="hybrid", embedder=fake) as engine:
+        engine.ingest([docs])
+        message = engine.ask("?!?", sync=False)  # no searchable word: more vectors cannot help
+        assert fake.texts == [] or all(not t.startswith("Topic notes") for t in fake.texts)
+        assert [(w.code, w.embedded) for w in message.warnings] == [("EMBEDDINGS_INCOMPLETE", 0)]
+        engine.embed_stop = lambda: True  # a server shutting down
+        message = engine.ask("What do the topic notes say?", sync=False)
+        assert not [t for t in fake.texts if t.startswith("Topic notes")]
+        assert [(w.code, w.embedded, w.missing) for w in message.warnings] == [("EMBEDDINGS_INCOMPLETE", 0, 12)]
+        assert message.references  # answered lexically all the same
+        engine.embed_stop = None
+        engine.ask("What do the topic notes say?", sync=False)
+        assert len([t for t in fake.texts if t.startswith("Topic notes")]) == 12
+
+
 def test_rrf_arithmetic_on_a_hand_made_example() -> None:
     fused = rrf([["a", "b", "c"], ["c", "a", "d"]], k=60)
     expected = {"a": 1 / 61 + 1 / 62, "c": 1 / 63 + 1 / 61, "b": 1 / 62, "d": 1 / 63}

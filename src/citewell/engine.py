@@ -42,6 +42,7 @@ from .retrieve import embedder as _embedder
 from .retrieve.dense import DenseRetriever, Embedder, embed_missing, embed_passages
 from .retrieve.hybrid import FUSIONS, MODES, HybridRetriever, Ranked
 from .retrieve.followup import followup_query, refers_back
+from .retrieve.query import search_terms
 from .settings import Settings
 from .store import Store, open_store
 from .store.base import ApiKeyRecord, ChatRecord, Condition
@@ -252,6 +253,8 @@ class Engine:
         self._hybrid: dict[str, HybridRetriever] = {}
         #: seconds a question waits at most for missing embeddings of its scope
         self.embed_budget_s = _budget_from_env()
+        #: checked before each batch a question embeds: True stops (a server shutting down)
+        self.embed_stop: Callable[[], bool] | None = None
         self.resolver = StoreResolver(self.store, self.workspace_id)
         self._ingestor = Ingestor(self.store, self.workspace_id)
 
@@ -326,9 +329,10 @@ class Engine:
                            query: str = "") -> list[Notice]:
         """Before a dense or hybrid retrieval: embed what the scope lacks within
         :attr:`embed_budget_s` — the question's best :data:`PRIORITY_POOL` BM25 candidates
-        first, then the rest of the scope in chunk order; the warnings to carry
-        (``DENSE_UNAVAILABLE``, ``EMBEDDINGS_INCOMPLETE`` with ``embedded``/``missing``
-        chunk counts)."""
+        first, then the rest of the scope, shortest texts first; nothing for a question
+        without a searchable word; :attr:`embed_stop` can end it early. Returns the
+        warnings to carry (``DENSE_UNAVAILABLE``, ``EMBEDDINGS_INCOMPLETE`` with
+        ``embedded``/``missing`` chunk counts)."""
         if self._custom_retriever is not None or self.mode == "lexical":
             return []
         if not self.dense_available():
@@ -342,12 +346,13 @@ class Engine:
             return []
         embedded, total = self.store.vector_coverage(self.workspace_id, embedder.model_id, conditions=conditions,
                                                      under=under)
-        if embedded < total and budget > 0:
-            if query:
-                candidates = self.lexical.retrieve(query, k=PRIORITY_POOL, conditions=conditions, under=under)
-                embed_passages(self.store, self.workspace_id, embedder, candidates,
-                               budget_s=max(1e-9, budget - (time.monotonic() - started)))
-            embedded, total = self._embed_scope(conditions, under, max(0.0, budget - (time.monotonic() - started)))
+        # a question without a searchable word gains nothing from more vectors
+        if embedded < total and budget > 0 and search_terms(query):
+            candidates = self.lexical.retrieve(query, k=PRIORITY_POOL, conditions=conditions, under=under)
+            embed_passages(self.store, self.workspace_id, embedder, candidates,
+                           budget_s=max(1e-9, budget - (time.monotonic() - started)), stop=self.embed_stop)
+            embedded, total = self._embed_scope(conditions, under, max(0.0, budget - (time.monotonic() - started)),
+                                                stop=self.embed_stop)
         if embedded >= total:
             return []
         missing = total - embedded

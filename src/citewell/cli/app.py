@@ -396,8 +396,19 @@ def serve(
 
     settings = Settings.resolve(store=store, config=config)
     application = create_app(settings.store)
+    stopping = application.state.stopping
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, telling the app it is stopping as soon as the signal comes:
+        uvicorn waits for open requests before the app's shutdown, and a question that is
+        embedding passages then stops after its current batch instead of using its budget."""
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            stopping.set()
+            super().handle_exit(sig, frame)
+
     err.print(f"citewell API on http://{host}:{port} (store {settings.store})", markup=False)
-    uvicorn.run(application, host=host, port=port, log_config=LOG_CONFIG, access_log=False)
+    Server(uvicorn.Config(application, host=host, port=port, log_config=LOG_CONFIG, access_log=False)).run()
 
 
 @app.command("eval")

@@ -86,19 +86,21 @@ def embed_missing(store: Store, workspace_id: str, embedder: Embedder, *, condit
 
 
 def embed_passages(store: Store, workspace_id: str, embedder: Embedder, passages: Sequence[Passage], *,
-                   budget_s: float | None = None, batch: int = 8) -> int:
+                   budget_s: float | None = None, batch: int = 8, stop: Callable[[], bool] | None = None) -> int:
     """Embed those of ``passages`` (chunks of this workspace) whose text has no vector yet,
     best first, ``batch`` texts at a time; returns how many texts were embedded. ``ask``
     uses it to embed its BM25 candidates before the rest of its scope. ``budget_s``: no
     batch after the first starts once that many seconds have passed (the first, the
     question's best candidates, runs whenever ``budget_s`` is not 0; small batches keep
-    the overrun short)."""
+    the overrun short). ``stop()``: checked before each batch; True ends the work."""
     start = time.monotonic()
     have = store.vectors(workspace_id, embedder.model_id, [p.chunk.id for p in passages])
     todo = list({text_hash(p.chunk.text): p.chunk.text for p in passages if p.chunk.id not in have}.items())
     done = 0
     for i in range(0, len(todo), batch):
         if budget_s is not None and (budget_s <= 0 or (i and time.monotonic() - start >= budget_s)):
+            break
+        if stop is not None and stop():
             break
         part = todo[i:i + batch]
         vectors = np.ascontiguousarray(embedder.embed([text for _, text in part]), dtype="<f4")

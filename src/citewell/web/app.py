@@ -17,6 +17,7 @@ settles as failed (``TURN_INTERRUPTED``).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -104,6 +105,7 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
         turns fail (``TURN_INTERRUPTED``), queued uploads stay processing for the next
         start; a store opened here is closed."""
         started = utcnow()
+        app.state.stopping.clear()
         if app.state.worker.closed:
             app.state.worker = UploadWorker(opened, threads=worker_threads)
         if app.state.turns.closed:
@@ -120,6 +122,7 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
         try:
             yield
         finally:
+            app.state.stopping.set()  # questions still embedding stop after their batch
             await run_in_threadpool(app.state.turns.shutdown)
             await run_in_threadpool(app.state.worker.shutdown)
             if owned:
@@ -127,6 +130,9 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
 
     app = FastAPI(title="citewell", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     app.state.store = opened
+    #: set when the server stops (by the lifespan, or by ``citewell serve`` at the signal,
+    #: before uvicorn waits for open requests): questions stop embedding after their batch
+    app.state.stopping = threading.Event()
     app.state.max_upload_bytes = cap
     app.state.worker = UploadWorker(opened, threads=worker_threads)
     app.state.turns = TurnWorker(threads=turn_threads)

@@ -29,9 +29,14 @@ class Context:
 def context(request: Request, who: Principal = Depends(principal)) -> Context:
     """FastAPI dependency: the :class:`Context` of an authenticated request (errors as
     :func:`~citewell.web.auth.resolve_principal`). The engine uses the app's generator
-    (``create_app(generator=…)``; None: the default extractive one)."""
+    (``create_app(generator=…)``; None: the default extractive one) and stops embedding
+    for a question once the app is stopping (``app.state.stopping``)."""
     generator = getattr(request.app.state, "generator", None)
-    return Context(who, Engine.for_workspace_id(request.app.state.store, who.workspace_id, generator=generator))
+    engine = Engine.for_workspace_id(request.app.state.store, who.workspace_id, generator=generator)
+    stopping = getattr(request.app.state, "stopping", None)
+    if stopping is not None:  # a server shutting down cuts a question's embedding short
+        engine.embed_stop = stopping.is_set
+    return Context(who, engine)
 
 
 __all__ = ["Context", "context"]
