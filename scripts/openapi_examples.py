@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "src" / "citewell" / "web" / "openapi_examples.json"
 sys.path.insert(0, str(ROOT / "src"))
 
-from citewell.web.openapi import Examples, add_examples  # noqa: E402 - after the path above
+from citewell.web.openapi import Examples  # noqa: E402 - after the path above
 
 TEXT = ("Acme revenue was $12.4 million in 2022. Acme gross margin was 41 percent in 2022.\n\n"
         "Acme opened a new factory in Ohio in 2022.\n")
