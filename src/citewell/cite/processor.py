@@ -12,8 +12,10 @@ generator output:
 3. entity links become their label plus an entity reference when the entity exists;
 4. bracketed numbers in prose that are not markers are escaped (``\\[12\\]``), and so is
    whatever would turn a marker into a link: ``(``, ``[`` after it, ``:`` after a marker
-   first on its line (``[1]\\(more)``); no citation target is left in the text (nested
-   and orphan targets: see :mod:`citewell.cite.links`, rule 5);
+   first on its line (``[1]\\(more)``), and a citation destination after ``]`` and
+   whitespace (``[1] (post:x:1``: some renderers link across the space); no citation
+   target is left in the text (nested and orphan targets: see
+   :mod:`citewell.cite.links`, rule 5);
 5. references (with every occurrence), parts and citations are computed in code points
    and converted to the requested offset unit.
 
@@ -36,7 +38,7 @@ from typing import Any
 
 from citewell.models import Message, Notice, Passage, Reference, SourceRef
 
-from .links import Target, Token, escape_link_tail, escape_numbers, scan, scan_label
+from .links import SCHEMES, Target, Token, escape_link_tail, escape_numbers, scan, scan_label
 from .offsets import OffsetMap, check_unit, convert_offsets
 from .parts import Marker, build_citations, build_parts, source_ref
 from .resolver import SourceResolver, post_key
@@ -252,6 +254,13 @@ def _links_marker(prose: str, before: Sequence[str]) -> bool:
     return _DEFINITION_PREFIX.fullmatch(line[:line.rfind("[")]) is not None
 
 
+_DESTINATION = r"(\(\s*<?\s*(?i:" + "|".join(SCHEMES) + r"):)"
+#: ``]``, whitespace, then ``(`` and a citation scheme: the ``(`` gets a backslash
+_SPACED_TARGET = re.compile(r"(\]\s+)" + _DESTINATION)
+#: the same at the start of prose written right after a marker or a ``]``
+_SPACED_TARGET_START = re.compile(r"^(\s+)" + _DESTINATION)
+
+
 def _ends_with_bracket(prose: Sequence[str], out: Sequence[str]) -> bool:
     """Whether the text written so far (``out`` then pending ``prose``) ends with ``]``."""
     for piece in (*reversed(prose), *reversed(out)):
@@ -322,6 +331,10 @@ def _assemble(segments: Sequence[tuple[str, Any]], *, escape_ticks: bool = False
                 chunk = _escape_ticks(chunk)
             if after_marker and chunk and _links_marker(chunk, out):
                 chunk = "\\" + chunk
+            if chunk and chunk[0].isspace() and (after_marker or _ends_with_bracket((), out)):
+                chunk = _SPACED_TARGET_START.sub(r"\1\\\2", chunk, count=1)
+            if "]" in chunk:
+                chunk = _SPACED_TARGET.sub(r"\1\\\2", chunk)
             out.append(chunk)
             pos += len(chunk)
             prose.clear()
