@@ -26,6 +26,7 @@ from pydantic import TypeAdapter
 from citewell.client import SSEDecoder
 from citewell.client._stream import StreamState
 from citewell.web import create_app
+from citewell.web.openapi import add_examples
 from citewell.web.routes import ROUTERS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,7 +150,7 @@ def test_every_json_operation_has_a_recorded_success(stored: dict[str, Any], ope
 
 
 def test_add_examples_puts_them_where_openapi_tools_look(stored: dict[str, Any], openapi: dict[str, Any]) -> None:
-    document = examples_script.add_examples(copy.deepcopy(openapi), stored)
+    document = add_examples(copy.deepcopy(openapi), stored)
     by_refs = document["paths"]["/v1/mentions"]["post"]["responses"]["200"]["content"]["application/json"]
     assert by_refs["examples"]["by_refs"]["value"] == stored["/v1/mentions"]["post"]["200"]["by_refs"]
     not_found = document["paths"]["/v1/chats/{chat_id}"]["get"]["responses"]["404"]["content"]["application/json"]
