@@ -229,10 +229,10 @@ def test_convex_fusion_arithmetic() -> None:
     lexical = [("a", 2.0), ("b", 1.5), ("c", 1.0)]  # reranker scores, best first
     dense = [("d", 0.8), ("b", 0.6), ("a", 0.4)]  # cosines, best first
     cosines = {"a": 0.4, "b": 0.6, "d": 0.8, "c": 0.2}  # c has a vector, outside the dense top
-    fused = dict(convex(lexical, dense, cosines, alpha=0.9))
-    assert fused["a"] == pytest.approx(0.9 * 1.0 + 0.1 * 0.0)
-    assert fused["b"] == pytest.approx(0.9 * 0.5 + 0.1 * 0.5)
-    assert fused["c"] == pytest.approx(0.0)  # lexical minimum; its cosine clips to 0 on the dense scale
+    fused = dict(convex(lexical, dense, cosines, alpha=0.9))  # cosines scale over 0.2 .. 0.8
+    assert fused["a"] == pytest.approx(0.9 * 1.0 + 0.1 * (0.4 - 0.2) / 0.6)
+    assert fused["b"] == pytest.approx(0.9 * 0.5 + 0.1 * (0.6 - 0.2) / 0.6)
+    assert fused["c"] == pytest.approx(0.0)  # lexical minimum and the lowest cosine
     assert fused["d"] == pytest.approx(0.1)  # dense only: lexical part 0
     assert [i for i, _ in convex(lexical, dense, cosines, alpha=0.9)] == ["a", "b", "d", "c"]
     # alpha 0 is the dense order; a passage without a vector keeps its lexical score alone

@@ -5,11 +5,12 @@ Two fusions (``fusion``), both over the best ``depth`` passages of each side:
 - ``convex`` (the default): a convex combination of normalised scores, ``alpha ×
   lexical + (1 − alpha) × dense`` (Bruch, Gai and Ingber, "An Analysis of Fusion
   Functions for Hybrid Retrieval", ACM TOIS 2023, who found it more effective than RRF
-  and easy to tune). Each side's scores are min–max normalised over its own list (the
-  reranker's score on the BM25 side, the cosine on the dense side); a passage missing
-  from the BM25 list scores 0 there, and a BM25 passage outside the dense list gets its
-  actual cosine (exact search has it), normalised on the same scale and clipped to
-  [0, 1]. A passage with no vector yet (the embedding budget ran out) is scored by its
+  and easy to tune). The reranker's scores are min–max normalised over the BM25 list (a
+  passage missing from it scores 0 there); the cosines over every passage being fused:
+  a BM25 passage outside the dense list gets its actual cosine (exact search has it).
+  Normalising the cosines over the dense list alone would put every BM25 passage below
+  its last cosine at 0, a full dense penalty for a table row that embeds poorly: with
+  ``-k 2`` the capex question below then quoted a forecast instead of the row. A passage with no vector yet (the embedding budget ran out) is scored by its
   lexical part alone, ``lexical`` in place of both terms: lacking a vector is no evidence
   against it. ``alpha`` = :data:`CONVEX_ALPHA` (0.9): MiniLM is a general-purpose model,
   out of its domain on filings, so its cosine mostly breaks near-ties of the reranker and
@@ -90,18 +91,17 @@ def convex(lexical: Sequence[tuple[str, float]], dense: Sequence[tuple[str, floa
     ``(id, score)`` best first, ``score`` in [0, 1].
 
     ``lexical``: ``(id, score)`` of the BM25 side, best first; ``dense``: ``(id, cosine)``
-    of the dense side, best first (its minimum and maximum set the dense scale);
-    ``cosines``: the cosine of every passage of either list that has a vector (ids absent
-    from it have none). A list whose scores are all equal normalises to 1. Ties keep
-    first-seen order (the lexical list, then the dense one). Raises ValueError unless
-    0 <= alpha <= 1.
+    of the dense side, best first; ``cosines``: the cosine of every passage of either list
+    that has a vector (ids absent from it have none): their minimum and maximum set the
+    dense scale. A side whose scores are all equal normalises to 1. Ties keep first-seen
+    order (the lexical list, then the dense one). Raises ValueError unless 0 <= alpha <= 1.
     """
     if not 0.0 <= alpha <= 1.0:
         raise ValueError("alpha must be between 0 and 1")
     lex = dict(lexical)
     low, high = (min(lex.values()), max(lex.values())) if lex else (0.0, 0.0)
-    dense_values = [score for _, score in dense]
-    d_low, d_high = (min(dense_values), max(dense_values)) if dense_values else (0.0, 0.0)
+    known = list(cosines.values())
+    d_low, d_high = (min(known), max(known)) if known else (0.0, 0.0)
 
     def scale(value: float, lo: float, hi: float) -> float:
         return 1.0 if hi <= lo else min(1.0, max(0.0, (value - lo) / (hi - lo)))

@@ -127,7 +127,10 @@ class UploadWorker(_Pool):
         except Exception:  # deleted meanwhile, or a model failure: questions embed what they need
             log.exception("embedding %s failed", what)
             return
-        log.info("%s embedded (%d of %d passages)", what, embedded, total)
+        if embedded < total:
+            log.info("%s: %d of %d passages embedded, stopped before the rest", what, embedded, total)
+        else:
+            log.info("%s embedded (%d passages)", what, total)
 
     def shutdown(self) -> None:
         """Stop: the running extraction finishes, queued ones are dropped (they stay
