@@ -311,7 +311,8 @@ class Engine:
         Raises ``INVALID_FILTER`` for a bad filter."""
         conditions = parse_filters(filters)
         under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
-        model = self.embedder.model_id if self.embedder is not None else _embedder.MODEL_ID
+        # the model's id, without loading the model (a count needs no embedding)
+        model = self._embedder.model_id if self._embedder is not None else _embedder.MODEL_ID
         return self.store.vector_coverage(self.workspace_id, model, conditions=conditions, under=under)
 
     def _embed_scope(self, conditions: Sequence[Condition], under: str | None, budget_s: float | None,

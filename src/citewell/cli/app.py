@@ -221,7 +221,7 @@ def _explain(ranked: List[Any], mode: str) -> None:
     """``--explain``: each retrieved passage with its BM25, dense and fused ranks, on stderr
     (``-``: not in that ranking's top candidates)."""
     err.print(f"retrieval ({mode}): fused  bm25  dense  passage  (-: not in that ranking's top "
-              f"candidates)", markup=False)
+              "candidates)", markup=False)
     for r in ranked:
         p = r.passage
         where = p.chunk.metadata.get("page")

@@ -457,7 +457,7 @@ class _Candidate:
     all_terms: frozenset[str]  # every term (near-duplicate test)
     norm: str  # lower-cased, whitespace-collapsed text (containment test)
     words: int
-    question: bool  # the unit is itself a question: never quoted
+    question: bool  # the unit is itself a question, or a lead-in ending in ":": never quoted
     fragment: bool  # cut mid-sentence by the chunk's edge: never quoted
     digits: bool  # states a value: a number other than a year, a date's day or a note/item/page number
     years: frozenset[str]  # the years the unit names

@@ -65,23 +65,10 @@ def embed_missing(store: Store, workspace_id: str, embedder: Embedder, *, condit
     start = time.monotonic()
     todo = sorted(store.texts_without_vectors(workspace_id, embedder.model_id, conditions=conditions, under=under),
                   key=lambda item: len(item[1]))
-    done = 0
     if progress is not None:
         progress(0, len(todo))
-    for i in range(0, len(todo), batch):
-        if budget_s is not None and time.monotonic() - start >= budget_s:
-            break
-        if stop is not None and stop():
-            break
-        part = todo[i:i + batch]
-        vectors = np.ascontiguousarray(embedder.embed([text for _, text in part]), dtype="<f4")
-        stored = store.put_vectors(workspace_id, embedder.model_id, embedder.dim,
-                                   [(key, vectors[j].tobytes()) for j, (key, _) in enumerate(part)])
-        if not stored:
-            break
-        done += len(part)
-        if progress is not None:
-            progress(done, len(todo))
+    done = _embed_batches(store, workspace_id, embedder, todo, start=start, budget_s=budget_s, batch=batch,
+                          stop=stop, progress=progress)
     return EmbedProgress(done, len(todo) - done, time.monotonic() - start)
 
 
@@ -96,17 +83,33 @@ def embed_passages(store: Store, workspace_id: str, embedder: Embedder, passages
     start = time.monotonic()
     have = store.vectors(workspace_id, embedder.model_id, [p.chunk.id for p in passages])
     todo = list({text_hash(p.chunk.text): p.chunk.text for p in passages if p.chunk.id not in have}.items())
+    return _embed_batches(store, workspace_id, embedder, todo, start=start, budget_s=budget_s, batch=batch,
+                          stop=stop, first_free=True)
+
+
+def _embed_batches(store: Store, workspace_id: str, embedder: Embedder, todo: Sequence[tuple[str, str]], *,
+                   start: float, budget_s: float | None, batch: int, stop: Callable[[], bool] | None,
+                   progress: Callable[[int, int], None] | None = None, first_free: bool = False) -> int:
+    """Embed ``todo`` (``(text_hash, text)``) in batches of ``batch``, storing each batch as
+    it is computed; returns how many texts were embedded. Before each batch: over
+    ``budget_s`` seconds since ``start`` ends the work (``first_free``: not before the first
+    batch, unless the budget is 0), and so does ``stop()``; a batch whose texts no chunk has
+    any more stores nothing and ends it too. ``progress(done, total)`` after each batch."""
     done = 0
     for i in range(0, len(todo), batch):
-        if budget_s is not None and (budget_s <= 0 or (i and time.monotonic() - start >= budget_s)):
+        if budget_s is not None and (budget_s <= 0 or ((i or not first_free) and
+                                                       time.monotonic() - start >= budget_s)):
             break
         if stop is not None and stop():
             break
         part = todo[i:i + batch]
         vectors = np.ascontiguousarray(embedder.embed([text for _, text in part]), dtype="<f4")
-        store.put_vectors(workspace_id, embedder.model_id, embedder.dim,
-                          [(key, vectors[j].tobytes()) for j, (key, _) in enumerate(part)])
+        if not store.put_vectors(workspace_id, embedder.model_id, embedder.dim,
+                                 [(key, vectors[j].tobytes()) for j, (key, _) in enumerate(part)]):
+            break
         done += len(part)
+        if progress is not None:
+            progress(done, len(todo))
     return done
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..models import Passage, Resource
-from .terms import Concept, question_concepts, tokens
+from .terms import Concept, content_terms, question_concepts, tokens
 
 __all__ = ["Reranker", "asks_for_figure", "resource_context", "resource_priors"]
 
@@ -75,6 +75,17 @@ def resource_context(resource: Resource) -> frozenset[str]:
     return frozenset(terms)
 
 
+@lru_cache(maxsize=16384)
+def _title_names(title: str) -> frozenset[str]:
+    """The words of a title that can name its resource: content terms other than numbers
+    and document-type words (cached: every question reads every title)."""
+    return frozenset(t.term for t in tokens(title) if t.content and not t.number) - DOC_WORDS
+
+
+#: :func:`~citewell.retrieve.terms.content_terms` of company names, cached as :func:`_title_names`
+_company_terms = lru_cache(maxsize=16384)(content_terms)
+
+
 def resource_priors(question: str, resources: Sequence[Resource]) -> dict[str, float]:
     """Resources the question names, by id: 1.0 named, 1.5 named and its fiscal year asked.
 
@@ -94,11 +105,10 @@ def resource_priors(question: str, resources: Sequence[Resource]) -> dict[str, f
         meta = res.metadata or {}
         named = any(str(tk).lower() in surfaces for tk in meta.get("tickers") or [])
         if not named:
-            title_terms = {t.term for t in tokens(res.title) if t.content and not t.number} - DOC_WORDS
-            named = bool(title_terms & names)
+            named = bool(_title_names(res.title) & names)
         if not named:
             for company in meta.get("company_names") or []:
-                words = {t.term for t in tokens(str(company)) if t.content}
+                words = _company_terms(str(company))
                 if words and words <= all_terms:
                     named = True
                     break

@@ -1233,15 +1233,12 @@ class SQLiteStore:
         for key, blob in vectors:
             if len(blob) != 4 * dim:
                 raise StoreError(f"the vector of {key} has {len(blob)} bytes, expected {4 * dim}")
-        stored = 0
         with self._write(bump=VECTORS) as conn:
-            for key, blob in vectors:
-                stored += conn.execute(
-                    "INSERT INTO chunk_vectors SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE "
-                    "workspace_id = ? AND text_hash = ?) ON CONFLICT (workspace_id, text_hash) DO UPDATE "
-                    "SET model = excluded.model, dim = excluded.dim, vector = excluded.vector",
-                    (workspace_id, key, model, dim, blob, workspace_id, key)).rowcount
-        return stored
+            return conn.executemany(  # rowcount: the rows inserted or updated, over every vector
+                "INSERT INTO chunk_vectors SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE "
+                "workspace_id = ? AND text_hash = ?) ON CONFLICT (workspace_id, text_hash) DO UPDATE "
+                "SET model = excluded.model, dim = excluded.dim, vector = excluded.vector",
+                [(workspace_id, key, model, dim, blob, workspace_id, key) for key, blob in vectors]).rowcount
 
     def scope_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
                       under: str | None = None) -> list[tuple[str, bytes]]:
