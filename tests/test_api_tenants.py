@@ -286,6 +286,37 @@ def test_platform_key_acts_for_an_organization(world: Any) -> None:
     assert (r.status_code, r.json()["error"]["code"]) == (400, "USER_ID_MISSING")
 
 
+def test_platform_key_needs_organization_id_on_the_analytics_routes(world: Any) -> None:
+    """Seed 003: organization_id is "Required for platform API keys": without it every analytics
+    route answers 400 ORGANIZATION_ID_MISSING in the analytics envelope (before looking at
+    anything else); the sessions and chats routes, whose seeds have no organization, act for
+    the key's own workspace; a plain key never needs it."""
+    client, a, _, (hub_key, hub_workspace) = world
+    h = {"X-API-KEY": hub_key}
+    analytics = [("GET", "/v1/references", {"chat_message_id": a.answer}),
+                 ("GET", f"/v2/analytics/conversations/{a.session}/references", {}),
+                 ("GET", "/v1/presigned_url", {"document_id": a.resources[0]}),
+                 ("GET", "/rms/viewer", {"chat_message_id": a.answer, "citation_idx": "1"}),
+                 ("GET", "/rms/viewer/page", {"chat_message_id": a.answer, "citation_idx": "1"}),
+                 ("GET", "/v2/analytics/sse", {"chat_message_id": a.answer})]
+    for method, path, params in analytics:
+        r = client.request(method, path, headers=h, params=params)
+        assert (r.status_code, r.json()) == (400, {"error": {"code": "ORGANIZATION_ID_MISSING",
+                                                             "msg": "organization_id is required for a platform API key",
+                                                             "message": "organization_id is required for a platform API key"},
+                                                   "payload": None}), path
+    r = client.post("/v2/analytics/sse", headers=h, json={"query": QUESTION})
+    assert (r.status_code, r.json()["error"]["code"]) == (400, "ORGANIZATION_ID_MISSING")
+    # naming its own organization is enough (its own workspace holds no answer: 404)
+    r = client.get("/v1/references", headers=h, params={"organization_id": hub_workspace, "chat_message_id": a.answer})
+    assert (r.status_code, r.json()["error"]["code"]) == (404, "NOT_FOUND")
+    # sessions and chats routes: the key's own workspace
+    assert client.get("/v1/resources", headers=h).json()["data"]["total"] == 0
+    assert client.get("/v1/chats", headers=h).json() == {"chats": []}
+    # a plain key needs no organization_id on the analytics routes
+    assert client.get("/v1/references", headers=a.h, params={"chat_message_id": a.answer}).status_code == 200
+
+
 def test_platform_key_user_scoping_of_chats(world: Any) -> None:
     client, _, b, (hub_key, _) = world
     h = {"X-API-KEY": hub_key}

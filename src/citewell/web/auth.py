@@ -11,11 +11,19 @@ unknown key                 401 ``INVALID_API_KEY``
 plain key                   its own workspace; ``organization_id`` may only name that
                             workspace, and ``user_id``/``user_email`` are not allowed
                             (403 ``FORBIDDEN``)
-platform key                its own workspace, or ``organization_id`` (an unknown id is
-                            404 ``NOT_FOUND``); ``user_id`` and ``user_email`` together
-                            (one alone: 400 ``USER_EMAIL_MISSING`` / ``USER_ID_MISSING``)
-                            make the request act for that user: its chats only
+platform key                ``organization_id`` (an unknown id is 404 ``NOT_FOUND``); on
+                            the analytics routes (seeds 003/004) it is required (400
+                            ``ORGANIZATION_ID_MISSING`` without it), elsewhere its own
+                            workspace is the default; ``user_id`` and ``user_email``
+                            together (one alone: 400 ``USER_EMAIL_MISSING`` /
+                            ``USER_ID_MISSING``) make the request act for that user: its
+                            chats only
 ==========================  ===============================================================
+
+Why only the analytics routes require ``organization_id``: seed 003 documents it as
+"Required for platform API keys to identify the target organization" on its routes; the
+sessions (001) and chats (000) seeds have no organization parameter at all, so there a
+platform key acts for its own workspace unless it names another.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 
 from ..keys import hash_key
 from ..store import Store
-from .errors import ApiError, error_response
+from .errors import ApiError, error_response, profile_of
 
 _api_key_header = APIKeyHeader(name="X-API-KEY", auto_error=False, scheme_name="ApiKeyAuth",
                                description="An API key made with `citewell keys create`.")
@@ -60,9 +68,12 @@ def blank(value: str | None) -> str | None:
 
 
 def resolve_principal(store: Store, key: str | None, *, organization_id: str | None = None,
-                      user_id: str | None = None, user_email: str | None = None) -> Principal:
+                      user_id: str | None = None, user_email: str | None = None,
+                      require_organization: bool = False) -> Principal:
     """The :class:`Principal` for ``key`` and the acting-for parameters (rules in the
-    module docstring). Raises :class:`~citewell.web.errors.ApiError` (401/403/400) or
+    module docstring). ``require_organization``: a platform key must name
+    ``organization_id`` (the analytics routes, seed 003). Raises
+    :class:`~citewell.web.errors.ApiError` (401/403/400 ``ORGANIZATION_ID_MISSING`` …) or
     :class:`~citewell.errors.NotFoundError` (unknown ``organization_id``)."""
     key = blank(key)
     if key is None:
@@ -77,6 +88,8 @@ def resolve_principal(store: Store, key: str | None, *, organization_id: str | N
         if user_id is not None or user_email is not None:
             raise ApiError("only a platform API key may act for a user", code="FORBIDDEN")
         return Principal(record.workspace_id, False, key_id=record.id)
+    if organization_id is None and require_organization:
+        raise ApiError("organization_id is required for a platform API key", code="ORGANIZATION_ID_MISSING")
     workspace_id = record.workspace_id
     if organization_id is not None and organization_id != record.workspace_id:
         store.workspace_name(organization_id)  # NotFoundError for an unknown organization
@@ -89,8 +102,9 @@ def resolve_principal(store: Store, key: str | None, *, organization_id: str | N
 
 
 #: The acting-for query parameters and key headers, shared by every dependency that resolves a key.
-ORGANIZATION_ID = Query(None, description="Organization (workspace) id a platform API key acts for. A plain key "
-                                          "may only name its own.")
+ORGANIZATION_ID = Query(None, description="Organization (workspace) id a platform API key acts for (required "
+                                          "for a platform key on the analytics routes: 400 "
+                                          "ORGANIZATION_ID_MISSING). A plain key may only name its own.")
 USER_ID = Query(None, description="User a platform API key acts for; required together with user_email.")
 USER_EMAIL = Query(None, description="Email of the user a platform API key acts for; required together with "
                                      "user_id.")
@@ -111,9 +125,11 @@ def principal(
     user_id: str | None = USER_ID,
     user_email: str | None = USER_EMAIL,
 ) -> Principal:
-    """FastAPI dependency: the request's :class:`Principal` (errors as :func:`resolve_principal`)."""
-    return resolve_principal(request.app.state.store, key_of(api_key, bearer), organization_id=organization_id, user_id=user_id,
-                             user_email=user_email)
+    """FastAPI dependency: the request's :class:`Principal` (errors as :func:`resolve_principal`;
+    a platform key must name ``organization_id`` on the analytics routes)."""
+    return resolve_principal(request.app.state.store, key_of(api_key, bearer), organization_id=organization_id,
+                             user_id=user_id, user_email=user_email,
+                             require_organization=profile_of(request.url.path) == "analytics")
 
 
 #: Paths that need a key (or a signed link): every API route; not /docs, /openapi.json.

@@ -135,7 +135,8 @@ def viewer_target(
         signing.verify_viewer(store, workspace_id, target, str(target_id), citation_idx, expires, signature)
         engine = Engine.for_workspace_id(store, workspace_id, generator=generator)
         return ViewerTarget(engine, None, message_id, conversation, citation_idx, True)
-    who = resolve_principal(store, key_of(api_key, bearer), organization_id=organization_id, user_id=user_id, user_email=user_email)
+    who = resolve_principal(store, key_of(api_key, bearer), organization_id=organization_id, user_id=user_id,
+                            user_email=user_email, require_organization=True)
     engine = Engine.for_workspace_id(store, who.workspace_id, generator=generator)
     return ViewerTarget(engine, who.user_id, message_id, conversation, citation_idx, False)
 
