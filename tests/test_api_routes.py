@@ -496,7 +496,20 @@ def test_session_create_and_get(api: Api) -> None:
     assert session["created_at"].endswith("Z")
     assert api.client.get(f"/v1/sessions/{session['id']}").json() == r.json()
     untitled = api.client.post("/v1/sessions")  # no body at all
-    assert untitled.status_code == 200 and untitled.json()["data"]["session"]["title"] is None
+    assert untitled.status_code == 200 and untitled.json()["data"]["session"]["title"] == ""  # always a string
+    sid = untitled.json()["data"]["session"]["id"]
+    # the first question titles it (seed 001 always shows a title); a later one does not retitle it
+    long_question = "  What makes OCR of text\nin photos in the wild hard, and how did deep learning change how " \
+                    "recognition works?"
+    turn = api.client.post(f"/v1/sessions/{sid}/messages", json={"content": long_question})
+    title = "What makes OCR of text in photos in the wild hard, and how did deep learning…"
+    assert turn.json()["data"]["session"]["title"] == title and len(title) <= 80
+    api.client.post(f"/v1/sessions/{sid}/messages", json={"content": OCR_QUESTION})
+    assert api.client.get(f"/v1/sessions/{sid}").json()["data"]["session"]["title"] == title
+    assert api.client.get(f"/v1/sessions/{sid}/messages").json()["data"]["session"]["title"] == title
+    # a given title stays as given
+    titled = api.client.get(f"/v1/sessions/{session['id']}").json()["data"]["session"]
+    assert titled["title"] == "Anticoagulant discharge window"
     r = api.client.get("/v1/sessions/00000000-0000-0000-0000-000000000000")
     assert (r.status_code, r.json()["error"]["code"]) == (404, "NOT_FOUND")
     r = api.client.get("/v1/sessions/00000000-0000-0000-0000-000000000000/messages")

@@ -60,13 +60,35 @@ def iso_utc(value: datetime) -> str:
     return value.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+#: Longest title taken from a question (code points, "…" included).
+QUESTION_TITLE_CHARS = 80
+
+
+def question_title(question: str) -> str:
+    """The title of a chat created without one, from its first question: the question's
+    whitespace collapsed to single spaces, cut at a word boundary to at most
+    :data:`QUESTION_TITLE_CHARS` code points ending in "…" when cut (a single longer
+    word is cut inside). ``""`` for a question without text. Never raises.
+
+    Rule: seed 001 always shows a session ``title`` string (issue 15)."""
+    text = " ".join(question.split())
+    if len(text) <= QUESTION_TITLE_CHARS:
+        return text
+    cut = text[:QUESTION_TITLE_CHARS - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > 0 else cut).rstrip() + "…"
+
+
 @dataclass(frozen=True)
 class ChatRecord:
     """A stored chat (= session = conversation, DESIGN.md "Canonical data").
 
-    ``title`` may be None (untitled); ``updated_at`` moves when a message is added.
-    :meth:`to_dict` gives the seed 001 ``session`` shape:
-    ``{id, title, workspace_id, created_at, updated_at}`` with ISO ``Z`` times.
+    ``title``: the title it was created with; for a chat created without one, the
+    :func:`question_title` of its first question with text (stores derive it on read, so
+    older untitled chats get one too), None until that question is asked. ``updated_at``
+    moves when a message is added. :meth:`to_dict` gives the seed 001 ``session`` shape:
+    ``{id, title, workspace_id, created_at, updated_at}`` with ISO ``Z`` times, ``title``
+    always a string (``""`` before the first question).
     """
 
     id: str
@@ -80,8 +102,9 @@ class ChatRecord:
     user_email: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready ``{id, title, workspace_id, created_at, updated_at}``."""
-        return {"id": self.id, "title": self.title, "workspace_id": self.workspace_id,
+        """JSON-ready ``{id, title, workspace_id, created_at, updated_at}`` (``title``: ``""``
+        when None)."""
+        return {"id": self.id, "title": self.title or "", "workspace_id": self.workspace_id,
                 "created_at": iso_utc(self.created_at), "updated_at": iso_utc(self.updated_at)}
 
 

@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import NotFoundError, StoreError, UsageError
 from ..ingest.base import Extraction
 from ..models import FORMAT_VERSION, Chunk, Mention, Message, Notice, Passage, Resource, utcnow
-from .base import ApiKeyRecord, ChatRecord, Condition, FileRecord
+from .base import ApiKeyRecord, ChatRecord, Condition, FileRecord, question_title
 from .ids import chunk_id_for, post_chunk_id, text_hash
 from .searchcache import GenerationCache, Scope, TermScores, VectorScope, rank_rows, select
 
@@ -1338,9 +1338,16 @@ class SQLiteStore:
         return "".join(" AND " + c for c in clauses), args
 
     # -- chats and messages ------------------------------------------------------------
+    #: a chat row with the first question that has text (the title of an untitled chat)
+    _CHAT_SELECT = ("SELECT c.*, (SELECT m.text FROM messages m WHERE m.chat_id = c.id AND m.role = 'user' "
+                    "AND m.text != '' ORDER BY m.seq LIMIT 1) AS first_question FROM chats c")
+
     @staticmethod
     def _chat_from_row(row: sqlite3.Row) -> ChatRecord:
-        return ChatRecord(id=row["id"], workspace_id=row["workspace_id"], title=row["title"],
+        title = row["title"]
+        if title is None and row["first_question"] is not None:
+            title = question_title(row["first_question"]) or None
+        return ChatRecord(id=row["id"], workspace_id=row["workspace_id"], title=title,
                           created_at=_dt(row["created_at"]), updated_at=_dt(row["updated_at"]),
                           user_id=row["user_id"], user_email=row["user_email"])
 
@@ -1352,16 +1359,16 @@ class SQLiteStore:
         with self._write() as conn:
             conn.execute("INSERT INTO chats (id, workspace_id, title, created_at, updated_at, user_id, user_email) "
                          "VALUES (?, ?, ?, ?, ?, ?, ?)", (chat_id, workspace_id, title, now, now, user_id, user_email))
-            row = conn.execute("SELECT * FROM chats WHERE id = ?", (chat_id,)).fetchone()
+            row = conn.execute(self._CHAT_SELECT + " WHERE c.id = ?", (chat_id,)).fetchone()
         return self._chat_from_row(row)
 
     def chat(self, workspace_id: str, chat_id: str, *, user_id: str | None = None) -> ChatRecord:
         """One chat of the workspace (of that user, when ``user_id``); ``NotFoundError``
         otherwise (other workspaces' and other users' chats too)."""
-        sql = "SELECT * FROM chats WHERE id = ? AND workspace_id = ?"
+        sql = self._CHAT_SELECT + " WHERE c.id = ? AND c.workspace_id = ?"
         args: list[Any] = [chat_id, workspace_id]
         if user_id is not None:
-            sql += " AND user_id = ?"
+            sql += " AND c.user_id = ?"
             args.append(user_id)
         row = self._conn().execute(sql, args).fetchone()
         if row is None:
@@ -1370,12 +1377,12 @@ class SQLiteStore:
 
     def chats(self, workspace_id: str, *, user_id: str | None = None) -> list[ChatRecord]:
         """Chats of the workspace (of that user, when ``user_id``), oldest first."""
-        sql = "SELECT * FROM chats WHERE workspace_id = ?"
+        sql = self._CHAT_SELECT + " WHERE c.workspace_id = ?"
         args: list[Any] = [workspace_id]
         if user_id is not None:
-            sql += " AND user_id = ?"
+            sql += " AND c.user_id = ?"
             args.append(user_id)
-        rows = self._conn().execute(sql + " ORDER BY created_at, id", args).fetchall()
+        rows = self._conn().execute(sql + " ORDER BY c.created_at, c.id", args).fetchall()
         return [self._chat_from_row(row) for row in rows]
 
     @staticmethod

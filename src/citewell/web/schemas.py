@@ -155,7 +155,8 @@ class Session(_Open):
     """A session (= chat), seed 001."""
 
     id: str
-    title: str | None
+    title: str = Field(description="The title given at creation; else the first question (up to 80 characters); "
+                                   "\"\" until the first question.")
     workspace_id: str
     created_at: str = Field(description="ISO 8601 UTC, milliseconds, Z.")
     updated_at: str = Field(description="ISO 8601 UTC, milliseconds, Z.")
@@ -374,7 +375,7 @@ class ChatOut(_Open):
     """A chat (the same object as a session)."""
 
     id: str
-    title: str | None
+    title: str = Field(description="As a session's title.")
     workspace_id: str
     created_at: str
     updated_at: str
