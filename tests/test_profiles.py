@@ -144,6 +144,8 @@ def test_chats_reference_shapes() -> None:
     assert post["occurrences"] == [{"start_index": 4, "end_index": 7}, {"start_index": 20, "end_index": 23}]
     assert post["offset_unit"] == "codepoint" and "chunk_id" not in post  # unknown post: no None fields
     assert passage["type"] == "chunk" and passage["citation"] == 2 and passage["chunk_id"] == "c0"
+    # seed 000: every reference has an id; a passage's is its chunk id, right after its type
+    assert list(passage)[:5] == ["type", "id", "citation", "start_index", "end_index"] and passage["id"] == "c0"
     assert passage["metadata"] == {"source_type": "pdf", "page": 1} and passage["text"] == "text 0"
     assert out["text"][passage["start_index"]:passage["end_index"]] == "[2]"
     assert entity == {"type": "dataset", "id": "ds1"}

@@ -14,8 +14,9 @@ Shape of :func:`render_message` (JSON-ready)::
 A post reference is ``{type: "post", source, id, citation, start_index, end_index}``
 (seed 000) plus the canonical additive fields (``occurrences``, ``offset_unit``, and
 when the workspace knows the post ``chunk_id``, ``resource_id``, ``resource_title``,
-``chunk_index``, ``text``, ``text_type``, ``metadata``); a passage reference has
-``type: "chunk"`` and the same canonical fields without ``source``/``id``; an entity
+``chunk_index``, ``text``, ``text_type``, ``metadata``); a passage reference is
+``{type: "chunk", id, citation, start_index, end_index}`` with ``id`` = its ``chunk_id``
+(every seed 000 reference has an ``id``) and the same canonical fields; an entity
 reference is ``{type, id}``. Absent (None) fields are omitted. ``citation`` is an int
 (seed 000). ``text[start_index:end_index] == f"[{citation}]"`` in ``offset_unit``.
 """
@@ -32,10 +33,13 @@ _LEAD = ("type", "source", "id", "citation", "start_index", "end_index")
 
 
 def render_reference(ref: Reference) -> dict[str, Any]:
-    """One ``references[]`` entry; seed fields first, then the canonical additive ones."""
+    """One ``references[]`` entry; seed fields first, then the canonical additive ones
+    (a passage's ``id`` is its ``chunk_id``)."""
     if ref.type in ENTITY_TYPES or ref.citation is None:
         return {"type": ref.type, "id": ref.id}
     data = ref.model_dump(mode="json", exclude_none=True)
+    if ref.type == "chunk" and data.get("id") is None and ref.chunk_id is not None:
+        data["id"] = ref.chunk_id  # seed 000: every reference has an id; a passage's is its chunk's
     out = {key: data.pop(key) for key in _LEAD if key in data}
     out.update(data)
     return out
