@@ -92,9 +92,11 @@ def fixture(tmp_path: Path):
     (docs / "notes.txt").write_text(NOTES, encoding="utf-8")
     gold = tmp_path / "gold.jsonl"
     rows = [
-        {"id": "q1", "question": Q1, "question_type": "lookup", "gold": [{"file": "report.pdf", "page": 1}]},
+        {"id": "q1", "question": Q1, "question_type": "lookup", "gold": [{"file": "report.pdf", "page": 1}],
+         "answer": "$100 million"},
         {"id": "q2", "question": Q2, "question_type": "lookup",
-         "gold": [{"document": "Report", "page": 3}, {"file": "notes.txt", "span": [0, 10]}]},
+         "gold": [{"document": "Report", "page": 3}, {"file": "notes.txt", "span": [0, 10]}],
+         "answer": "Yes. Beta revenue was $300 million in 2022."},
         {"id": "q3", "question": Q3, "gold": [{"document": "NOTES", "span": [0, 5]}]},
     ]
     gold.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n", encoding="utf-8")
@@ -151,6 +153,11 @@ def test_harness_arithmetic(fixture) -> None:
     assert (a2["evidence_hit@5"], a2["citation_precision"], a2["citation_recall"]) == (1.0, 1.0, 0.0)
     assert (a2["sentences"], a2["supported_sentences"]) == (2, 0)
     assert (a3["evidence_hit@5"], a3["citation_precision"], a3["citation_recall"]) == (0.0, 1.0, 1.0)
+    # figures: q1's "$100 million" is in its answer ("100 million dollars"); q2's $300 million is not
+    # (its answer says 999); q3 has no gold answer
+    assert (a1["figure_in_answer"], a1["figure"]) == (1.0, {"gold": "$100 million", "in_answer": True})
+    assert (a2["figure_in_answer"], a2["figure"]) == (0.0, {"gold": "$300 million", "in_answer": False})
+    assert (a3["figure_in_answer"], a3["figure"]) == (None, None)
 
     overall = report["overall"]
     assert overall["questions"] == 3
@@ -165,14 +172,17 @@ def test_harness_arithmetic(fixture) -> None:
     assert a["citation_precision"] == pytest.approx(8 / 9) and a["citation_precision_n"] == 3
     assert a["citation_recall"] == pytest.approx(5 / 9) and a["citation_recall_n"] == 3
     assert (a["citations"], a["correct_citations"], a["sentences"], a["supported_sentences"]) == (5, 4, 6, 3)
+    assert (a["figure_in_answer"], a["figure_in_answer_n"], a["figure_hits"]) == (0.5, 2, 1)
 
     lookup = report["by_type"]["lookup"]
     assert lookup["questions"] == 2
     assert lookup["retrieval"]["hit@5"] == 1.0 and lookup["retrieval"]["mrr"] == pytest.approx(0.75)
     assert lookup["retrieval"]["recall@5"] == pytest.approx(0.75)
     assert lookup["answer"]["citation_precision"] == pytest.approx(5 / 6)
+    assert (lookup["answer"]["figure_in_answer"], lookup["answer"]["figure_in_answer_n"]) == (0.5, 2)
     untyped = report["by_type"]["(none)"]
     assert untyped["questions"] == 1 and untyped["retrieval"]["hit@5"] == 0.0
+    assert (untyped["answer"]["figure_in_answer"], untyped["answer"]["figure_in_answer_n"]) == (None, 0)
     assert untyped["retrieval"]["mrr"] == pytest.approx(0.125)
 
 
@@ -266,13 +276,15 @@ def test_cli_json_and_exit_codes(tmp_path: Path) -> None:
     done = _cli(str(gold), "--corpus", str(docs), "--store", store, "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)  # exactly one JSON document on stdout
-    assert set(report) == {"overall", "by_type", "questions"}
+    assert set(report) == {"overall", "by_type", "questions", "sets"}
     assert set(report["overall"]) == {"questions", "retrieval", "answer"}
     assert {"hit@5", "hit@10", "hit@20", "recall@5", "recall@10", "recall@20", "mrr"} <= set(
         report["overall"]["retrieval"])
     assert {"evidence_hit@5", "citation_precision", "citation_recall"} <= set(report["overall"]["answer"])
     assert list(report["by_type"]) == ["(none)"]
     assert report["questions"][0]["id"] == "g1" and report["questions"][0]["retrieval"]["hit@5"] == 1.0
+    assert [(s["name"], s["corpus"], s["overall"]["questions"]) for s in report["sets"]] == [
+        ("gold", str(docs), 1)]
     assert "[1/1] g1" in done.stderr  # progress goes to stderr
 
     table = _cli(str(gold), "--store", store, "--no-filter-doc")
@@ -300,3 +312,51 @@ def test_cli_json_and_exit_codes(tmp_path: Path) -> None:
     bad.write_text(gold.read_text() + "{oops\n", encoding="utf-8")
     broken = _cli(str(bad), "--store", store, "--json")
     assert broken.returncode == 2 and f"{bad}:2" in broken.stderr and not broken.stdout
+
+
+def test_cli_scores_several_sets_each_in_its_folder(tmp_path: Path) -> None:
+    """Two question files, each with its own --corpus: each set is searched only in its
+    folder and reported on its own, then both together (overall and per type)."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    (first / "notes.txt").write_text(NOTES, encoding="utf-8")
+    (second / "beta.txt").write_text("Beta revenue was 300 million dollars in 2022.", encoding="utf-8")
+    set_a, set_b = tmp_path / "set_a.jsonl", tmp_path / "set_b.jsonl"
+    set_a.write_text(json.dumps({"id": "a1", "question": "How many engineers did Gamma hire?",
+                                 "question_type": "people", "answer": "50",
+                                 "gold": [{"file": "notes.txt", "span": [0, 20]}]}) + "\n", encoding="utf-8")
+    set_b.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "b1", "question": "What was Beta revenue in 2022?", "question_type": "money",
+         "answer": "$300 million", "gold": [{"file": "beta.txt", "span": [0, 20]}]},
+        # the notes are not in b's folder: no passage can be found for it there
+        {"id": "b2", "question": "How many engineers did Gamma hire?", "question_type": "people",
+         "answer": "50", "gold": [{"file": "notes.txt", "span": [0, 20]}]},
+    ]) + "\n", encoding="utf-8")
+    store = str(tmp_path / "s.sqlite")
+    done = _cli(str(set_a), str(set_b), "--corpus", str(first), "--corpus", str(second), "--store", store,
+                "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    by_id = {q["id"]: q for q in report["questions"]}
+    assert [(q["id"], q["set"]) for q in report["questions"]] == [("a1", "set_a"), ("b1", "set_b"), ("b2", "set_b")]
+    assert by_id["a1"]["retrieval"]["hit@5"] == 1.0 and by_id["b1"]["retrieval"]["hit@5"] == 1.0
+    assert by_id["b2"]["retrieval"]["hit@20"] == 0.0  # scoped to its own folder
+    assert (by_id["a1"]["answer"]["figure_in_answer"], by_id["b1"]["answer"]["figure_in_answer"],
+            by_id["b2"]["answer"]["figure_in_answer"]) == (1.0, 1.0, 0.0)
+    a, b = report["sets"]
+    assert (a["name"], a["corpus"], a["overall"]["questions"]) == ("set_a", str(first), 1)
+    assert (b["name"], b["corpus"], b["overall"]["questions"]) == ("set_b", str(second), 2)
+    assert b["overall"]["retrieval"]["hit@5"] == 0.5 and b["overall"]["answer"]["figure_in_answer"] == 0.5
+    assert report["overall"]["questions"] == 3
+    assert report["overall"]["retrieval"]["hits"]["hit@5"] == 2
+    assert report["overall"]["answer"]["figure_in_answer"] == pytest.approx(2 / 3)
+    people = report["by_type"]["people"]
+    assert (people["questions"], people["answer"]["figure_hits"], people["answer"]["figure_in_answer_n"]) == (2, 1, 2)
+    table = _cli(str(set_a), str(set_b), "--corpus", str(first), "--corpus", str(second), "--store", store)
+    assert table.returncode == 0, table.stderr
+    for title in ("set_a: Retrieval", "set_b: Answer", "all sets (set_a + set_b): Answer", "figure in answer"):
+        assert title in table.stdout
+    mismatch = _cli(str(set_a), str(set_b), "--corpus", str(first), "--corpus", str(second), "--corpus",
+                    str(first), "--store", store)
+    assert mismatch.returncode == 2 and "once per file" in mismatch.stderr and not mismatch.stdout

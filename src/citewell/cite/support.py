@@ -192,10 +192,14 @@ __all__ = [
     "VERDICTS",
     "VERDICT_ORDER",
     "Embedder",
+    "Quantity",
     "Support",
     "apply_support",
     "check_support",
+    "declared_scales",
     "message_sentence",
+    "quantities",
+    "rounds_to",
     "unescape_markdown",
 ]
 
@@ -489,6 +493,37 @@ def _number(text: str, m: re.Match[str]) -> _Number | str | None:
     start = cur_m.start() + max(0, a - 8) if cur_m else a
     return _Number(kind, raw, raw_step, raw * mult, raw_step * mult, scale > 0, currency, a,
                    text[start:end].strip())
+
+
+Quantity = _Number
+"""A quantity of a text as :func:`quantities` reads it (public name of the parsed number)."""
+_SIGN_BEFORE_RE = re.compile(r"(?:\(|-)\s*(?:US\$|USD|EUR|GBP|[$€£¥₹])?\s*$")
+
+
+def quantities(text: str) -> list[tuple[Quantity, bool]]:
+    """The quantities of ``text`` as the support checks read them, in text order, each
+    with whether it is written negative (a ``-`` or an opening parenthesis before it,
+    after an optional currency: ``-$1,561M``, ``$ (1,749)``).
+
+    Every rule of the module docstring's *numbers* applies (currency, scale word, percent,
+    percentage points, thousands separators; a number glued to a letter, a label number
+    such as ``Item 7``, years, quarters and dates are not quantities). Magnitudes are
+    Decimals: ``value``/``step`` with the scale applied, ``raw``/``raw_step`` as written.
+    """
+    norm = _normalise(text)
+    return [(q, bool(_SIGN_BEFORE_RE.search(norm[max(0, q.start - 8):q.start]))) for q in _extract(norm).numbers]
+
+
+def declared_scales(text: str) -> list[int]:
+    """Powers of ten that ``text`` declares for its bare numbers (``(Millions)``, ``in
+    thousands``, ``($000)`` …: 6, 3 …), in order of first declaration."""
+    return _declared_scales(_normalise(text))
+
+
+def rounds_to(precise: Decimal, coarse: Decimal, step: Decimal) -> bool:
+    """Whether ``precise`` rounded half-up to multiples of ``step`` (either neighbour on
+    an exact tie) equals ``coarse``: the rounding rule of the number checks."""
+    return _near(precise, coarse, step)
 
 
 def _declared_scales(text: str) -> list[int]:

@@ -415,64 +415,89 @@ def serve(
 
 @app.command("eval")
 def eval_(
-    file: Path = typer.Argument(..., help="JSONL of questions with gold evidence: FinanceBench's format or "
-                                "{question, gold: [{file|document, page} or {file, span: [start, end]}], "
-                                "filters?, question_type?}."),
-    corpus: Optional[Path] = typer.Option(None, "--corpus", help="Sync this folder first and search only its files."),
+    files: List[Path] = typer.Argument(..., help="JSONL of questions with gold evidence: FinanceBench's format or "
+                                       "{question, gold: [{file|document, page} or {file, span: [start, end]}], "
+                                       "filters?, question_type?, answer?}. Several files are scored each on "
+                                       "its own and together."),
+    corpus: Optional[List[Path]] = typer.Option(None, "--corpus", help="Sync this folder first and search only its "
+                                                "files; repeat it once per question file, in the same order, to "
+                                                "give each file its own folder (once: every file uses it)."),
     k: int = typer.Option(5, "--k", "-k", min=1, max=100, help="Passages the answer is written from "
                           "(retrieval figures always use the top 20)."),
     filter_doc: bool = typer.Option(True, "--filter-doc/--no-filter-doc", help="Restrict each question to its "
                                     "gold document (document_name filter)."),
-    as_json: bool = typer.Option(False, "--json", help="Print {overall, by_type, questions} as one JSON document."),
+    as_json: bool = typer.Option(False, "--json", help="Print {overall, by_type, questions, sets} as one JSON "
+                                 "document."),
     manifests: Optional[List[Path]] = typer.Option(None, "--manifest", help="Metadata manifest JSONL (repeatable; "
-                                                   "default for a FinanceBench file: <name>_docs.jsonl beside it)."),
+                                                   "used for every --corpus; default for a FinanceBench file: "
+                                                   "<name>_docs.jsonl beside it)."),
     mode: Optional[str] = typer.Option(None, "--mode", help="Retrieval: hybrid (the default), lexical or "
                                        "dense. Hybrid and dense first embed every passage in scope without a "
                                        "vector (a progress bar), so the figures are those of complete "
                                        "embeddings."),
     store: Optional[Path] = StoreOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
-    """Measure retrieval and citation quality on questions with gold evidence
-    (definitions: citewell.eval.metrics). Exit 0 whenever it ran, whatever the scores."""
+    """Measure retrieval, citation and figure-in-answer quality on questions with gold
+    evidence (definitions: citewell.eval.metrics and citewell.eval.figures), per file and,
+    with several files, all together. Exit 0 whenever it ran, whatever the scores."""
     if mode is not None and mode not in MODES:
         raise ExitError(f"--mode must be one of {', '.join(MODES)}", 2)
-    from ..eval import EvalFileError, load_questions, render_report, report_tables, run_eval
+    from ..eval import EvalFileError, EvalSet, load_questions, render_report, report_tables, run_sets
 
-    if not file.is_file():
-        raise ExitError(f"no such question file: {file}", 2)
-    if corpus is not None and not corpus.is_dir():
-        raise ExitError(f"--corpus {corpus}: not a folder", 2)
-    try:
-        questions = load_questions(file)
-    except EvalFileError as exc:
-        raise ExitError(str(exc), 2) from exc
-    if manifests and corpus is None:
+    corpora: list[Optional[Path]] = list(corpus or [])
+    if len(corpora) > 1 and len(corpora) != len(files):
+        raise ExitError(f"--corpus given {len(corpora)} times for {len(files)} question files: give it once "
+                        "(for every file) or once per file", 2)
+    if len(corpora) <= 1:
+        corpora = [corpora[0] if corpora else None] * len(files)
+    for file in files:
+        if not file.is_file():
+            raise ExitError(f"no such question file: {file}", 2)
+    for folder in corpora:
+        if folder is not None and not folder.is_dir():
+            raise ExitError(f"--corpus {folder}: not a folder", 2)
+    sets: list[EvalSet] = []
+    for file, folder in zip(files, corpora):
+        try:
+            questions = load_questions(file)
+        except EvalFileError as exc:
+            raise ExitError(str(exc), 2) from exc
+        sets.append(EvalSet(file.stem, questions, folder, str(file)))
+    if manifests and all(folder is None for folder in corpora):
         raise ExitError("--manifest applies while syncing: give --corpus DIR too (or use citewell ingest)", 2)
     _check_manifests(manifests)
-    if not manifests and corpus is not None and questions[0].format == "financebench":
-        beside = file.with_name(f"{file.stem}_docs.jsonl")
-        if beside.is_file():
-            manifests = [beside]
-            err.print(f"manifest: {beside}", markup=False)
     with _engine(store, workspace, config) as engine:
         if mode is not None:
             engine.mode = mode
-        err.print(f"{len(questions)} questions ({questions[0].format}) from {file}; answer k={k}, "
-                  f"document filter {'on' if filter_doc else 'off'}, retrieval mode "
-                  f"{engine.mode}", markup=False)
-        _sync_or_note(engine, corpus, manifests)
-        if engine.mode != "lexical" and engine.dense_available():
-            with _embed_progress(True) as callback:
-                embedded, total = engine.embed(corpus=corpus, progress=callback)
-            err.print(f"embedded: {embedded} of {total} passages in scope have vectors", markup=False)
+        for eval_set, file in zip(sets, files):
+            folder = eval_set.corpus
+            err.print(f"{len(eval_set.questions)} questions ({eval_set.questions[0].format}) from {file}; answer "
+                      f"k={k}, document filter {'on' if filter_doc else 'off'}, retrieval mode {engine.mode}",
+                      markup=False)
+            used = manifests
+            if not manifests and folder is not None and eval_set.questions[0].format == "financebench":
+                beside = file.with_name(f"{file.stem}_docs.jsonl")
+                if beside.is_file():
+                    used = [beside]
+                    err.print(f"manifest: {beside}", markup=False)
+            if folder is not None or eval_set is sets[0]:
+                _sync_or_note(engine, folder, used)  # type: ignore[arg-type]
+            if engine.mode != "lexical" and engine.dense_available():
+                with _embed_progress(True) as callback:
+                    embedded, total = engine.embed(corpus=folder, progress=callback)
+                err.print(f"embedded: {embedded} of {total} passages in scope have vectors", markup=False)
 
         def progress(done: int, total: int, record: dict[str, Any]) -> None:
             rank = record["retrieval"]["gold_rank"]
-            hit = record["answer"]["evidence_hit@5"]
+            answer = record["answer"]
+            figure = answer.get("figure")
             err.print(f"[{done}/{total}] {record['id']}: retrieval gold rank {rank or '-'}, "
-                      f"answer evidence {'hit' if hit else 'miss'}", markup=False)
+                      f"answer evidence {'hit' if answer['evidence_hit@5'] else 'miss'}"
+                      + ("" if figure is None else
+                         f", figure {figure['gold']} {'in answer' if figure['in_answer'] else 'missing'}"),
+                      markup=False)
 
-        results = run_eval(engine, questions, k=k, filter_doc=filter_doc, corpus=corpus, progress=progress)
+        results = run_sets(engine, sets, k=k, filter_doc=filter_doc, progress=progress)
     if as_json:
         _write(json.dumps(results, ensure_ascii=False) + "\n")
     elif sys.stdout is not None and sys.stdout.isatty():

@@ -1,6 +1,7 @@
 """The evaluation harness behind ``citewell eval``: question files with gold evidence
 (:mod:`~citewell.eval.dataset`), metric definitions (:mod:`~citewell.eval.metrics`, whose
-docstring defines every figure exactly), the run (:mod:`~citewell.eval.runner`) and the
+docstring defines every figure exactly, and :mod:`~citewell.eval.figures` for
+figure-in-answer), the run (:mod:`~citewell.eval.runner`) and the
 readable tables (:mod:`~citewell.eval.report`).
 
 ::
@@ -32,9 +33,11 @@ from .metrics import (
                       score_answer,
 )
 from .report import render_report, report_tables
-from .runner import evaluate_question, locate_references, run_eval, summarize
+from .figures import figure_in_answer, figure_in_text, gold_figure
+from .runner import EvalSet, evaluate_question, locate_references, run_eval, run_sets, summarize
 
-__all__ = ["ANSWER_K", "KS", "AnswerScore", "EvalFileError", "GoldItem", "Location", "Question",
-           "evaluate_question", "financebench_page", "first_gold_rank", "is_financebench", "load_questions",
-           "locate_references", "matches", "passage_location", "reference_location", "render_report",
-           "report_tables", "resource_names", "retrieval_metrics", "run_eval", "score_answer", "summarize"]
+__all__ = ["ANSWER_K", "KS", "AnswerScore", "EvalFileError", "EvalSet", "GoldItem", "Location", "Question",
+           "evaluate_question", "figure_in_answer", "figure_in_text", "financebench_page", "first_gold_rank",
+           "gold_figure", "is_financebench", "load_questions", "locate_references", "matches", "passage_location",
+           "reference_location", "render_report", "report_tables", "resource_names", "retrieval_metrics",
+           "run_eval", "run_sets", "score_answer", "summarize"]

@@ -10,6 +10,8 @@ FinanceBench (detected by a row with ``financebench_id``, or with both ``doc_nam
 Each evidence item is a gold page: its ``doc_name`` (else the row's) and its
 ``page_number_1based`` (else ``page_index_0based`` + 1, else ``evidence_page_num`` + 1,
 FinanceBench's 0-based page number). The document filter value is the row's ``doc_name``.
+The row's ``answer`` (a string) is the gold answer (figure-in-answer,
+:mod:`citewell.eval.figures`).
 
 Generic::
 
@@ -21,7 +23,8 @@ Generic::
 (title or file name, compared case-insensitively) and gives a 1-based ``page`` or a
 ``span`` ``[start, end)`` of code points of the document's extracted text. ``filters``
 (optional) are as ``citewell ask --filter`` / ``Engine.ask(filters=…)`` take them: an
-object or a list of ``KEY=VALUE`` strings. ``id`` and ``question_type`` are optional.
+object or a list of ``KEY=VALUE`` strings. ``id``, ``question_type`` and ``answer`` (the
+gold answer as text, for figure-in-answer) are optional.
 The document filter value is the gold document when all gold items name the same one.
 
 Blank lines are skipped; the two formats may not be mixed in one file.
@@ -57,7 +60,7 @@ class EvalFileError(ValueError):
 class Question:
     """One evaluation question: ``text``, its ``gold`` items, ``question_type``, the
     ``filters`` it always applies, the ``document`` its document filter uses (or None),
-    its ``id`` and the ``line`` of the file it came from."""
+    its ``id``, the ``line`` of the file it came from and its gold ``answer`` text (or None)."""
 
     id: str
     text: str
@@ -68,6 +71,7 @@ class Question:
     line: int = 0
     format: str = "generic"
     extra: dict[str, Any] = field(default_factory=dict)
+    answer: str | None = None
 
     def query_filters(self, filter_doc: bool) -> Any:
         """The filters to ask with: the question's own, plus ``document_name=<document>``
@@ -109,6 +113,16 @@ def _text(row: dict[str, Any], key: str, *, required: bool = True) -> str | None
     return value
 
 
+def _answer(row: dict[str, Any]) -> str | None:
+    """The row's gold ``answer`` text: None when absent or blank; ``ValueError`` when not a string."""
+    value = row.get("answer")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError("'answer' must be a string")
+    return value if value.strip() else None
+
+
 def _financebench(row: dict[str, Any], line: int) -> Question:
     text = _text(row, "question")
     doc = _text(row, "doc_name")
@@ -119,7 +133,7 @@ def _financebench(row: dict[str, Any], line: int) -> Question:
     qtype = row.get("question_type")
     return Question(id=str(row.get("financebench_id") or f"line {line}"), text=text or "", gold=gold,
                     question_type=str(qtype) if qtype else UNTYPED, document=doc, line=line,
-                    format="financebench")
+                    format="financebench", answer=_answer(row))
 
 
 def _gold_item(item: Any) -> GoldItem:
@@ -159,7 +173,8 @@ def _generic(row: dict[str, Any], line: int) -> Question:
     qtype = row.get("question_type")
     return Question(id=str(row.get("id") or f"line {line}"), text=text or "", gold=gold,
                     question_type=str(qtype) if qtype else UNTYPED, filters=filters,
-                    document=gold[0].document.strip() if len(docs) == 1 else None, line=line)
+                    document=gold[0].document.strip() if len(docs) == 1 else None, line=line,
+                    answer=_answer(row))
 
 
 def load_questions(path: str | Path) -> list[Question]:

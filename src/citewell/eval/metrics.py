@@ -50,13 +50,22 @@ Answer metrics (``Engine.ask``, its ``Message``)
   ``supported``. ``citation_recall`` = ``sentences carrying a supported citation /
   sentences``; undefined (``None``) when the answer has no sentence.
 
+- ``figure_in_answer`` = 1 if the answer text contains the gold answer's figure, else 0;
+  undefined (``None``) when the question has no gold answer or its gold answer is not a
+  figure. Which gold answers are figures, and the number normalisation (separators,
+  parentheses as negatives, scale words and letters, currency, percent, rounding to the
+  precision shown) are defined in :mod:`citewell.eval.figures`.
+
 Aggregation
 ===========
 
 Overall and per ``question_type``, every metric is the mean of its per-question values
 over the questions where it is defined (``n`` says how many); the retrieval and
 ``evidence_hit@5`` values are defined for every question that has gold evidence. The
-JSON output also gives the counts behind each hit rate (``hits``).
+JSON output also gives the counts behind each hit rate (``hits``, ``evidence_hits``,
+``figure_hits``). Several question sets (``citewell eval A B``) are summarised each on
+its own (``sets``) and all together (``overall``/``by_type``), every question counting
+once.
 """
 
 from __future__ import annotations

@@ -19,11 +19,9 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return [("overall", report["overall"]), *report["by_type"].items()]
 
 
-def report_tables(report: dict[str, Any]) -> Group:
-    """The report of :func:`citewell.eval.run_eval` as two tables: retrieval figures
-    (top 20 of ``Engine.retrieve``) and answer figures (``Engine.ask``), one row overall
-    and one per question type."""
-    retrieval = Table(title=f"Retrieval (top {max(KS)} passages of Engine.retrieve)", title_justify="left")
+def _tables(report: dict[str, Any], prefix: str = "") -> list[Table]:
+    """The retrieval and answer tables of one ``{overall, by_type}`` report."""
+    retrieval = Table(title=f"{prefix}Retrieval (top {max(KS)} passages of Engine.retrieve)", title_justify="left")
     retrieval.add_column("questions")
     retrieval.add_column("n", justify="right")
     for k in KS:
@@ -36,19 +34,39 @@ def report_tables(report: dict[str, Any]) -> Group:
         retrieval.add_row(name, str(summary["questions"]),
                           *(f"{_fmt(r[f'hit@{k}'])} ({r['hits'][f'hit@{k}']})" for k in KS),
                           *(_fmt(r[f"recall@{k}"]) for k in KS), _fmt(r["mrr"]))
-    answer = Table(title="Answer (Engine.ask)", title_justify="left")
+    answer = Table(title=f"{prefix}Answer (Engine.ask)", title_justify="left")
     answer.add_column("questions")
     answer.add_column("n", justify="right")
     answer.add_column(f"evidence-page hit@{ANSWER_K}", justify="right")
+    answer.add_column("figure in answer (n)", justify="right")
     answer.add_column("citation precision (n)", justify="right")
     answer.add_column("citation recall (n)", justify="right")
     for name, summary in _rows(report):
         a = summary["answer"]
+        figure = (f"{_fmt(a['figure_in_answer'])} ({a['figure_hits']}/{a['figure_in_answer_n']})"
+                  if a.get("figure_in_answer_n") else "–")
         answer.add_row(name, str(summary["questions"]),
-                       f"{_fmt(a[f'evidence_hit@{ANSWER_K}'])} ({a['evidence_hits']})",
+                       f"{_fmt(a[f'evidence_hit@{ANSWER_K}'])} ({a['evidence_hits']})", figure,
                        f"{_fmt(a['citation_precision'])} ({a['citation_precision_n']})",
                        f"{_fmt(a['citation_recall'])} ({a['citation_recall_n']})")
-    return Group(retrieval, answer)
+    return [retrieval, answer]
+
+
+def report_tables(report: dict[str, Any]) -> Group:
+    """The report of :func:`citewell.eval.run_eval` (or :func:`~citewell.eval.run_sets`)
+    as tables: retrieval figures (top 20 of ``Engine.retrieve``) and answer figures
+    (``Engine.ask``), one row overall and one per question type. With more than one set,
+    each set's two tables come first (titled with its name), then those of all sets
+    together."""
+    sets = report.get("sets") or []
+    if len(sets) < 2:
+        return Group(*_tables(report))
+    tables: list[Table] = []
+    for eval_set in sets:
+        tables.extend(_tables(eval_set, f"{eval_set['name']}: "))
+    names = " + ".join(str(s["name"]) for s in sets)
+    tables.extend(_tables(report, f"all sets ({names}): "))
+    return Group(*tables)
 
 
 def render_report(report: dict[str, Any], *, width: int = 120) -> str:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..engine import Engine
 from ..models import Message
 from .dataset import Question
+from .figures import figure_in_text, gold_figure
 from .metrics import (
     ANSWER_K,
     KS,
@@ -51,6 +53,8 @@ def evaluate_question(engine: Engine, question: Question, *, k: int = 5, filter_
     retrieval["gold_rank"] = first_gold_rank(ranked, question.gold)
     message = engine.ask(question.text, k=k, filters=filters, corpus=corpus, sync=False)
     score = score_answer(message, question.gold, locate_references(engine, message))
+    figure = gold_figure(question.answer)
+    in_answer = None if figure is None else figure_in_text(figure, message.text)
     return {
         "id": question.id,
         "line": question.line,
@@ -70,6 +74,8 @@ def evaluate_question(engine: Engine, question: Question, *, k: int = 5, filter_
             "supported_sentences": score.supported_sentences,
             "cited": score.cited,
             "warnings": [w.code for w in message.warnings],
+            "figure_in_answer": None if in_answer is None else float(in_answer),
+            "figure": None if figure is None else {"gold": figure.text, "in_answer": in_answer},
         },
     }
 
@@ -89,7 +95,16 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         answer[key], answer[f"{key}_n"] = mean(a[key] for a in answers)
     for key in ("citations", "correct_citations", "sentences", "supported_sentences"):
         answer[key] = sum(a[key] for a in answers)
+    answer["figure_in_answer"], answer["figure_in_answer_n"] = mean(a.get("figure_in_answer") for a in answers)
+    answer["figure_hits"] = sum(1 for a in answers if a.get("figure_in_answer"))
     return {"questions": len(records), "retrieval": retrieval, "answer": answer}
+
+
+def _report(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """``{"overall": …, "by_type": {question_type: …}}`` of ``records``."""
+    types = sorted({r["question_type"] for r in records})
+    return {"overall": summarize(records),
+            "by_type": {t: summarize([r for r in records if r["question_type"] == t]) for t in types}}
 
 
 def run_eval(engine: Engine, questions: Sequence[Question], *, k: int = 5, filter_doc: bool = True,
@@ -103,10 +118,46 @@ def run_eval(engine: Engine, questions: Sequence[Question], *, k: int = 5, filte
         records.append(record)
         if progress is not None:
             progress(i, len(questions), record)
-    types = sorted({r["question_type"] for r in records})
-    return {"overall": summarize(records),
-            "by_type": {t: summarize([r for r in records if r["question_type"] == t]) for t in types},
-            "questions": records}
+    return {**_report(records), "questions": records}
 
 
-__all__ = ["RETRIEVAL_KEYS", "EvalProgress", "evaluate_question", "locate_references", "run_eval", "summarize"]
+@dataclass(frozen=True)
+class EvalSet:
+    """One question file of a run: its ``name`` (shown in tables and on each question
+    record as ``set``), its ``questions``, the ``corpus`` folder they are scoped to (or
+    None: the whole workspace) and the ``file`` it was read from."""
+
+    name: str
+    questions: Sequence[Question]
+    corpus: str | os.PathLike[str] | None = None
+    file: str | None = None
+
+
+def run_sets(engine: Engine, sets: Sequence[EvalSet], *, k: int = 5, filter_doc: bool = True,
+             progress: EvalProgress | None = None) -> dict[str, Any]:
+    """Evaluate several question sets, each within its own ``corpus``; returns
+    ``{"overall", "by_type", "questions", "sets"}``: ``overall``/``by_type`` over every
+    question of every set together, ``questions`` all records (each with its ``set``),
+    and ``sets`` one ``{"name", "file", "corpus", "overall", "by_type"}`` per set, in
+    order. ``progress(done, total, record)`` counts over all sets."""
+    total = sum(len(s.questions) for s in sets)
+    done = 0
+    records: list[dict[str, Any]] = []
+    summaries: list[dict[str, Any]] = []
+    for eval_set in sets:
+        own: list[dict[str, Any]] = []
+        for question in eval_set.questions:
+            record = {"set": eval_set.name, **evaluate_question(engine, question, k=k, filter_doc=filter_doc,
+                                                                 corpus=eval_set.corpus)}
+            own.append(record)
+            done += 1
+            if progress is not None:
+                progress(done, total, record)
+        records.extend(own)
+        summaries.append({"name": eval_set.name, "file": eval_set.file,
+                          "corpus": None if eval_set.corpus is None else str(eval_set.corpus), **_report(own)})
+    return {**_report(records), "questions": records, "sets": summaries}
+
+
+__all__ = ["RETRIEVAL_KEYS", "EvalProgress", "EvalSet", "evaluate_question", "locate_references", "run_eval",
+           "run_sets", "summarize"]
