@@ -15,15 +15,14 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from citewell import Engine
-from citewell.generate import ExtractiveGenerator
-from citewell.models import Passage
+from citewell.generate import ExtractiveGenerator, GenerationRequest
 from citewell.web import create_app
 from citewell.web.worker import TurnWorker
 
@@ -65,7 +64,9 @@ class Scripted:
         self.error: Exception | None = None
         self.gate: threading.Event | None = None
 
-    def stream(self, question: str, passages: Sequence[Passage]) -> Iterator[str]:
+    name = "scripted"
+
+    def write(self, request: GenerationRequest) -> Iterator[str]:
         if self.gate is not None:
             assert self.gate.wait(30), "the gate was never opened"
         if self.error is not None:
@@ -73,10 +74,7 @@ class Scripted:
         if self.script is not None:
             yield self.script
             return
-        yield from self.inner.stream(question, passages)
-
-    def generate(self, question: str, passages: Sequence[Passage]) -> str:
-        return "".join(self.stream(question, passages))
+        yield from self.inner.write(request)
 
 
 class Api:

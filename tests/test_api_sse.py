@@ -61,8 +61,8 @@ LAUNCHER = textwrap.dedent('''
         def __init__(self):
             self.inner = ExtractiveGenerator()
 
-        def stream(self, question, passages):
-            raw = self.inner.generate(question, passages)
+        def write(self, request):
+            raw = self.inner.generate(request.query, request.passages)
             pieces = re.findall(r"\\S+\\s*", raw) or [raw]
             for i, piece in enumerate(pieces):
                 if i == len(pieces) - 1:
@@ -74,9 +74,6 @@ LAUNCHER = textwrap.dedent('''
                             time.sleep(0.01)
                 time.sleep(0.005)
                 yield piece
-
-        def generate(self, question, passages):
-            return "".join(self.stream(question, passages))
 
 
     uvicorn.run(create_app(store, generator=Gated()), host="127.0.0.1", port=port, log_config=LOG_CONFIG,

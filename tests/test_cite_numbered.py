@@ -63,3 +63,42 @@ def test_streamed_expansion_equals_the_whole(pieces: list[str], data: st.DataObj
     whole, warnings = expand_numbered(text, SOURCES)
     assert out == whole
     assert [w["citation"] for w in expander.warnings] == [w["citation"] for w in warnings]
+
+
+def test_alias_forms_map_to_the_offered_passages() -> None:
+    raw = ("Sales rose [S2]. Margins fell [S1, S3]. Costs grew [s2-S4]. Cash held 【S4】. "
+           "Debt rose [the note](S1). Capex [Source 2]. Made up [S9] and [x](S7).")
+    text, warnings = expand_numbered(raw, SOURCES)
+    message = cite(text, sources=SOURCES)
+    assert message.text == ("Sales rose [1]. Margins fell [2][3]. Costs grew [1][3][4]. Cash held [4]. "
+                            "Debt rose [2]. Capex [1]. Made up [S9] and x.")
+    assert [(r.citation, r.chunk_id) for r in message.references] == [(1, "c2"), (2, "c1"), (3, "c3"), (4, "c4")]
+    assert [(w["label"], w["citation"]) for w in warnings] == [("[9]", 9), ("(S7)", 7)]
+
+
+def test_prose_streams_word_by_word_and_only_an_unfinished_marker_waits() -> None:
+    expander = NumberedExpander(SOURCES)
+    assert expander.feed("One paragraph answer: revenue ") == "One paragraph answer: revenue "
+    assert expander.feed("rose [S") == "rose "  # the open marker waits, nothing else
+    assert expander.feed("2") == ""
+    assert expander.feed("] and costs") == "[2](chunk:c2) and "
+    assert expander.feed(" fell [label](S") == "costs fell "
+    assert expander.feed("1). ") == "[label](chunk:c1). "
+    assert expander.close() == ""
+
+
+_CHARS = st.sampled_from(list("ab S12[]【】()`~\\\n\t>-,.") + ["\r", "†", "chunk:c1", "S2", "https://x", "```",
+                                                                "~~~", "  "])
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_CHARS, max_size=40), st.data())
+def test_streamed_expansion_equals_the_whole_for_any_characters(pieces: list[str], data: st.DataObject) -> None:
+    text = "".join(pieces)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=12)))
+    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    expander = NumberedExpander(SOURCES)
+    out = "".join(expander.feed(c) for c in chunks) + expander.close()
+    whole, warnings = expand_numbered(text, SOURCES)
+    assert out == whole
+    assert [w["citation"] for w in expander.warnings] == [w["citation"] for w in warnings]

@@ -24,6 +24,7 @@ from citewell.eval import (
     run_eval,
     score_answer,
 )
+from citewell.generate import GenerationRequest
 from citewell.models import Message, Occurrence, Part, Passage, Reference
 from citewell.retrieve import embedder as embedder_mod
 
@@ -73,13 +74,9 @@ class ScriptedGenerator:
         self.answers = answers
         self.ids = ids
 
-    def stream(self, question: str, passages: Sequence[Passage]) -> Iterator[str]:
-        """The scripted raw answer of ``question``, in one piece."""
-        yield self.answers[question].format(**self.ids)
-
-    def generate(self, question: str, passages: Sequence[Passage]) -> str:
-        """The whole scripted raw answer."""
-        return "".join(self.stream(question, passages))
+    def write(self, request: GenerationRequest) -> Iterator[str]:
+        """The scripted raw answer of the question, in one piece."""
+        yield self.answers[request.query].format(**self.ids)
 
 
 @pytest.fixture

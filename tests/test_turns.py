@@ -65,7 +65,7 @@ def test_a_turn_is_pending_until_completed_then_reads_back_as_returned(docs: Eng
 
 def test_a_turn_that_fails_settles_as_failed(docs: Engine) -> None:
     class Broken:
-        def stream(self, question, passages):
+        def write(self, request):
             raise RuntimeError("model endpoint down")
 
     pending = docs.begin_turn("What was Acme revenue in 2022?")
@@ -234,16 +234,13 @@ class _Pieces:
     def __init__(self, pieces, *, error: Exception | None = None, fail_after: int = 0) -> None:
         self.pieces, self.error, self.fail_after = list(pieces), error, fail_after
 
-    def stream(self, question, passages):
+    def write(self, request):
         for i, piece in enumerate(self.pieces):
             if self.error is not None and i == self.fail_after:
                 raise self.error
             yield piece
         if self.error is not None and self.fail_after >= len(self.pieces):
             raise self.error
-
-    def generate(self, question, passages):
-        return "".join(self.stream(question, passages))
 
 
 def _announced_before_shown(events) -> None:

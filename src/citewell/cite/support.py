@@ -172,8 +172,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from itertools import pairwise
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Callable
 
+from citewell.embed import Embedder
 from citewell.models import Message, Notice, Occurrence, Passage, Reference, SourceRef
 from citewell.retrieve.terms import NAME_BOOST, content_terms, porter_stem, question_concepts, tokens
 from citewell.sentences import sentence_spans
@@ -195,11 +196,15 @@ __all__ = [
     "Quantity",
     "Support",
     "apply_support",
+    "Judge",
+    "check_rules",
     "check_support",
     "declared_scales",
+    "grounded_coverage",
     "message_sentence",
     "quantities",
     "rounds_to",
+    "sentence_support",
     "unescape_markdown",
 ]
 
@@ -222,6 +227,11 @@ mismatch is a hard contradiction rather than a doubt."""
 UNSUPPORTED_SCORE_CAP = 0.3
 UNCERTAIN_SCORE_CAP = 0.6
 
+#: ``judge(sentence, passage_text) -> True (supports) | False (does not) | None (no
+#: opinion)``: a second opinion on ``uncertain`` pairs, e.g. a model asked the question
+#: (:class:`citewell.generate.llm.LLMGenerator` with ``CITEWELL_LLM_JUDGE=1``).
+Judge = Callable[[str, str], "bool | None"]
+
 
 @dataclass(frozen=True)
 class Support:
@@ -241,18 +251,6 @@ class Support:
     def to_dict(self) -> dict[str, Any]:
         """``{"verdict": str, "score": float, "reasons": [str, ...]}``."""
         return {"verdict": self.verdict, "score": self.score, "reasons": list(self.reasons)}
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Optional sentence embedder: one vector per text, any dimension, same for all.
-
-    Used only for the similarity doubt (``low_similarity``); none ships with citewell.
-    """
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Return one vector per text, in order."""
-        ...
 
 
 # --------------------------------------------------------------------------- text
@@ -777,7 +775,28 @@ def _fmt(x: float) -> str:
 
 
 def check_support(sentence: str, passage: str | None, *, embedder: Embedder | None = None,
-                  text_type: str | None = None, title: str | None = None) -> Support:
+                  text_type: str | None = None, title: str | None = None, judge: Judge | None = None) -> Support:
+    """:func:`check_rules`, then, for an ``uncertain`` verdict and a ``judge``, the judge's
+    opinion: True makes it ``supported`` (reason ``judge:supported``, score at least 0.5),
+    False ``unsupported`` (``judge:unsupported``, score at most 0.3); None, or a judge that
+    raises, leaves it ``uncertain`` (``judge:none`` / ``judge:failed``)."""
+    support = check_rules(sentence, passage, embedder=embedder, text_type=text_type, title=title)
+    if judge is None or support.verdict != "uncertain" or passage is None:
+        return support
+    try:
+        opinion = judge(sentence, passage)
+    except Exception:  # noqa: BLE001 - a judge failure must not fail the answer
+        return Support(support.verdict, support.score, (*support.reasons, "judge:failed"))
+    if opinion is True:
+        return Support("supported", round(max(support.score, 0.5), 4), ("judge:supported", *support.reasons))
+    if opinion is False:
+        return Support("unsupported", round(min(support.score, UNSUPPORTED_SCORE_CAP), 4),
+                       ("judge:unsupported", *support.reasons))
+    return Support(support.verdict, support.score, (*support.reasons, "judge:none"))
+
+
+def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None = None,
+                text_type: str | None = None, title: str | None = None) -> Support:
     """Check whether ``passage`` supports ``sentence`` (DESIGN.md rule 8).
 
     Args:
@@ -960,7 +979,7 @@ class _Pair:
     support: Support
 
 
-def _check_message(msg: Message, embedder: Embedder | None) -> list[_Pair]:
+def _check_message(msg: Message, embedder: Embedder | None, judge: Judge | None = None) -> list[_Pair]:
     """Check every (part, cited reference) pair of a code-point message and write the
     supports onto its occurrences and parts (in place)."""
     numbered = [r for r in msg.references if r.citation is not None]
@@ -996,7 +1015,7 @@ def _check_message(msg: Message, embedder: Embedder | None) -> list[_Pair]:
                 if ck not in cache:
                     title = " ".join(str(t) for t in (ref.resource_title, getattr(ref, "file_name", None)) if t)
                     cache[ck] = check_support(sentence, ref.text, embedder=embedder, text_type=ref.text_type,
-                                              title=title or None)
+                                              title=title or None, judge=judge)
                 pairs[pk] = _Pair(index, ref, [], cache[ck])
                 supports.append(cache[ck])
             pairs[pk].spans.append((x, y))
@@ -1181,7 +1200,8 @@ def _rebuild_with(msg: Message, drop: set[tuple[int, int]], keeper: str, everywh
     })
 
 
-def apply_support(message: Message, *, policy: str = "flag", embedder: Embedder | None = None) -> Message:
+def apply_support(message: Message, *, policy: str = "flag", embedder: Embedder | None = None,
+                  judge: Judge | None = None) -> Message:
     """Return a copy of ``message`` with rule-8 support on its parts and occurrences.
 
     Args:
@@ -1189,6 +1209,7 @@ def apply_support(message: Message, *, policy: str = "flag", embedder: Embedder 
         policy: ``flag`` (default: mark only) or ``drop`` (remove unsupported and
             uncertain citations, renumber, recompute, warn ``citation_dropped``).
         embedder: optional sentence embedder for the similarity check.
+        judge: optional second opinion on ``uncertain`` pairs (:func:`check_support`).
 
     Returns:
         A new :class:`~citewell.models.Message` (the input is not changed), in the
@@ -1202,7 +1223,7 @@ def apply_support(message: Message, *, policy: str = "flag", embedder: Embedder 
     unit = message.offset_unit
     msg = convert_offsets(message, "codepoint") if unit != "codepoint" else message.model_copy(deep=True)
     original = {_key(r): r.citation for r in msg.references if r.citation is not None}
-    pairs = _check_message(msg, embedder)
+    pairs = _check_message(msg, embedder, judge)
     if policy == "drop":
         warnings: list[Notice] = []
         while True:
@@ -1235,7 +1256,7 @@ def apply_support(message: Message, *, policy: str = "flag", embedder: Embedder 
                                                   "structure would change) from") + "; it stays, flagged"
                 break
             msg = rebuilt
-            pairs = _check_message(msg, embedder)
+            pairs = _check_message(msg, embedder, judge)
         if warnings:
             msg = msg.model_copy(update={"warnings": [*msg.warnings, *warnings]})
     return msg if unit == "codepoint" else convert_offsets(msg, unit)
@@ -1244,7 +1265,8 @@ def apply_support(message: Message, *, policy: str = "flag", embedder: Embedder 
 _PART_MARKER_RE = re.compile(r"[ \t]*(?<!\\)\[\d+\]")
 
 
-def part_support(part_text: str, passage: Passage) -> dict[str, Any]:
+def part_support(part_text: str, passage: Passage, *, embedder: Embedder | None = None,
+                 judge: Judge | None = None) -> dict[str, Any]:
     """Rule-8 support of one part's text (markers and all, as the streaming citer sends
     it) against one cited passage, as ``Support.to_dict()``.
 
@@ -1254,4 +1276,38 @@ def part_support(part_text: str, passage: Passage) -> dict[str, Any]:
     """
     chunk = passage.chunk
     plain = unescape_markdown(_PART_MARKER_RE.sub("", part_text)).strip()
-    return check_support(plain, chunk.text, text_type=chunk.text_type, title=passage.resource_title).to_dict()
+    return check_support(plain, chunk.text, text_type=chunk.text_type, title=passage.resource_title,
+                         embedder=embedder, judge=judge).to_dict()
+
+
+_CONTENT_RE = re.compile(r"[^\W_]")
+_MARKER_RE = re.compile(r"\[\d+\]")
+
+
+def sentence_support(message: Message) -> tuple[int, int]:
+    """``(supported, sentences)`` of a code-point message: its sentences are the parts
+    holding a letter or digit once ``[N]`` markers are removed; a sentence is supported
+    when one of the markers inside it carries a ``supported`` verdict. This is the
+    grounded coverage an answer reports, and the citation recall of
+    :mod:`citewell.eval.metrics`."""
+    supported_markers = [(occ.start_index, occ.end_index) for ref in message.references
+                         if ref.citation is not None for occ in ref.occurrences or []
+                         if occ.support and occ.support.get("verdict") == "supported"]
+    sentences = supported = 0
+    position = 0
+    for part in message.parts:
+        start, end = position, position + len(part.text)
+        position = end
+        if not _CONTENT_RE.search(_MARKER_RE.sub("", part.text)):
+            continue
+        sentences += 1
+        if any(start <= a and b <= end for a, b in supported_markers):
+            supported += 1
+    return supported, sentences
+
+
+def grounded_coverage(message: Message) -> float | None:
+    """Share of a code-point message's sentences that carry a supported citation
+    (:func:`sentence_support`), rounded to 4 places; None for a message without sentences."""
+    supported, sentences = sentence_support(message)
+    return round(supported / sentences, 4) if sentences else None

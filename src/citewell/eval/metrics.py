@@ -70,20 +70,18 @@ once.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
+from ..cite.support import sentence_support
 from ..models import Message, Passage
 
 #: The k of the retrieval metrics; the harness retrieves ``max(KS)`` passages.
 KS: tuple[int, ...] = (5, 10, 20)
 #: References numbered 1..ANSWER_K count for the answer-level evidence hit.
 ANSWER_K = 5
-_MARKER = re.compile(r"\[\d+\]")
-_CONTENT = re.compile(r"[^\W_]")
 
 
 def norm_name(name: str) -> str:
@@ -216,7 +214,6 @@ def score_answer(message: Message, gold: Sequence[GoldItem],
     on_gold = {n: any(matches(g, loc) for g in gold) for n, loc in locate.items()}
     hit = any(on_gold.get(n, False) for n in locate if 1 <= n <= answer_k)
     score = AnswerScore(evidence_hit=hit)
-    supported_markers: list[tuple[int, int]] = []
     for ref in message.references:
         if ref.citation is None:
             continue
@@ -225,20 +222,9 @@ def score_answer(message: Message, gold: Sequence[GoldItem],
                             "page": loc.page if loc else None, "gold": on_gold.get(ref.citation, False)})
         for occ in ref.occurrences or []:
             score.citations += 1
-            ok = _supported(occ.support)
-            if on_gold.get(ref.citation, False) or ok:
+            if on_gold.get(ref.citation, False) or _supported(occ.support):
                 score.correct_citations += 1
-            if ok:
-                supported_markers.append((occ.start_index, occ.end_index))
-    position = 0
-    for part in message.parts:
-        start, end = position, position + len(part.text)
-        position = end
-        if not _CONTENT.search(_MARKER.sub("", part.text)):
-            continue
-        score.sentences += 1
-        if any(start <= a and b <= end for a, b in supported_markers):
-            score.supported_sentences += 1
+    score.supported_sentences, score.sentences = sentence_support(message)
     return score
 
 

@@ -1,6 +1,9 @@
 """Answer generation: question + ranked passages -> raw answer text with inline links.
 
-- :class:`Generator`: the protocol every generator implements (``stream``/``generate``).
+- :class:`Generator`: the protocol every generator implements (``write(request)``);
+  :class:`GenerationRequest` (question, query, history, passages with aliases, deadline),
+  :class:`Generation` / :class:`GenerationResult` (pieces and metadata),
+  :class:`~citewell.errors.GenerationError` (coded failures);
 - :class:`ExtractiveGenerator`: the default, model-free generator; quotes the passage
   sentences (table rows) that best answer the question, each followed by
   ``[label](chunk:CHUNK_ID)``. :data:`NO_EVIDENCE_TEXT` is its whole answer when nothing
@@ -12,7 +15,16 @@
 
 from __future__ import annotations
 
-from citewell.generate.base import Generator
+from citewell.generate.base import (
+    Generation,
+    GenerationError,
+    GenerationRequest,
+    GenerationResult,
+    Generator,
+    HistoryTurn,
+    alias_for,
+    start_generation,
+)
 from citewell.generate.extractive import (
     EXPANSIONS,
     NO_EVIDENCE_TEXT,
@@ -28,7 +40,14 @@ __all__ = [
     "EXPANSIONS",
     "NO_EVIDENCE_TEXT",
     "ExtractiveGenerator",
+    "Generation",
+    "GenerationError",
+    "GenerationRequest",
+    "GenerationResult",
     "Generator",
+    "HistoryTurn",
+    "alias_for",
+    "start_generation",
     "QuotedUnit",
     "collapse_breaks",
     "escape_quote",

@@ -1,4 +1,4 @@
-"""The generator interface: question + ranked passages -> answer text with inline links.
+"""The generator interface: a :class:`GenerationRequest` in, answer text with links out.
 
 A generator writes raw answer text in which every claim drawn from a passage is
 followed by a link to it, in the syntax of DESIGN.md "The citation contract" rule 1:
@@ -7,36 +7,164 @@ chunk to the post), ``[label](post:SOURCE:ID)`` for a post, ``[label](TYPE:ID)``
 entity. Quoted source text must not change that link structure (rule 5): a bracketed
 number that is not a citation is written ``\\[12\\]``. The cite stage turns the links
 into ``[N]`` markers; generators never number sources themselves.
+
+A generator that declares ``cites_by_alias = True`` may instead cite the passages by
+the short aliases of the request (``[S2]``, ``[label](S2)``) or by their position
+(``[2]``, ``[1, 2]``, ``[1-3]``, ``【2】``): the answering pipeline expands those into
+rule-1 links while the text streams (:class:`citewell.cite.numbered.NumberedExpander`),
+so only offered passages can ever be numbered.
+
+Shapes:
+
+- :class:`GenerationRequest`: question, rewritten query, history, passages with their
+  aliases, deadline (``time.monotonic()`` seconds);
+- :class:`GenerationResult`: who wrote the answer (generator name, model) and the token
+  usage the endpoint reported;
+- :class:`Generation`: the pieces of an answer as an iterator, with its ``result``
+  (filled in as the pieces come; final once the iterator is exhausted); ``close()``
+  stops the work (an HTTP stream is closed, so the model stops);
+- :class:`~citewell.errors.GenerationError`: a coded failure (``LLM_UNAVAILABLE``,
+  ``LLM_BAD_RESPONSE``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Protocol, runtime_checkable
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
+from citewell.errors import GenerationError
 from citewell.models import Passage
+
+#: The alias of the i-th offered passage (0-based ``i``): ``S1``, ``S2`` … Short on
+#: purpose: small models mangle UUIDs. ``[S2]`` and ``[2]`` name the same passage.
+ALIAS_PREFIX = "S"
+
+
+def alias_for(index: int) -> str:
+    """The per-turn alias of the passage at 0-based position ``index`` (``0`` → ``"S1"``)."""
+    return f"{ALIAS_PREFIX}{index + 1}"
+
+
+@dataclass(frozen=True)
+class HistoryTurn:
+    """One earlier message of the conversation, as a generator may show it to a model:
+    ``role`` ``user`` or ``assistant``, ``text`` without citation markers."""
+
+    role: str
+    text: str
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """What a generator answers from.
+
+    - ``question``: the question as the user asked it (may be empty for an image-only
+      question whose text became the query);
+    - ``query``: what retrieval searched with (a follow-up carries the previous
+      subject: "And in 2021?" → "What was Acme revenue? And in 2021?");
+    - ``passages``: the retrieved passages, best first; a generator may cite only these;
+    - ``aliases``: one short alias per passage, same order (:func:`alias_for`);
+    - ``history``: the conversation's earlier turns, oldest first (empty outside a chat);
+    - ``deadline``: ``time.monotonic()`` value by which the answer must be finished, or
+      None for no limit.
+    """
+
+    question: str
+    query: str
+    passages: tuple[Passage, ...] = ()
+    aliases: tuple[str, ...] = ()
+    history: tuple[HistoryTurn, ...] = ()
+    deadline: float | None = None
+
+    @classmethod
+    def build(cls, question: str, passages: Sequence[Passage], *, query: str | None = None,
+              history: Iterable[HistoryTurn] = (), deadline: float | None = None) -> "GenerationRequest":
+        """A request whose aliases are ``S1`` … ``Sn`` in passage order (``query``
+        defaults to the question)."""
+        return cls(question=question, query=question if query is None else query, passages=tuple(passages),
+                   aliases=tuple(alias_for(i) for i in range(len(passages))), history=tuple(history),
+                   deadline=deadline)
+
+    def remaining(self) -> float | None:
+        """Seconds left before :attr:`deadline` (never below 0), or None without one."""
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+
+
+@dataclass
+class GenerationResult:
+    """Metadata of one generated answer (recorded on the message as ``generation``).
+
+    ``generator``: its name (``extractive``, ``llm`` …); ``model``: the model that wrote
+    it (None for a model-free generator); ``usage``: ``{prompt_tokens,
+    completion_tokens, total_tokens}`` when the endpoint reported it; ``finish_reason``:
+    the endpoint's (``stop``, ``length`` …).
+    """
+
+    generator: str
+    model: str | None = None
+    usage: dict[str, int] | None = None
+    finish_reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form stored on the message (None fields left out)."""
+        return {k: v for k, v in (("generator", self.generator), ("model", self.model), ("usage", self.usage),
+                                  ("finish_reason", self.finish_reason)) if v is not None}
+
+
+@dataclass
+class Generation:
+    """An answer being generated: iterate it for the raw pieces; ``result`` holds the
+    metadata (final once the iteration ends); :meth:`close` stops the work early."""
+
+    pieces: Iterator[str]
+    result: GenerationResult = field(default_factory=lambda: GenerationResult("unknown"))
+
+    def __iter__(self) -> Iterator[str]:
+        return self.pieces
+
+    def __next__(self) -> str:
+        return next(self.pieces)
+
+    def close(self) -> None:
+        """Stop generating (closes the underlying generator, hence its HTTP stream)."""
+        close = getattr(self.pieces, "close", None)
+        if close is not None:
+            close()
 
 
 @runtime_checkable
 class Generator(Protocol):
-    """Anything that answers a question from ranked passages with inline links.
+    """Anything that answers a :class:`GenerationRequest` with linked text.
 
-    - ``passages`` are ordered best first (as the retriever ranked them); a generator
-      may cite only these passages.
-    - ``stream`` yields the raw answer text in pieces (the pieces carry whole links:
-      an implementation should not split a link across pieces, although the cite
-      stage's streamer copes if it does); ``"".join(stream(q, ps)) == generate(q, ps)``.
-    - When nothing in ``passages`` answers the question, the answer says so in plain
+    - ``name``: short name recorded on the message (``extractive``, ``llm``);
+    - ``cites_by_alias``: True when the generator may cite by alias or position (the
+      pipeline then expands ``[S2]``/``[2]`` forms and checks each sentence as it
+      streams: an uncited sentence gets the offered passage that supports it best);
+    - ``write(request)`` returns the raw answer in pieces: a plain iterator of ``str``
+      or a :class:`Generation` (with metadata). It may raise
+      :class:`~citewell.errors.GenerationError` before or while yielding.
+    - When nothing in the passages answers the question, the answer says so in plain
       text, with no link.
     """
 
-    def stream(self, question: str, passages: Sequence[Passage]) -> Iterator[str]:
-        """Yield the raw answer text (with ``[label](chunk:ID)`` links) in pieces."""
+    name: str
+
+    def write(self, request: GenerationRequest) -> Iterator[str] | Generation:
+        """Yield the raw answer text (with rule-1 links or, with ``cites_by_alias``, aliases)."""
         ...
 
-    def generate(self, question: str, passages: Sequence[Passage]) -> str:
-        """Return the whole raw answer text: ``"".join(self.stream(question, passages))``."""
-        ...
+
+def start_generation(generator: Any, request: GenerationRequest) -> Generation:
+    """Call ``generator.write(request)`` and wrap the result in a :class:`Generation`
+    (a plain iterator gets ``GenerationResult(generator=<its name>)``)."""
+    out = generator.write(request)
+    if isinstance(out, Generation):
+        return out
+    name = getattr(generator, "name", None) or type(generator).__name__
+    return Generation(iter(out), GenerationResult(str(name)))
 
 
-__all__ = ["Generator"]
+__all__ = ["ALIAS_PREFIX", "Generation", "GenerationError", "GenerationRequest", "GenerationResult", "Generator",
+           "HistoryTurn", "alias_for", "start_generation"]

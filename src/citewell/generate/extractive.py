@@ -183,6 +183,7 @@ from itertools import pairwise
 
 from citewell.cite.links import format_link
 from citewell.models import Passage
+from citewell.generate.base import GenerationRequest
 from citewell.retrieve.rerank import asks_for_figure
 from citewell.retrieve.terms import (
     EXPANSIONS,
@@ -808,7 +809,17 @@ class ExtractiveGenerator:
         self.per_passage = per_passage
         self.min_relative = min_relative
 
+    #: recorded on the message as the generator that wrote the answer
+    name = "extractive"
+    #: cites with full ``chunk:`` links, never by alias
+    cites_by_alias = False
+
     # ------------------------------------------------------------------ public
+
+    def write(self, request: GenerationRequest) -> Iterator[str]:
+        """The :class:`~citewell.generate.base.Generator` entry point: :meth:`stream` of
+        ``request.query`` (the question as retrieval read it) over ``request.passages``."""
+        return self.stream(request.query, request.passages)
 
     def stream(self, question: str, passages: Sequence[Passage]) -> Iterator[str]:
         """Yield the answer one sentence at a time.

@@ -14,24 +14,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
+from ..embed import Embedder
 from ..models import Passage
 from ..store.base import Condition, Store
 from ..store.ids import text_hash
-
-
-class Embedder(Protocol):
-    """Texts to unit vectors: ``embed(texts) -> float32 (n, dim)``; ``model_id`` names them."""
-
-    model_id: str
-    dim: int
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts``: a float32 array of shape ``(len(texts), dim)``, each row L2-normalised."""
-        ...
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,6 @@ from ...engine import Engine, PendingTurn
 from ...errors import NotFoundError
 from ...models import Mention, Message, Passage, Reference, Resource
 from ...profiles.analytics import render_reference
-from ...store import Store
 from ..deps import Context, context
 from ..errors import ApiError
 from ..schemas import FilterValue, OffsetUnit
@@ -299,7 +298,7 @@ class _Sources:
         """The post behind a post reference, or None."""
         if ref.type != "post" or not ref.source or not ref.id:
             return None
-        (found,) = self.engine.store.mentions(self.engine.workspace_id, [(ref.source, ref.id)])
+        (found,) = self.engine.mentions([(ref.source, ref.id)])
         return found
 
 
@@ -360,7 +359,7 @@ class _Recorder:
             self.seq += 1
             rows.append((self.seq, name, json.dumps({"event_name": name, **data}, ensure_ascii=False,
                                                     separators=(",", ":"))))
-        self.engine.store.append_events(self.engine.workspace_id, self.message_id, rows)
+        self.engine.record_events(self.message_id, rows)
         self.channel.publish(self.seq)
 
     def _client_events(self, event: Event) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -446,11 +445,9 @@ def _synthetic(engine: Engine, message: Message, recorded: int) -> list[tuple[in
 async def _tail(engine: Engine, message_id: str, after: int) -> AsyncIterator[str]:
     """The events of ``message_id`` with ``seq > after`` as SSE blocks, following the turn
     live until its ``done`` or ``error`` (see the module docstring)."""
-    store: Store = engine.store
-    workspace_id = engine.workspace_id
     quiet_since = time.monotonic()
     while True:
-        rows = await run_in_threadpool(store.events, workspace_id, message_id, after=after)
+        rows = await run_in_threadpool(lambda: engine.recorded_events(message_id, after=after))
         for seq, name, data in rows:
             yield _frame(message_id, seq, name, data)
             after = seq
@@ -477,10 +474,10 @@ async def _tail(engine: Engine, message_id: str, after: int) -> AsyncIterator[st
                 quiet_since = time.monotonic()
             await asyncio.sleep(POLL_SECONDS)
             continue
-        rows = await run_in_threadpool(store.events, workspace_id, message_id, after=after)
+        rows = await run_in_threadpool(lambda: engine.recorded_events(message_id, after=after))
         if rows:  # the producer recorded its last events meanwhile
             continue
-        recorded = await run_in_threadpool(store.events, workspace_id, message_id)
+        recorded = await run_in_threadpool(engine.recorded_events, message_id)
         last = recorded[-1] if recorded else None
         if last is not None and last[1] in TERMINAL:
             return  # the client has seen the whole stream already
