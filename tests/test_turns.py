@@ -4,6 +4,7 @@ engine and store side)."""
 from __future__ import annotations
 
 import json
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -346,6 +347,13 @@ def test_a_starting_server_leaves_turns_of_live_processes_alone(docs: Engine) ->
     assert owner_alive("another-host:1:abc", now)  # cannot be checked from here: waited for
     done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     assert not owner_alive(f"{HOST}:{done.stdout.strip()}:dead", now)  # that process has ended
+    live = subprocess.Popen([sys.executable, "-c", "import sys; from citewell.processes import process_owner; "
+                             "print(process_owner(), flush=True); sys.stdin.read()"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert owner_alive(live.stdout.readline().strip(), now)  # another live server of this host
+    finally:
+        live.communicate("")
 
     def keep(m):
         return owner_alive(m.model_extra.get("owner"), m.created_at)
@@ -367,3 +375,37 @@ def test_history_times_never_go_back(docs: Engine) -> None:
     assert stored.created_at == late.message.created_at
     times = [m.created_at for m in docs.history(chat.id)]
     assert times == sorted(times)
+
+
+def test_an_owner_with_another_token_is_dead_whatever_its_pid(docs: Engine) -> None:
+    """Issue 14: a restarted server with the dead one's pid (PID 1 in a container), or a
+    killed server that is still a zombie, must not keep its turns pending forever."""
+    import os
+    import subprocess
+    import sys
+
+    from citewell.processes import HOST, owner_alive
+
+    now = utcnow()
+    assert not owner_alive(f"{HOST}:{os.getpid()}:0123456789ab", now)  # our pid, an earlier process's token
+    zombie = subprocess.Popen([sys.executable, "-c", "from citewell.processes import process_owner; "
+                               "print(process_owner(), flush=True)"], stdout=subprocess.PIPE, text=True)
+    owner = zombie.stdout.readline().strip()
+    deadline = time.monotonic() + 30
+    while os.path.exists(f"/proc/{zombie.pid}/stat") and time.monotonic() < deadline:  # ended, not yet reaped
+        if open(f"/proc/{zombie.pid}/stat").read().split(") ")[1].startswith("Z"):
+            break
+        time.sleep(0.02)
+    try:
+        os.kill(zombie.pid, 0)  # the pid still exists (a zombie) …
+        assert owner.split(":")[1] == str(zombie.pid)
+        assert not owner_alive(owner, now)  # … but its owner lock went with the process
+    finally:
+        zombie.wait()
+    # a turn recorded by the process that had our pid before us is failed at start
+    pending = docs.begin_turn("What was Acme revenue in 2022?")
+    reborn = f"{HOST}:{os.getpid()}:fedcba987654"
+    assert docs.store.fail_pending(before=utcnow() + timedelta(seconds=1), code="TURN_INTERRUPTED", message="stopped",
+                                   keep=lambda m: owner_alive(reborn, m.created_at)) == 1
+    failed = docs.message(pending.message.id)
+    assert failed.status == "failed" and failed.model_extra["error"]["code"] == "TURN_INTERRUPTED"
