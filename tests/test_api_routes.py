@@ -201,7 +201,15 @@ def test_unknown_route_and_wrong_method(api: Api) -> None:
                                                      "message": "The requested resource was not found."}}
     r = api.client.delete("/v1/sessions")
     assert r.status_code == 405 and r.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
-    assert "POST" in r.headers["Allow"]
+    assert r.headers["Allow"] == "OPTIONS, POST"
+    # Allow names every method of the path, not only the first route's (GET and POST share /v1/resources)
+    r = api.client.put("/v1/resources")
+    assert r.status_code == 405 and r.headers["Allow"] == "GET, OPTIONS, POST"
+    for path, allow in (("/v1/resources", "GET, OPTIONS, POST"), ("/v1/resources/any-id", "DELETE, GET, OPTIONS"),
+                        ("/v2/analytics/sse", "GET, OPTIONS, POST"), ("/rms/viewer", "GET, OPTIONS")):
+        r = api.client.options(path)
+        assert (r.status_code, r.headers["Allow"], r.content) == (204, allow, b""), path
+    assert api.client.options("/v1/nothing-here").status_code == 404
     r = api.client.post("/v1/references")
     assert r.status_code == 405 and r.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
     assert r.json()["payload"] is None  # analytics envelope

@@ -4,6 +4,8 @@ Last-Event-ID, a deeply nested mentions cursor)."""
 
 from __future__ import annotations
 
+import json
+
 import base64
 from typing import Any
 
@@ -114,6 +116,34 @@ def test_an_oversized_json_body_is_413_before_it_is_parsed(client: TestClient, m
     small = client.post("/v1/sessions", content=iter([b'{"title": "ok"}']),
                         headers={"Content-Type": "application/json"})
     assert small.status_code == 200 and small.json()["data"]["session"]["title"] == "ok"
+
+
+def test_a_content_length_of_thousands_of_digits_is_413_not_500(client: TestClient) -> None:
+    """Issue 14: ``int()`` refuses 4,301+ digits. The header is sent as it is (raw ASGI:
+    HTTP clients would correct it)."""
+    import asyncio
+
+    async def call(path: str, content_type: bytes) -> tuple[int, dict]:
+        scope = {"type": "http", "method": "POST", "path": path, "raw_path": path.encode(), "query_string": b"",
+                 "root_path": "", "scheme": "http", "server": ("testserver", 80), "client": ("127.0.0.1", 1),
+                 "http_version": "1.1", "asgi": {"version": "3.0"},
+                 "headers": [(b"x-api-key", client.headers["X-API-KEY"].encode()), (b"content-type", content_type),
+                             (b"content-length", b"9" * 5000)]}
+        sent: list[dict] = []
+
+        async def receive() -> dict:
+            return {"type": "http.request", "body": b"{}", "more_body": False}
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        await client.app(scope, receive, send)
+        return sent[0]["status"], json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
+
+    assert asyncio.run(call("/v1/ask", b"application/json")) == (413, {"error": {
+        "code": "REQUEST_TOO_LARGE", "message": "the request body is larger than 16 MB"}})
+    status, body = asyncio.run(call("/v1/resources", b"multipart/form-data; boundary=xyz"))
+    assert (status, body["error"]["code"]) == (413, "FILE_TOO_LARGE")
 
 
 def test_a_non_ascii_last_event_id_is_400(client: TestClient) -> None:

@@ -60,8 +60,9 @@ class Api:
     """Workspace ``acme`` (key on the client) and workspace ``other`` (``other_key``) on one app."""
 
     def __init__(self, client: TestClient, store_path: Path, key: str, workspace_id: str, other_key: str,
-                 other_workspace_id: str) -> None:
+                 other_workspace_id: str, key_id: str = "") -> None:
         self.client, self.store_path, self.key, self.workspace_id = client, store_path, key, workspace_id
+        self.key_id = key_id  # the id of the stored key: signed links name it
         self.other = {"X-API-KEY": other_key}
         self.other_workspace_id = other_workspace_id
 
@@ -105,12 +106,12 @@ class Api:
 @pytest.fixture
 def api(store_path: Path):
     with Engine(store_path, workspace="acme") as acme, Engine(store_path, workspace="other") as other:
-        key, _ = acme.create_key()
+        key, record = acme.create_key()
         other_key, _ = other.create_key()
         ids = acme.workspace_id, other.workspace_id
     with TestClient(create_app(store_path)) as client:
         client.headers["X-API-KEY"] = key
-        yield Api(client, store_path, key, ids[0], other_key, ids[1])
+        yield Api(client, store_path, key, ids[0], other_key, ids[1], record.id)
 
 
 def altered(url: str, **changes: str) -> str:
@@ -201,17 +202,18 @@ def test_an_expired_presigned_url_is_forbidden(api: Api) -> None:
     doc = api.upload("otsl-page9.pdf", PDF.read_bytes())
     now = int(time.time())
     for expires in (now - 1, now - 3600):
-        params = signing.sign_document(api.store, doc["id"], api.workspace_id, expires)
+        params = signing.sign_document(api.store, doc["id"], api.workspace_id, api.key_id, expires)
         r = api.client.get(f"/v1/presigned_url/{doc['id']}", params=params, headers=NO_KEY)
         analytics_error(r, 403, "FORBIDDEN")
-    params = signing.sign_document(api.store, doc["id"], api.workspace_id, now + 120)
+    params = signing.sign_document(api.store, doc["id"], api.workspace_id, api.key_id, now + 120)
     assert api.client.get(f"/v1/presigned_url/{doc['id']}", params=params, headers=NO_KEY).status_code == 200
     # the clock of the check: valid up to the second before the expiry, not at it
     expires = now + 120
-    assert signing.verify_document(api.store, doc["id"], api.workspace_id, str(expires), params["signature"],
-                                   at=expires - 1) == expires
+    assert signing.verify_document(api.store, doc["id"], api.workspace_id, api.key_id, str(expires),
+                                   params["signature"], at=expires - 1) == expires
     with pytest.raises(signing.ApiError) as caught:
-        signing.verify_document(api.store, doc["id"], api.workspace_id, str(expires), params["signature"], at=expires)
+        signing.verify_document(api.store, doc["id"], api.workspace_id, api.key_id, str(expires), params["signature"],
+                                at=expires)
     assert caught.value.code == "FORBIDDEN"
 
 
@@ -233,6 +235,7 @@ def test_a_tampered_presigned_url_is_forbidden(api: Api) -> None:
         altered(url, signature=flip(query["signature"][0])),
         altered(url, signature=query["signature"][0] + "A"),
         altered(url, signature="x"),
+        altered(url, key_id=api.key_id[:-1] + ("0" if api.key_id[-1] != "0" else "1")),  # another key's id
     ]
     for bad in tampered:
         analytics_error(api.client.get(bad, headers=NO_KEY), 403, "FORBIDDEN")
@@ -252,9 +255,36 @@ def test_presigned_urls_are_tenant_scoped(api: Api) -> None:
     assert api.client.get(url, headers=NO_KEY).status_code == 200
     # a validly signed link for a document that is gone since: 404
     api.client.delete(f"/v1/resources/{doc['id']}")
-    params = signing.sign_document(api.store, doc["id"], api.workspace_id, int(time.time()) + 60)
+    params = signing.sign_document(api.store, doc["id"], api.workspace_id, api.key_id, int(time.time()) + 60)
     analytics_error(api.client.get(f"/v1/presigned_url/{doc['id']}", params=params, headers=NO_KEY), 404,
                     "NOT_FOUND")
+
+
+def test_revoking_a_key_revokes_the_links_it_made(api: Api) -> None:
+    """Issue 14: a presigned or viewer link lives no longer than the API key whose request
+    made it; the links of another key of the same workspace keep working."""
+    talk = api.upload("ocr-talk.vtt", TRANSCRIPT.read_bytes())
+    _, mid = api.ask(TRANSCRIPT_QUESTION, talk["id"])
+    with Engine(api.store_path, workspace="acme") as acme:
+        second_key, second = acme.create_key()
+    mine = {"download": api.client.get("/v1/presigned_url", params={"document_id": talk["id"]}).json()["payload"]["url"],
+            "viewer": api.references(mid)[0]["viewer_url"]}
+    kept = {"download": api.client.get("/v1/presigned_url", params={"document_id": talk["id"]},
+                                       headers={"X-API-KEY": second_key}).json()["payload"]["url"],
+            "viewer": api.references(mid, headers={"X-API-KEY": second_key})[0]["viewer_url"]}
+    assert parse_qs(urlsplit(mine["viewer"]).query)["key_id"] == [api.key_id]
+    assert parse_qs(urlsplit(kept["download"]).query)["key_id"] == [second.id]
+    for url in (*mine.values(), *kept.values()):
+        assert api.client.get(url, headers=NO_KEY).status_code == 200
+    assert api.store.delete_api_key(api.key_id)  # citewell keys revoke
+    for url in mine.values():
+        r = api.client.get(url, headers=NO_KEY)
+        analytics_error(r, 403, "FORBIDDEN")
+        assert "revoked" in r.json()["error"]["message"]
+    for url in kept.values():
+        assert api.client.get(url, headers=NO_KEY).status_code == 200
+    # a link cannot be moved to the surviving key: the key id is signed
+    analytics_error(api.client.get(altered(mine["viewer"], key_id=second.id), headers=NO_KEY), 403, "FORBIDDEN")
 
 
 def test_signatures_cover_every_field() -> None:
@@ -413,10 +443,12 @@ def test_viewer_links_in_references_open_without_a_key(api: Api) -> None:
                     altered(url, signature=flip(query["signature"][0]))):
             analytics_error(api.client.get(bad, headers=NO_KEY), 403, "FORBIDDEN")
     # an expired viewer link
-    expired = signing.sign_viewer(api.store, api.workspace_id, "chat_message_id", mid, "1", int(time.time()) - 1)
+    expired = signing.sign_viewer(api.store, api.workspace_id, "chat_message_id", mid, "1", api.key_id,
+                                  int(time.time()) - 1)
     analytics_error(api.client.get("/rms/viewer", params=expired, headers=NO_KEY), 403, "FORBIDDEN")
     # a link for a conversation signs the conversation
-    by_chat = signing.sign_viewer(api.store, api.workspace_id, "conversation_id", sid, "1", int(time.time()) + 60)
+    by_chat = signing.sign_viewer(api.store, api.workspace_id, "conversation_id", sid, "1", api.key_id,
+                                  int(time.time()) + 60)
     assert api.client.get("/rms/viewer", params=by_chat, headers=NO_KEY).status_code == 200
     # neither a key nor a link
     analytics_error(api.client.get("/rms/viewer", params={"chat_message_id": mid, "citation_idx": "1"},
@@ -433,7 +465,7 @@ def test_viewer_parameters(api: Api) -> None:
     analytics_error(get("/rms/viewer", params={"chat_message_id": mid}), 400, "CITATION_IDX_MISSING")
     analytics_error(get("/rms/viewer", params={"chat_message_id": mid, "conversation_id": sid, "citation_idx": "1"}),
                     400, "INVALID_REQUEST_BODY")
-    for bad in ("zero", "0", "-1", "1.5", "١"):
+    for bad in ("zero", "0", "-1", "1.5", "١", "9" * 5000):  # 4,301+ digits: past int()'s limit, still 400
         analytics_error(get("/rms/viewer", params={"chat_message_id": mid, "citation_idx": bad}), 400,
                         "INVALID_REQUEST_BODY")
     analytics_error(get("/rms/viewer", params={"chat_message_id": mid, "citation_idx": "99"}), 404, "NOT_FOUND")
@@ -443,7 +475,8 @@ def test_viewer_parameters(api: Api) -> None:
     assert user["role"] == "user"
     analytics_error(get("/rms/viewer", params={"chat_message_id": user["id"], "citation_idx": "1"}), 404,
                     "NOT_FOUND")
-    signed = signing.sign_viewer(api.store, api.workspace_id, "chat_message_id", mid, "1", int(time.time()) + 60)
+    signed = signing.sign_viewer(api.store, api.workspace_id, "chat_message_id", mid, "1", api.key_id,
+                                 int(time.time()) + 60)
     del signed["workspace_id"]
     analytics_error(get("/rms/viewer", params=signed, headers=NO_KEY), 400, "WORKSPACE_ID_MISSING")
 
@@ -467,7 +500,8 @@ def test_viewer_is_tenant_scoped(api: Api) -> None:
     analytics_error(api.client.get(altered(url, workspace_id=api.other_workspace_id), headers=NO_KEY), 403,
                     "FORBIDDEN")
     # a link signed for the other workspace does not reach this workspace's message
-    cross = signing.sign_viewer(api.store, api.other_workspace_id, "chat_message_id", mid, "1", int(time.time()) + 60)
+    cross = signing.sign_viewer(api.store, api.other_workspace_id, "chat_message_id", mid, "1", api.key_id,
+                                int(time.time()) + 60)
     analytics_error(api.client.get("/rms/viewer", params=cross, headers=NO_KEY), 404, "NOT_FOUND")
 
 

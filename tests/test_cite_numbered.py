@@ -36,6 +36,20 @@ def test_numbers_outside_the_sources_code_and_escapes_are_not_citations() -> Non
     assert [r.chunk_id for r in message.references] == ["c2"]
 
 
+def test_a_marker_of_thousands_of_digits_is_an_unknown_number_not_a_crash() -> None:
+    """Issue 14: ``int()`` refuses 4,301+ digits; such a marker names no passage."""
+    huge = "9" * 5000
+    text, warnings = expand_numbered(f"Real [2]. Huge [{huge}]. Range [1-{huge}].", SOURCES)
+    assert text.startswith("Real [2](chunk:c2). Huge [" + huge + "]. Range [1-" + huge + "].")
+    assert [(w["code"], w["label"], "citation" in w) for w in warnings] == [("unknown_target", f"[{huge}]", False)]
+    assert warnings[0]["message"].startswith("9" * 20 + "…(5000 digits) cites passage " + "9" * 20)
+    message = cite(text, sources=SOURCES)
+    assert message.text == f"Real [1]. Huge \\[{huge}\\]. Range [1-{huge}]."  # no marker form: no escape
+    assert [r.chunk_id for r in message.references] == ["c2"]
+    alias, alias_warnings = expand_numbered(f"See [the filing](S{huge}).", SOURCES)
+    assert alias == "See the filing." and [("citation" in w) for w in alias_warnings] == [False]
+
+
 def test_ranges_that_are_too_long_or_reversed_stay_text() -> None:
     for raw in ("See [3-1].", "See [1-100000]."):
         text, warnings = expand_numbered(raw, SOURCES)

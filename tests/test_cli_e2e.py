@@ -267,6 +267,25 @@ def test_cite_command_streams_numbered_forms(store: Path, tmp_path: Path, corpus
     assert [(w["code"], w["citation"]) for w in final["warnings"]] == [("unknown_target", 7)]
 
 
+def test_cite_numbered_with_a_marker_of_thousands_of_digits(tmp_path: Path) -> None:
+    """Issue 14: a 5,000-digit ``[N]`` is a number no passage has (a warning), not an internal error."""
+    store = tmp_path / "s.sqlite"
+    (tmp_path / "posts.jsonl").write_text(json.dumps({"source": "reddit", "id": "t3_a", "text": "Kids cost money."})
+                                          + "\n", encoding="utf-8")
+    assert run("ingest", str(tmp_path / "posts.jsonl"), store=store).returncode == 0
+    sources = tmp_path / "s.json"
+    sources.write_text(json.dumps([{"source": "reddit", "id": "t3_a"}]), encoding="utf-8")
+    huge = "7" * 5000
+    proc = subprocess.run([sys.executable, "-m", "citewell", "cite", "--store", str(store), "--sources", str(sources),
+                           "--numbered"], input=f"Kids cost money [1]. Odd [{huge}].", capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    message = json.loads(proc.stdout)
+    assert message["text"] == f"Kids cost money [1]. Odd \\[{huge}\\]."
+    assert [(r["source"], r["id"]) for r in message["references"]] == [("reddit", "t3_a")]
+    assert [(w["code"], w["label"]) for w in message["warnings"]] == [("unknown_target", f"[{huge}]")]
+
+
 def test_warnings_go_to_stderr_not_into_the_answer(corpus: Path, store: Path) -> None:
     done = run("ask", "capex", "--corpus", str(corpus), "--filter", "ticker=NOPE", store=store)
     assert done.returncode == 0, done.stderr

@@ -390,6 +390,8 @@ def test_bc27_kind_times_never_default_to_zero() -> None:
         ("00:0x:03.000", None),
         ("banana", None),
         ("", None),
+        ("9" * 5000 + ":00:00.000", None),  # past int()'s 4,300-digit limit: unreadable, not a crash
+        ("00:" + "1" * 5000 + ":00.000", None),
     ],
 )
 def test_parse_timestamp_ms(value: str, ms: int | None) -> None:
@@ -463,6 +465,14 @@ def test_vtt_malformed_timing_line_mid_file_is_reported() -> None:
     assert extraction.text == "Before the fault.\n\nAfter the fault."
     assert extraction.metadata["cue_count"] == 2
     _check_invariants(extraction)
+
+
+def test_a_timing_line_of_thousands_of_digits_drops_its_cue_only() -> None:
+    content = ("WEBVTT\n\n00:00:01.000 --> 00:00:03.000\nKept.\n\n"
+               f"{'9' * 5000}:00:00.000 --> {'9' * 5000}:00:01.000\nLost.\n\n00:00:05.000 --> 00:00:06.000\nAlso kept.\n")
+    extraction = _extract_text(content, "vtt")
+    assert [(w["code"], w["line"]) for w in extraction.warnings] == [("CUE_DROPPED", 6)]
+    assert extraction.text == "Kept.\n\nAlso kept."
 
 
 def test_srt_malformed_timing_line_mid_file_is_reported_and_not_merged() -> None:

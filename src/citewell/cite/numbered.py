@@ -32,6 +32,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from citewell.digits import whole_number
 from citewell.models import Passage
 
 from .links import Token, code_blocks, format_link, scan
@@ -46,21 +47,27 @@ _PREFIX = re.compile(r"^(?:Source\s*|Passage\s*|S)", re.IGNORECASE)
 MAX_RANGE = 50
 
 
-def _number(item: str) -> int:
-    return int(_PREFIX.sub("", item.strip()))
+def _number(item: str) -> tuple[str, int | None]:
+    """``(digits, value)`` of one item; ``value`` is None for more than
+    :data:`~citewell.digits.MAX_DIGITS` digits (``int()`` refuses 4,301+, and no passage has
+    such a number)."""
+    digits = _PREFIX.sub("", item.strip())
+    return digits, whole_number(digits)
 
 
-def _numbers(spec: str) -> list[int] | None:
-    out: list[int] = []
+def _numbers(spec: str) -> list[tuple[str, int | None]] | None:
+    """The numbers a form cites, as :func:`_number` gives them, in order; None when the form
+    is not a citation (a range backwards, too long, or with a bound of too many digits)."""
+    out: list[tuple[str, int | None]] = []
     for item in re.split(r"\s*(?:,|;|\band\b)\s*", spec.strip(), flags=re.IGNORECASE):
         bounds = re.split(r"\s*[-\u2013]\s*", item)
         if len(bounds) == 1:
             out.append(_number(bounds[0]))
         elif len(bounds) == 2:
-            lo, hi = _number(bounds[0]), _number(bounds[1])
-            if hi < lo or hi - lo > MAX_RANGE:
+            lo, hi = _number(bounds[0])[1], _number(bounds[1])[1]
+            if lo is None or hi is None or hi < lo or hi - lo > MAX_RANGE:
                 return None
-            out.extend(range(lo, hi + 1))
+            out.extend((str(n), n) for n in range(lo, hi + 1))
         else:
             return None
     return out
@@ -73,9 +80,16 @@ def _link(label: str, passage: Passage) -> str:
     return format_link(label, chunk_id=passage.chunk.id)
 
 
-def _unknown(label: str, n: int, count: int) -> dict[str, Any]:
-    return {"code": "unknown_target", "label": label, "citation": n,
-            "message": f"{label} cites passage {n}, but {count} passage(s) were given"}
+def _unknown(label: str, digits: str, n: int | None, count: int) -> dict[str, Any]:
+    """The ``unknown_target`` warning of a number outside the sources (``citation`` only when
+    it is a number at all: thousands of digits are shown shortened)."""
+    shown = digits if len(digits) <= 40 else f"{digits[:20]}…({len(digits)} digits)"
+    warning: dict[str, Any] = {"code": "unknown_target", "label": label,
+                               "message": f"{label if len(label) <= 60 else shown} cites passage {shown}, but "
+                                          f"{count} passage(s) were given"}
+    if n is not None:
+        warning["citation"] = n
+    return warning
 
 
 def _expand_text(text: str, sources: Sequence[Passage], warnings: list[dict[str, Any]]) -> str:
@@ -90,11 +104,11 @@ def _expand_text(text: str, sources: Sequence[Passage], warnings: list[dict[str,
         if numbers is None:
             continue
         links: list[str] = []
-        for n in numbers:
-            if 1 <= n <= len(sources):
+        for digits, n in numbers:
+            if n is not None and 1 <= n <= len(sources):
                 links.append(_link(str(n), sources[n - 1]))
             else:
-                warnings.append(_unknown(f"[{n}]", n, len(sources)))
+                warnings.append(_unknown(f"[{n if n is not None else digits}]", digits, n, len(sources)))
         out.append(text[pos:match.start()])
         out.append("".join(links) if links else match.group())
         pos = match.end()
@@ -111,11 +125,12 @@ def _expand_mdlink(token: Token, sources: Sequence[Passage], warnings: list[dict
     match = _ALIAS_DEST.fullmatch(tail[span[0]:span[1]])
     if match is None or tail[span[1]:].strip() != ")":
         return token.text
-    n = int(match.group(1))
+    digits = match.group(1)
+    n = whole_number(digits)
     label = token.label or ""
-    if 1 <= n <= len(sources):
+    if n is not None and 1 <= n <= len(sources):
         return _link(label or str(n), sources[n - 1])
-    warnings.append(_unknown(f"({tail[span[0]:span[1]].strip()})", n, len(sources)))
+    warnings.append(_unknown(f"({tail[span[0]:span[1]].strip()})", digits, n, len(sources)))
     return label
 
 

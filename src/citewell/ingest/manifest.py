@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..digits import whole_number
 from ..errors import IngestError
 
 AUTO_MANIFEST = "citewell-manifest.jsonl"
@@ -59,8 +60,8 @@ def parse_quarter(value: Any) -> int | None:
     if value is None or value == "":
         return None
     text = str(value).strip().upper().removeprefix("Q")
-    quarter = int(text)
-    if not 1 <= quarter <= 4:
+    quarter = whole_number(text, max_digits=1)
+    if quarter is None or not 1 <= quarter <= 4:
         raise ValueError(f"fiscal_quarter must be 1-4, got {value!r}")
     return quarter
 

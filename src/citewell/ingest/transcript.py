@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Literal
 
+from citewell.digits import whole_number
 from citewell.errors import IngestError
 from citewell.sentences import word_count
 from citewell.ingest.base import ChunkDraft, Extraction, TextBuilder
@@ -91,14 +92,16 @@ def parse_timestamp_ms(value: str) -> int | None:
     if not match:
         return None
     hours_s, minutes_s, seconds_s, fraction = match.groups()
-    minutes, seconds = int(minutes_s), int(seconds_s)
+    minutes, seconds = whole_number(minutes_s, max_digits=12), whole_number(seconds_s)
+    if minutes is None or seconds is None:
+        return None
     if seconds > 59 or (hours_s is not None and minutes > 59):
         return None
     if fraction is not None and len(fraction) > 9:
         return None
     millis = int((fraction or "0")[:3].ljust(3, "0"))
-    hours = int(hours_s) if hours_s is not None else 0
-    if hours >= _MAX_HOURS:
+    hours = whole_number(hours_s, max_digits=10) if hours_s is not None else 0
+    if hours is None or hours >= _MAX_HOURS:
         return None
     return ((hours * 60 + minutes) * 60 + seconds) * 1000 + millis
 

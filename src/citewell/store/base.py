@@ -171,6 +171,11 @@ class Store(Protocol):
         """The key whose SHA-256 is ``key_hash``, or None."""
         ...
 
+    def api_key_by_id(self, key_id: str) -> ApiKeyRecord | None:
+        """The key with this id (exactly; not a prefix), or None when there is none (never
+        made, or revoked): signed links die with the key that made them."""
+        ...
+
     def file_record(self, workspace_id: str, path: str) -> FileRecord | None:
         """The record of an absolute file path, or None if never seen."""
         ...

@@ -460,6 +460,11 @@ class SQLiteStore:
         row = self._conn().execute("SELECT * FROM api_keys WHERE key_hash = ?", (key_hash,)).fetchone()
         return self._key_from_row(row) if row else None
 
+    def api_key_by_id(self, key_id: str) -> ApiKeyRecord | None:
+        """The key with this id (not a prefix), or None (never made, or revoked)."""
+        row = self._conn().execute("SELECT * FROM api_keys WHERE id = ?", (key_id,)).fetchone()
+        return self._key_from_row(row) if row else None
+
     def _resource_from_row(self, row: sqlite3.Row, paths: list[str] | None = None) -> Resource:
         error = {"code": row["error_code"], "message": row["error_message"]} if row["error_code"] else None
         return Resource(

@@ -19,6 +19,7 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..digits import whole_number
 from .errors import error_response
 
 DEFAULT_MAX_BODY_MB = 16.0
@@ -50,7 +51,8 @@ class BodyLimitMiddleware:
         limit = max_body_bytes()
         declared = headers.get("content-length", "")
         if declared.isascii() and declared.isdigit():
-            if int(declared) > limit:
+            size = whole_number(declared)
+            if size is None or size > limit:  # None: more digits than any real body
                 await self._refuse(scope, receive, send, limit)
                 return
             await self.app(scope, receive, send)

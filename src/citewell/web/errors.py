@@ -68,6 +68,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Match
 
 from ..errors import CitewellError
 from ..validtext import valid_text
@@ -208,6 +209,18 @@ async def validation_error_handler(request: Request, exc: Exception) -> Response
     return error_response(request, "INVALID_REQUEST_BODY", message)
 
 
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the app takes at ``request``'s path, and ``OPTIONS``
+    (answered here), sorted: the ``Allow`` header of a 405 or an ``OPTIONS`` answer
+    (Starlette names only the first route that matches the path)."""
+    methods = {"OPTIONS"}
+    for method in ("GET", "POST", "PUT", "PATCH", "DELETE"):  # routes say FULL only for a method they take
+        scope = {**request.scope, "method": method}
+        if any(route.matches(scope)[0] == Match.FULL for route in request.app.router.routes):
+            methods.add(method)
+    return sorted(methods)
+
+
 async def http_exception_handler(request: Request, exc: Exception) -> Response:
     """Starlette's HTTP exceptions (unknown route 404, wrong method 405 …) → coded envelope."""
     assert isinstance(exc, StarletteHTTPException)
@@ -215,8 +228,11 @@ async def http_exception_handler(request: Request, exc: Exception) -> Response:
     if exc.status_code == 404:
         return error_response(request, "NOT_FOUND", "The requested resource was not found.", headers=headers)
     if exc.status_code == 405:
+        allow = ", ".join(allowed_methods(request))
+        if request.method == "OPTIONS":  # RFC 9110 9.3.7: what the path takes, no error
+            return Response(status_code=204, headers={"Allow": allow})
         return error_response(request, "METHOD_NOT_ALLOWED", f"method {request.method} is not allowed here",
-                              headers=headers)
+                              headers={**(headers or {}), "Allow": allow})
     if exc.status_code == 413:
         return error_response(request, "FILE_TOO_LARGE", str(exc.detail), headers=headers)
     if exc.status_code >= 500:

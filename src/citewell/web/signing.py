@@ -11,13 +11,16 @@ process serving the store signs and checks alike):
   latest answer citing it); signed fields: workspace id, ``chat_message_id`` or
   ``conversation_id`` and its value, ``citation_idx``, expiry.
 
-The query of a signed link carries ``workspace_id``, ``expires`` (the expiry as Unix time,
-whole **seconds** since the epoch, UTC) and ``signature``: HMAC-SHA256 over the link's
-kind and fields (a JSON array, so no field can run into the next), base64url without
+The query of a signed link carries ``workspace_id``, ``key_id`` (the id of the API key
+whose request made the link), ``expires`` (the expiry as Unix time, whole **seconds**
+since the epoch, UTC) and ``signature``: HMAC-SHA256 over the link's kind and fields, the
+key id included (a JSON array, so no field can run into the next), base64url without
 padding. :func:`verify` compares in constant time (:func:`hmac.compare_digest`) and
 refuses with 403 ``FORBIDDEN`` a link whose signature does not match any field, whose
-``expires`` is not a whole number, or whose expiry has passed. The check never looks at
-stored data, so a bad link never tells whether a document exists.
+``expires`` is not a whole number, or whose expiry has passed; only then does it read the
+store, to refuse a link whose key has been revoked since (``citewell keys revoke``): a
+link lives no longer than the key that made it. A bad signature never tells whether a
+document or a key exists.
 
 Rotating the secret (deleting the ``secret:presign`` row of the store's ``meta`` table)
 invalidates every link handed out.
@@ -34,6 +37,7 @@ import time
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
+from ..digits import whole_number
 from ..store import Store
 from .errors import ApiError
 
@@ -82,28 +86,32 @@ def _secret(store: Store) -> bytes:
     return store.secret(SECRET_NAME)
 
 
-def sign(store: Store, kind: str, fields: Sequence[str], expires: int) -> dict[str, str]:
-    """The query parameters that sign ``fields`` of a ``kind`` link until ``expires``
-    (Unix seconds): ``{"expires": str, "signature": str}``. The caller adds the fields
-    themselves to the link (``workspace_id`` and the ids)."""
+def sign(store: Store, kind: str, fields: Sequence[str], key_id: str, expires: int) -> dict[str, str]:
+    """The query parameters that sign ``fields`` of a ``kind`` link made by API key
+    ``key_id`` until ``expires`` (Unix seconds): ``{"key_id", "expires", "signature"}``. The
+    caller adds the fields themselves to the link (``workspace_id`` and the ids)."""
     expiry = str(int(expires))
-    return {"expires": expiry, "signature": signature(_secret(store), kind, [*fields, expiry])}
+    return {"key_id": key_id, "expires": expiry,
+            "signature": signature(_secret(store), kind, [*fields, key_id, expiry])}
 
 
-def verify(store: Store, kind: str, fields: Sequence[str], expires: str, given: str, *,
+def verify(store: Store, kind: str, fields: Sequence[str], key_id: str, expires: str, given: str, *,
            at: int | None = None) -> int:
-    """Check a signed link: ``given`` must be the signature of ``kind``, ``fields`` and
-    ``expires`` (the query's text, Unix seconds) and the expiry must not have passed at
-    ``at`` (Unix seconds, default now). Returns the expiry. Raises :class:`ApiError`
-    ``FORBIDDEN`` (403) otherwise; the signature is checked first and in constant time."""
-    expected = signature(_secret(store), kind, [*fields, expires])
+    """Check a signed link: ``given`` must be the signature of ``kind``, ``fields``,
+    ``key_id`` and ``expires`` (the query's texts; Unix seconds), the expiry must not have
+    passed at ``at`` (Unix seconds, default now) and the key ``key_id`` must still exist.
+    Returns the expiry. Raises :class:`ApiError` ``FORBIDDEN`` (403) otherwise; the
+    signature is checked first and in constant time, the store is read last."""
+    expected = signature(_secret(store), kind, [*fields, key_id, expires])
     if not hmac.compare_digest(expected.encode("ascii"), given.encode("utf-8", "surrogatepass")):
         raise ApiError(FORBIDDEN_MESSAGE, code="FORBIDDEN")
-    if not expires.isascii() or not expires.isdigit():
+    expiry = whole_number(expires)
+    if expiry is None:
         raise ApiError(FORBIDDEN_MESSAGE, code="FORBIDDEN")
-    expiry = int(expires)
     if (now() if at is None else at) >= expiry:
         raise ApiError("the link has expired", code="FORBIDDEN")
+    if store.api_key_by_id(key_id) is None:
+        raise ApiError("the link is no longer valid: the API key that made it was revoked", code="FORBIDDEN")
     return expiry
 
 
@@ -114,17 +122,18 @@ def document_fields(document_id: str, workspace_id: str) -> list[str]:
     return [document_id, workspace_id]
 
 
-def sign_document(store: Store, document_id: str, workspace_id: str, expires: int) -> dict[str, str]:
-    """Query parameters of a document link: ``{workspace_id, expires, signature}`` (the
-    document id is in the path). ``expires``: Unix seconds (any value: tests sign links that
-    have already expired)."""
-    return {"workspace_id": workspace_id, **sign(store, DOCUMENT, document_fields(document_id, workspace_id), expires)}
+def sign_document(store: Store, document_id: str, workspace_id: str, key_id: str, expires: int) -> dict[str, str]:
+    """Query parameters of a document link made by API key ``key_id``: ``{workspace_id,
+    key_id, expires, signature}`` (the document id is in the path). ``expires``: Unix
+    seconds (any value: tests sign links that have already expired)."""
+    return {"workspace_id": workspace_id,
+            **sign(store, DOCUMENT, document_fields(document_id, workspace_id), key_id, expires)}
 
 
-def verify_document(store: Store, document_id: str, workspace_id: str, expires: str, given: str, *,
+def verify_document(store: Store, document_id: str, workspace_id: str, key_id: str, expires: str, given: str, *,
                     at: int | None = None) -> int:
     """:func:`verify` for a document link; the expiry (Unix seconds) or 403 ``FORBIDDEN``."""
-    return verify(store, DOCUMENT, document_fields(document_id, workspace_id), expires, given, at=at)
+    return verify(store, DOCUMENT, document_fields(document_id, workspace_id), key_id, expires, given, at=at)
 
 
 def viewer_fields(workspace_id: str, target: str, target_id: str, citation_idx: str) -> list[str]:
@@ -133,19 +142,20 @@ def viewer_fields(workspace_id: str, target: str, target_id: str, citation_idx: 
     return [workspace_id, target, target_id, citation_idx]
 
 
-def sign_viewer(store: Store, workspace_id: str, target: str, target_id: str, citation_idx: str,
+def sign_viewer(store: Store, workspace_id: str, target: str, target_id: str, citation_idx: str, key_id: str,
                 expires: int) -> dict[str, str]:
-    """Query parameters of a viewer link: ``{<target>, citation_idx, workspace_id, expires,
-    signature}``; ``expires`` in Unix seconds."""
+    """Query parameters of a viewer link made by API key ``key_id``: ``{<target>,
+    citation_idx, workspace_id, key_id, expires, signature}``; ``expires`` in Unix seconds."""
     fields = viewer_fields(workspace_id, target, target_id, citation_idx)
     return {target: target_id, "citation_idx": citation_idx, "workspace_id": workspace_id,
-            **sign(store, VIEWER, fields, expires)}
+            **sign(store, VIEWER, fields, key_id, expires)}
 
 
-def verify_viewer(store: Store, workspace_id: str, target: str, target_id: str, citation_idx: str, expires: str,
-                  given: str, *, at: int | None = None) -> int:
+def verify_viewer(store: Store, workspace_id: str, target: str, target_id: str, citation_idx: str, key_id: str,
+                  expires: str, given: str, *, at: int | None = None) -> int:
     """:func:`verify` for a viewer link; the expiry (Unix seconds) or 403 ``FORBIDDEN``."""
-    return verify(store, VIEWER, viewer_fields(workspace_id, target, target_id, citation_idx), expires, given, at=at)
+    return verify(store, VIEWER, viewer_fields(workspace_id, target, target_id, citation_idx), key_id, expires,
+                  given, at=at)
 
 
 __all__ = [

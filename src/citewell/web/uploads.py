@@ -15,6 +15,7 @@ from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.requests import Request
 
+from ..digits import whole_number
 from .errors import ApiError
 
 #: Default upload cap in megabytes (``CITEWELL_MAX_UPLOAD_MB``).
@@ -126,7 +127,8 @@ async def read_upload(request: Request, cap: int) -> Upload:
     if len(params[b"boundary"]) > 70:  # RFC 2046: 1 to 70 characters
         raise ApiError("the multipart boundary is longer than 70 characters", code="INVALID_REQUEST_BODY")
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > cap + MAX_PARTS * MAX_FIELD_BYTES:
+    size = whole_number(declared)
+    if declared.isascii() and declared.isdigit() and (size is None or size > cap + MAX_PARTS * MAX_FIELD_BYTES):
         raise ApiError(f"the upload is larger than the upload limit of {_mb(cap)}", code="FILE_TOO_LARGE")
     collector = _Collector(cap)
     parser = MultipartParser(params[b"boundary"], {  # type: ignore[arg-type]

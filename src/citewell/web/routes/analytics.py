@@ -87,6 +87,7 @@ from starlette.responses import StreamingResponse
 
 from ...cite.offsets import OffsetMap
 from ...cite.stream import Event
+from ...digits import whole_number
 from ...engine import Engine, PendingTurn
 from ...errors import NotFoundError
 from ...models import Mention, Message, Passage, Reference, Resource
@@ -490,10 +491,11 @@ async def _tail(engine: Engine, message_id: str, after: int) -> AsyncIterator[st
 def _parse_last_event_id(value: str) -> tuple[str, int]:
     """``<chat_message_id>:<seq>`` → ``(chat_message_id, seq)``; 400 otherwise."""
     message_id, sep, seq = value.strip().rpartition(":")
-    if not sep or not message_id or not (seq.isascii() and seq.isdigit()) or len(seq) > 12:
+    number = whole_number(seq, max_digits=12)
+    if not sep or not message_id or number is None:
         raise ApiError("Last-Event-ID must be <chat_message_id>:<seq> (the id of an event of this API)",
                        code="INVALID_REQUEST_BODY")
-    return message_id, int(seq)
+    return message_id, number
 
 
 def _resume(ctx: Context, message_id: str, after: int) -> EventStreamResponse:

@@ -4,10 +4,10 @@
   ``{"error": null, "payload": {"url", "expires_at"}}``: an absolute URL (from the
   request's base URL) of the route below, valid for ``expires_in`` seconds (default 900,
   1..86400); ``expires_at`` is the expiry as ISO 8601 UTC (``2026-03-02T15:49:29Z``).
-- ``GET /v1/presigned_url/{document_id}?workspace_id=&expires=&signature=`` (no key) → the
+- ``GET /v1/presigned_url/{document_id}?workspace_id=&key_id=&expires=&signature=`` (no key) → the
   original bytes, with the media type and ``Content-Disposition`` of
   ``GET /v1/resources/{id}/content``; 403 ``FORBIDDEN`` once expired or when any part of the
-  link was altered (:mod:`citewell.web.signing`), 404 ``NOT_FOUND`` when the document is
+  link was altered or the API key that made it was revoked (:mod:`citewell.web.signing`), 404 ``NOT_FOUND`` when the document is
   gone since.
 """
 
@@ -32,8 +32,9 @@ router = APIRouter(tags=["documents"])
 #: The error answers of a signed route: no 401 (it takes no key); 403 for a bad link.
 SIGNED_ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": AnalyticsError, "description": "A missing parameter of the link (*_MISSING)."},
-    403: {"model": AnalyticsError, "description": "FORBIDDEN: the link has expired, or a part of it (an id, the "
-                                                  "workspace, the expiry, the signature) was altered."},
+    403: {"model": AnalyticsError, "description": "FORBIDDEN: the link has expired, a part of it (an id, the "
+                                                  "workspace, the key, the expiry, the signature) was altered, "
+                                                  "or the API key that made it was revoked."},
     404: {"model": AnalyticsError, "description": "NOT_FOUND: the document is no longer stored."},
     500: {"model": AnalyticsError, "description": "SERVER_ERROR; never a trace."},
 }
@@ -46,12 +47,13 @@ def _presign_docs() -> dict[int | str, dict[str, Any]]:
     return docs
 
 
-def document_url(request: Request, document_id: str, workspace_id: str, expires: int) -> str:
-    """The absolute presigned URL of ``document_id`` of ``workspace_id`` that expires at
-    ``expires`` (Unix seconds), on the request's base URL."""
+def document_url(request: Request, document_id: str, workspace_id: str, key_id: str, expires: int) -> str:
+    """The absolute presigned URL of ``document_id`` of ``workspace_id``, made by API key
+    ``key_id``, that expires at ``expires`` (Unix seconds) or when that key is revoked, on
+    the request's base URL."""
     base = request.url_for("presigned_download", document_id=document_id)
     return str(base.include_query_params(**signing.sign_document(request.app.state.store, document_id,
-                                                                  workspace_id, expires)))
+                                                                  workspace_id, key_id, expires)))
 
 
 class PresignedUrl(BaseModel):
@@ -89,7 +91,7 @@ def presigned_url(request: Request,
         raise ApiError("document_id is required", code="DOCUMENT_ID_MISSING")
     ctx.engine.resource_content(document_id)  # NOT_FOUND unless the workspace holds its bytes
     expires = signing.now() + expires_in
-    return payload({"url": document_url(request, document_id, ctx.who.workspace_id, expires),
+    return payload({"url": document_url(request, document_id, ctx.who.workspace_id, ctx.who.key_id or "", expires),
                     "expires_at": signing.expires_at_iso(expires)})
 
 
@@ -100,13 +102,15 @@ def presigned_url(request: Request,
                        **SIGNED_ERRORS})
 def presigned_download(request: Request, document_id: str = Path(..., description="The document id."),
                        workspace_id: str = Query(..., description="The workspace the link was made for (signed)."),
+                       key_id: str = Query(..., description="The API key whose request made the link (signed; "
+                                                            "revoking the key revokes the link)."),
                        expires: str = Query(..., description="Expiry, Unix seconds (signed)."),
                        signature: str = Query(..., description="HMAC-SHA256 of the link, base64url.")) -> FileResponse:
     """The original bytes of a document, without an API key, while the link is valid: 403
     ``FORBIDDEN`` when it has expired or any part was altered; 404 when the document is no
     longer stored."""
     store = request.app.state.store
-    signing.verify_document(store, document_id, workspace_id, expires, signature)
+    signing.verify_document(store, document_id, workspace_id, key_id, expires, signature)
     path, media_type, file_name = Engine.for_workspace_id(store, workspace_id).resource_content(document_id)
     return FileResponse(path, media_type=media_type, filename=file_name, content_disposition_type="inline",
                         headers={"Cache-Control": "private, no-store", "Referrer-Policy": "no-referrer"})

@@ -72,7 +72,7 @@ def message_references(request: Request,
     if not chat_message_id.strip():
         raise ApiError("chat_message_id is required", code="CHAT_MESSAGE_ID_MISSING")
     message = ctx.engine.message(chat_message_id, user_id=ctx.user_id)
-    lookup = _Lookup(ctx.engine, viewer_links(request, ctx.who.workspace_id))
+    lookup = _Lookup(ctx.engine, viewer_links(request, ctx.who.workspace_id, ctx.who.key_id or ""))
     return payload({"references": lookup.references(message, offsets), "text": message.text})
 
 
@@ -84,7 +84,7 @@ def conversation_references(request: Request, conversation_id: str, offsets: Off
     message in order, each with additive ``chat_message_id``, and each message's ``text``
     (``messages``) that the offsets index."""
     ctx.engine.get_chat(conversation_id, user_id=ctx.user_id)
-    lookup = _Lookup(ctx.engine, viewer_links(request, ctx.who.workspace_id))
+    lookup = _Lookup(ctx.engine, viewer_links(request, ctx.who.workspace_id, ctx.who.key_id or ""))
     references: list[dict[str, Any]] = []
     messages: list[dict[str, str]] = []
     for message in ctx.engine.history(conversation_id, user_id=ctx.user_id):

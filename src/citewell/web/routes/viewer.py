@@ -22,7 +22,7 @@ Errors are JSON in the analytics envelope (``{"error": {code, msg, message}, "pa
 null}``, :mod:`citewell.web.errors`): 400 ``CHAT_MESSAGE_ID_MISSING`` without either id,
 ``CITATION_IDX_MISSING``, ``INVALID_REQUEST_BODY`` for both ids or a ``citation_idx`` that
 is not a positive whole number; 401 without a key or signature; 403 ``FORBIDDEN`` for an
-expired or altered link; 404 ``NOT_FOUND`` for an unknown (or another workspace's)
+expired or altered link, or one whose API key was revoked; 404 ``NOT_FOUND`` for an unknown (or another workspace's)
 message or conversation, a number the message does not cite, or a page that is not
 cited.
 """
@@ -38,6 +38,7 @@ from fastapi.responses import HTMLResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
 from starlette.datastructures import URL
 
+from ...digits import MAX_DIGITS, whole_number
 from ...engine import Engine
 from ...errors import NotFoundError
 from ...models import ENTITY_TYPES, Message, Reference
@@ -87,8 +88,9 @@ _OPTIONAL_KEY: dict[str, Any] = {"security": [{}]}
 class ViewerTarget:
     """A viewer request, authorized: the ``engine`` on the workspace it may read,
     ``user_id`` (a platform key acting for a user, else None), the citation it names
-    (``chat_message_id`` or ``conversation_id``, and ``citation_idx`` as given) and whether
-    it came through a signed link (``signed``)."""
+    (``chat_message_id`` or ``conversation_id``, and ``citation_idx`` as given), whether
+    it came through a signed link (``signed``) and the API key whose links it hands on
+    (``key_id``: the request's key, or the one that made the signed link)."""
 
     engine: Engine
     user_id: str | None
@@ -96,6 +98,7 @@ class ViewerTarget:
     conversation_id: str | None
     citation_idx: str
     signed: bool
+    key_id: str
 
 
 def viewer_target(
@@ -106,6 +109,8 @@ def viewer_target(
                                                           "chat_message_id."),
     citation_idx: str = Query(..., description="The reference's number [N], as citation_idx of the references."),
     workspace_id: str | None = Query(None, description="Signed link: the workspace it was made for."),
+    key_id: str | None = Query(None, description="Signed link: the API key whose request made it (revoking the "
+                                                 "key revokes the link)."),
     expires: str | None = Query(None, description="Signed link: its expiry, Unix seconds."),
     signature: str | None = Query(None, description="Signed link: HMAC-SHA256 of the link, base64url. With it no "
                                                     "API key is needed (and one sent is ignored)."),
@@ -129,26 +134,28 @@ def viewer_target(
             raise ApiError("workspace_id is required in a signed link", code="WORKSPACE_ID_MISSING")
         if blank(expires) is None:
             raise ApiError("expires is required in a signed link", code="EXPIRES_MISSING")
-        assert workspace_id is not None and expires is not None and signature is not None
+        if blank(key_id) is None:
+            raise ApiError("key_id is required in a signed link", code="KEY_ID_MISSING")
+        assert workspace_id is not None and expires is not None and signature is not None and key_id is not None
         target, target_id = (CHAT_MESSAGE_ID, message_id) if message_id is not None else (CONVERSATION_ID,
                                                                                           conversation)
-        signing.verify_viewer(store, workspace_id, target, str(target_id), citation_idx, expires, signature)
+        signing.verify_viewer(store, workspace_id, target, str(target_id), citation_idx, key_id, expires, signature)
         engine = Engine.for_workspace_id(store, workspace_id, generator=generator)
-        return ViewerTarget(engine, None, message_id, conversation, citation_idx, True)
+        return ViewerTarget(engine, None, message_id, conversation, citation_idx, True, key_id)
     who = resolve_principal(store, key_of(api_key, bearer), organization_id=organization_id, user_id=user_id,
                             user_email=user_email, require_organization=True)
     engine = Engine.for_workspace_id(store, who.workspace_id, generator=generator)
-    return ViewerTarget(engine, who.user_id, message_id, conversation, citation_idx, False)
+    return ViewerTarget(engine, who.user_id, message_id, conversation, citation_idx, False, who.key_id or "")
 
 
 # -- finding the citation ------------------------------------------------------------------
 
 def _number(citation_idx: str) -> int:
-    text = citation_idx.strip()
-    if not text.isascii() or not text.isdigit() or int(text) < 1:
-        raise ApiError("citation_idx must be a positive whole number (the [N] of the answer)",
-                       code="INVALID_REQUEST_BODY")
-    return int(text)
+    number = whole_number(citation_idx.strip())
+    if number is None or number < 1:
+        raise ApiError(f"citation_idx must be a positive whole number of at most {MAX_DIGITS} digits (the [N] of "
+                       "the answer)", code="INVALID_REQUEST_BODY")
+    return number
 
 
 def _numbered(message: Message, number: int) -> Reference | None:
@@ -183,25 +190,26 @@ def _relative(url: URL) -> str:
     return url.path + (f"?{url.query}" if url.query else "")
 
 
-def viewer_url(request: Request, workspace_id: str, chat_message_id: str, citation_idx: str, expires: int, *,
-               route: str = "rms_viewer", **extra: Any) -> URL:
+def viewer_url(request: Request, workspace_id: str, chat_message_id: str, citation_idx: str, key_id: str,
+               expires: int, *, route: str = "rms_viewer", **extra: Any) -> URL:
     """The absolute signed URL of the viewer (``route="rms_viewer"``) or of a page image
-    (``"rms_viewer_page"``, ``extra``: ``page``, ``boxes``) of one citation, valid until
-    ``expires`` (Unix seconds)."""
+    (``"rms_viewer_page"``, ``extra``: ``page``, ``boxes``) of one citation, made by API key
+    ``key_id`` and valid until ``expires`` (Unix seconds) or until that key is revoked."""
     params = signing.sign_viewer(request.app.state.store, workspace_id, CHAT_MESSAGE_ID, chat_message_id,
-                                 str(citation_idx), expires)
+                                 str(citation_idx), key_id, expires)
     return request.url_for(route).include_query_params(**extra, **params)
 
 
-def viewer_links(request: Request, workspace_id: str) -> Callable[[str], Callable[[str], str]]:
+def viewer_links(request: Request, workspace_id: str, key_id: str) -> Callable[[str], Callable[[str], str]]:
     """For the references routes: ``links(chat_message_id)(citation_idx)`` is the signed
-    absolute viewer URL of that citation (additive ``viewer_url``), valid until
-    :func:`~citewell.web.signing.viewer_expiry` of now (one to two hours, the same link
-    all the hour)."""
+    absolute viewer URL of that citation (additive ``viewer_url``) made by API key
+    ``key_id``, valid until :func:`~citewell.web.signing.viewer_expiry` of now (one to two
+    hours, the same link all the hour) and while that key exists."""
     expires = signing.viewer_expiry()
 
     def for_message(chat_message_id: str) -> Callable[[str], str]:
-        return lambda citation_idx: str(viewer_url(request, workspace_id, chat_message_id, citation_idx, expires))
+        return lambda citation_idx: str(viewer_url(request, workspace_id, chat_message_id, citation_idx, key_id,
+                                                   expires))
 
     return for_message
 
@@ -225,11 +233,11 @@ def _cited(request: Request, target: ViewerTarget, message: Message, ref: Refere
     if stored and kind == "pdf" and message.id is not None:
         expires = signing.viewer_expiry()
         cited.page_images = {page: _relative(viewer_url(request, engine.workspace_id, message.id, str(ref.citation),
-                                                        expires, route="rms_viewer_page", page=page))
+                                                        target.key_id, expires, route="rms_viewer_page", page=page))
                              for page in cited_pages(ref)}
     if stored and kind != "post" and not target.signed:  # a key holder may fetch the whole file anyway
         assert resource is not None
-        cited.download_url = document_url(request, resource.id, engine.workspace_id,
+        cited.download_url = document_url(request, resource.id, engine.workspace_id, target.key_id,
                                           signing.now() + signing.DEFAULT_DOCUMENT_SECONDS)
     return cited
 
