@@ -111,7 +111,9 @@ def test_without_a_key(case: Any) -> None:
     response = case.call_and_validate(checks=CHECKS)
     # signed links (presigned downloads, the viewer) need no key: a generated signature is 403
     signed = (403,) if case.path.startswith(SIGNED_PREFIXES) else ()
-    assert response.status_code in (400, 401, 405, *signed), (response.status_code, response.text)
+    # OPTIONS (sent by the coverage phase) names the path's methods; on a signed route no key is asked
+    options = (204,) if response.request.method == "OPTIONS" and case.path.startswith(SIGNED_PREFIXES) else ()
+    assert response.status_code in (400, 401, 405, *signed, *options), (response.status_code, response.text)
 
 
 def test_the_seeded_ids_answer() -> None:
