@@ -552,8 +552,9 @@ def test_ask_in_a_session_then_references(api: Api, ready: dict[str, dict[str, A
     stored = api.engine.message(answer["id"])
     chunks = {c.id: c for c in api.engine.store.resource_chunks(api.engine.workspace_id, transcript["id"])}
     r = api.client.get("/v1/references", params={"chat_message_id": answer["id"]})
-    assert r.status_code == 200 and r.json()["error"] is None
-    refs = r.json()["payload"]["references"]
+    # seed 004's ReferencesResponse: the references at the top level, no envelope (text is additive)
+    assert r.status_code == 200 and set(r.json()) == {"references", "text"} and r.json()["text"] == stored.text
+    refs = r.json()["references"]
     assert [x["citation_idx"] for x in refs] == [str(i) for i in range(1, len(refs) + 1)]
     assert len(refs) == len([x for x in stored.references if x.citation is not None])
     for ref in refs:
@@ -569,8 +570,7 @@ def test_ask_in_a_session_then_references(api: Api, ready: dict[str, dict[str, A
         assert "chat_message_id" not in ref
     # the user message has no references
     r = api.client.get("/v1/references", params={"chat_message_id": user["id"]})
-    assert r.status_code == 200 and r.json() == {"error": None, "payload": {"references": [],
-                                                                         "text": user["content"]}}
+    assert r.status_code == 200 and r.json() == {"references": [], "text": user["content"]}
     r = api.client.get("/v1/references", params={"chat_message_id": "no-such-message"})
     assert (r.status_code, r.json()["error"]["code"], r.json()["payload"]) == (404, "NOT_FOUND", None)
 
@@ -582,7 +582,7 @@ def test_ask_in_a_session_then_references(api: Api, ready: dict[str, dict[str, A
     conv = api.client.get(f"/v2/analytics/conversations/{sid}/references")
     assert conv.status_code == 200 and conv.json()["error"] is None
     expected = [{**x, "chat_message_id": answer["id"]} for x in refs] + \
-               [{**x, "chat_message_id": second_id} for x in second_refs["payload"]["references"]]
+               [{**x, "chat_message_id": second_id} for x in second_refs["references"]]
     assert conv.json()["payload"]["references"] == expected
     r = api.client.get("/v2/analytics/conversations/no-such-chat/references")
     assert (r.status_code, r.json()["error"]["code"]) == (404, "NOT_FOUND")
@@ -604,8 +604,8 @@ def test_offsets_units(api: Api) -> None:
     for unit, encode, width in (("utf8", str.encode, 1), ("utf16", lambda s: s.encode("utf-16-le"), 2),
                                 ("codepoint", None, 1)):
         refs = api.client.get("/v1/references", params={"chat_message_id": answer["id"], "offsets": unit}).json()
-        assert refs["payload"]["references"]
-        for ref in refs["payload"]["references"]:
+        assert refs["references"]
+        for ref in refs["references"]:
             assert ref["offset_unit"] == unit
             marker = f"[{ref['citation_idx']}]"
             if encode is None:
@@ -644,7 +644,7 @@ def test_pdf_reference_has_boxes(api: Api) -> None:
     assert r.status_code == 200
     answer = r.json()["data"]["assistant_message"]
     assert {c["resource_id"] for c in answer["citations"]} == {pdf["id"]}
-    refs = api.client.get("/v1/references", params={"chat_message_id": answer["id"]}).json()["payload"]["references"]
+    refs = api.client.get("/v1/references", params={"chat_message_id": answer["id"]}).json()["references"]
     assert refs
     for ref in refs:
         assert ref["document_name"] == "OTSL paper" and ref["metadata"]["document_category"] == "report"

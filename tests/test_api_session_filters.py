@@ -77,7 +77,7 @@ def test_reference_offsets_index_the_text_the_payload_carries(client: TestClient
     sid = new_session(client)
     mid = ask(client, sid, content="Who is the head barista?")["assistant_message"]["id"]
     for unit in ("codepoint", "utf16", "utf8"):
-        body = client.get("/v1/references", params={"chat_message_id": mid, "offsets": unit}).json()["payload"]
+        body = client.get("/v1/references", params={"chat_message_id": mid, "offsets": unit}).json()
         text, (ref,) = body["text"], body["references"]
         encoded = {"codepoint": text, "utf16": text.encode("utf-16-le"), "utf8": text.encode()}[unit]
         width = 2 if unit == "utf16" else 1

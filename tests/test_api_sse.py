@@ -259,7 +259,7 @@ def test_a_stream_in_order_with_its_content(server: Server) -> None:
         assert [(m["role"], m["status"]) for m in history] == [("user", "settled"), ("assistant", "settled")]
         assert history[0]["text"] == QUESTION
         assert history[1]["id"] == message_id and history[1]["text"] == text
-        refs = client.get("/v1/references", params={"chat_message_id": message_id}).json()["payload"]["references"]
+        refs = client.get("/v1/references", params={"chat_message_id": message_id}).json()["references"]
         conv = client.get(f"/v2/analytics/conversations/{conversation_id}/references").json()["payload"]
     assert [r["citation_idx"] for r in refs] == [str(n) for n in sorted(announced)]
     for ref in refs:

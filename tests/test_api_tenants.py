@@ -200,7 +200,7 @@ def test_lists_and_uploads_never_show_the_other_workspace(world: Any) -> None:
         assert cited and cited <= set(me.resources)
         refs = client.get("/v1/references", headers=me.h,
                           params={"chat_message_id": turn.json()["data"]["assistant_message"]["id"]}).json()
-        assert {r["document_id"] for r in refs["payload"]["references"]} <= set(me.resources)
+        assert {r["document_id"] for r in refs["references"]} <= set(me.resources)
         # chats profile: the chats and mentions listed are this workspace's own
         chats = client.get("/v1/chats", headers=me.h).json()["chats"]
         assert me.chat in {c["id"] for c in chats} and other.chat not in {c["id"] for c in chats}
@@ -271,7 +271,7 @@ def test_platform_key_acts_for_an_organization(world: Any) -> None:
         r = client.get(f"/v1/sessions/{tenant.session}", headers=h, params=org)
         assert r.status_code == 200 and r.json()["data"]["session"]["workspace_id"] == tenant.workspace_id
         refs = client.get("/v1/references", headers=h, params={**org, "chat_message_id": tenant.answer})
-        assert refs.status_code == 200 and refs.json()["payload"]["references"]
+        assert refs.status_code == 200 and refs.json()["references"]
         # still scoped: the other tenant's ids are unknown there
         other = b if tenant is a else a
         r = client.get(f"/v1/sessions/{other.session}", headers=h, params=org)
@@ -336,10 +336,10 @@ def test_platform_key_user_scoping_of_chats(world: Any) -> None:
     assert len(client.get(f"/v1/sessions/{sid}/messages", headers=h,
                           params=as_user("u1")).json()["data"]["messages"]) == 2
     refs = client.get("/v1/references", headers=h, params={**as_user("u1"), "chat_message_id": answer})
-    assert refs.status_code == 200 and refs.json()["payload"]["references"]
+    assert refs.status_code == 200 and refs.json()["references"]
     conv = client.get(f"/v2/analytics/conversations/{sid}/references", headers=h, params=as_user("u1"))
     assert conv.status_code == 200 and conv.json()["payload"]["references"] == [
-        {**x, "chat_message_id": answer} for x in refs.json()["payload"]["references"]]
+        {**x, "chat_message_id": answer} for x in refs.json()["references"]]
     # u2 (same organization) sees none of it, exactly as if it did not exist
     unknown = str(uuid.uuid4())
     for call in (lambda i: client.get(f"/v1/sessions/{i}", headers=h, params=as_user("u2")),

@@ -98,7 +98,7 @@ class Api:
     def references(self, message_id: str, headers: dict[str, str] | None = None) -> list[dict[str, Any]]:
         r = self.client.get("/v1/references", params={"chat_message_id": message_id}, headers=headers)
         assert r.status_code == 200, r.text
-        refs = r.json()["payload"]["references"]
+        refs = r.json()["references"]
         assert refs, "the answer must cite"
         return refs
 

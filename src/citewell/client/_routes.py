@@ -3,7 +3,8 @@ becomes a typed result. The sync and async clients send the same calls, so a rou
 described once, here.
 
 Envelopes are unwrapped by the profile's reader: sessions/resources ``{"status": "ok",
-"data": …}``, analytics ``{"error": null, "payload": …}``, chats bare objects.
+"data": …}``, analytics ``{"error": null, "payload": …}`` (except ``GET /v1/references``,
+a bare ``{"references": …}`` as seed 004 declares it), chats bare objects.
 """
 
 from __future__ import annotations
@@ -180,8 +181,8 @@ def download(resource_id: str) -> Call[bytes]:
 # -- references (analytics) -------------------------------------------------------------------
 
 def references(chat_message_id: str, offsets: str | None) -> Call[list[Reference]]:
-    """``GET /v1/references?chat_message_id=``."""
-    return Call("GET", "/v1/references", lambda b: _REFERENCES.validate_python(_payload(b)["references"]),
+    """``GET /v1/references?chat_message_id=``: a bare ``{"references": [...], "text"}`` (seed 004)."""
+    return Call("GET", "/v1/references", lambda b: _REFERENCES.validate_python(b["references"]),
                 params=_params(chat_message_id=chat_message_id, offsets=offsets))
 
 

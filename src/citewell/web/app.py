@@ -55,8 +55,10 @@ analytics (seeds 003/004: `/v1/references`, `/v2/analytics/…`, `/v1/presigned_
 `GET /v1/chats/{chat_id}/messages/{message_id}` until `status` is not `pending`.
 
 Errors: sessions routes answer `{"status": "error", "error": {"code", "message"}}`, the
-analytics routes `{"error": {"code", "msg", "message"}, "payload": null}`, the chats routes
-`{"error": {"code", "message"}}` (their success bodies are the seed's bare objects).
+analytics routes `{"error": {"code", "msg", "message"}, "payload": null}` (their success
+bodies `{"error": null, "payload": …}`, except `GET /v1/references`: seed 004's bare
+`{"references": [...]}`), the chats routes `{"error": {"code", "message"}}` (their success
+bodies are the seed's bare objects).
 Codes: 401 API_KEY_MISSING, INVALID_API_KEY; 403 FORBIDDEN; 404 NOT_FOUND
 (an id of another workspace answers exactly like an unknown id); 400 INVALID_REQUEST_BODY,
 INVALID_FILTER and the *_MISSING codes; 413 FILE_TOO_LARGE; 500 SERVER_ERROR, GET_REF_FAIL.

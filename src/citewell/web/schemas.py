@@ -497,19 +497,13 @@ class RMSReference(_Open):
                                                      "hours) to GET /rms/viewer, which shows this citation in place.")
 
 
-class ReferencesPayload(_Closed):
-    """``payload`` of ``GET /v1/references``: the references and the text their offsets index."""
+class ReferencesResponse(_Closed):
+    """``GET /v1/references`` (seed 004 ``ReferencesResponse``, no envelope):
+    ``{"references": [...], "text": ...}``; ``text`` is additive."""
 
     references: list[RMSReference]
-    text: str = Field(description="The message's text with its [N] markers (as the analytics stream and the "
-                                  "chats profile return it): start_index/end_index/occurrences index it.")
-
-
-class ReferencesResponse(_Closed):
-    """``{"error": null, "payload": {"references": [...], "text": ...}}``."""
-
-    error: None
-    payload: ReferencesPayload
+    text: str = Field(description="Additive: the message's text with its [N] markers (as the analytics stream and "
+                                  "the chats profile return it): start_index/end_index/occurrences index it.")
 
 
 class ReferencedMessage(_Closed):

@@ -1,5 +1,11 @@
 """References (seeds 003/004): ``/v1/references`` and
-``/v2/analytics/conversations/{conversation_id}/references`` (analytics envelope).
+``/v2/analytics/conversations/{conversation_id}/references``.
+
+Success shapes follow each route's seed: ``GET /v1/references`` answers seed 004's
+``ReferencesResponse``, ``{"references": [...], "text": ...}`` at the top level (``text``
+additive); the conversation route answers seed 003's ``{"error": null, "payload":
+{"references": [...], ...}}``. Errors of both are the analytics envelope
+(``ApiErrorResponse``: ``{"error": {code, msg, message}, "payload": null}``).
 
 Every numbered reference of a message as an RMSReference
 (:func:`citewell.profiles.analytics.render_references`); a user message has none. A
@@ -67,13 +73,14 @@ def message_references(request: Request,
                        chat_message_id: str = Query(..., description="A message id (any profile)."),
                        offsets: OffsetUnit = _OFFSETS, ctx: Context = Depends(context)) -> dict[str, Any]:
     """The evidence references of one message, in citation order, and the message ``text``
-    (with its ``[N]`` markers) that their offsets index. 400 ``CHAT_MESSAGE_ID_MISSING``
-    without an id; 404 for an unknown (or foreign) id."""
+    (with its ``[N]`` markers) that their offsets index, as seed 004's ``ReferencesResponse``
+    (no envelope on success). 400 ``CHAT_MESSAGE_ID_MISSING`` without an id; 404 for an
+    unknown (or foreign) id."""
     if not chat_message_id.strip():
         raise ApiError("chat_message_id is required", code="CHAT_MESSAGE_ID_MISSING")
     message = ctx.engine.message(chat_message_id, user_id=ctx.user_id)
     lookup = _Lookup(ctx.engine, viewer_links(request, ctx.who.workspace_id, ctx.who.key_id or ""))
-    return payload({"references": lookup.references(message, offsets), "text": message.text})
+    return {"references": lookup.references(message, offsets), "text": message.text}
 
 
 @router.get("/v2/analytics/conversations/{conversation_id}/references", response_model=ConversationReferencesResponse,
