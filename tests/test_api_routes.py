@@ -561,10 +561,17 @@ def test_ask_in_a_session_then_references(api: Api, ready: dict[str, dict[str, A
         assert ref["id"] == ref["citation_idx"] and ref["search_type"] == "rms"
         assert ref["document_id"] == transcript["id"] and ref["document_name"] == "OCR talk"
         assert ref["s3_file_key"] == transcript["blob_key"]
-        assert ref["text"] == chunks[ref["chunk_id"]].text and ref["text_type"] == "transcript"
+        assert ref["text"] == chunks[ref["chunk_id"]].text
+        assert (ref["text_type"], ref["chunk_text_type"]) == ("paragraph", "transcript")  # seed 004's enum
         assert ref["metadata"]["blocks"] == chunks[ref["chunk_id"]].metadata["blocks"]
         assert ref["metadata"]["fiscal_year"] == 2021 and ref["metadata"]["tickers"] == ["MSFT"]
-        assert ref["custom_metadata"] == {"team": "ocr"} and ref["external_url"] is None
+        assert ref["custom_metadata"] == {"team": "ocr"}
+        # external_url is never null: here a signed download of the uploaded file, which opens without a key
+        assert ref["external_url"].startswith(f"http://testserver/v1/presigned_url/{transcript['id']}?")
+        download = api.client.get(ref["external_url"], headers={"X-API-KEY": ""})
+        assert download.status_code == 200 and download.content == api.engine.resource_content(
+            transcript["id"])[0].read_bytes()
+        assert ref["citation"] == int(ref["citation_idx"])
         assert ref["offset_unit"] == "codepoint"
         assert stored.text[ref["start_index"]:ref["end_index"]] == f"[{ref['citation_idx']}]"
         assert "chat_message_id" not in ref
@@ -574,16 +581,22 @@ def test_ask_in_a_session_then_references(api: Api, ready: dict[str, dict[str, A
     r = api.client.get("/v1/references", params={"chat_message_id": "no-such-message"})
     assert (r.status_code, r.json()["error"]["code"], r.json()["payload"]) == (404, "NOT_FOUND", None)
 
-    # a second turn: the conversation route lists both answers' references in order
+    # a second turn: the conversation route lists both answers' references in order, numbered across the
+    # conversation (each keeps its own [N] as citation), so every citation_idx names one reference
     second = api.client.post(f"/v1/sessions/{sid}/messages", json={"content": "How do you label fonts?"})
     assert second.status_code == 200
     second_id = second.json()["data"]["assistant_message"]["id"]
     second_refs = api.client.get("/v1/references", params={"chat_message_id": second_id}).json()
+    assert second_refs["references"] and second_refs["references"][0]["citation_idx"] == "1"  # its own numbering
     conv = api.client.get(f"/v2/analytics/conversations/{sid}/references")
     assert conv.status_code == 200 and conv.json()["error"] is None
-    expected = [{**x, "chat_message_id": answer["id"]} for x in refs] + \
-               [{**x, "chat_message_id": second_id} for x in second_refs["references"]]
+    both = [(answer["id"], x) for x in refs] + [(second_id, x) for x in second_refs["references"]]
+    expected = [{**x, "id": str(k), "citation_idx": str(k), "chat_message_id": mid}
+                for k, (mid, x) in enumerate(both, start=1)]
     assert conv.json()["payload"]["references"] == expected
+    got = conv.json()["payload"]["references"]
+    assert len({x["citation_idx"] for x in got}) == len(got)
+    assert [x["citation"] for x in got] == [int(x["citation_idx"]) for _, x in both]
     r = api.client.get("/v2/analytics/conversations/no-such-chat/references")
     assert (r.status_code, r.json()["error"]["code"]) == (404, "NOT_FOUND")
 
@@ -636,7 +649,8 @@ def test_resource_ids_restrict_retrieval(api: Api, ready: dict[str, dict[str, An
 
 
 def test_pdf_reference_has_boxes(api: Api) -> None:
-    pdf = uploaded(api.client, "otsl.pdf", corpus_bytes(PDF), {"title": "OTSL paper", "document_category": "report"})
+    pdf = uploaded(api.client, "otsl.pdf", corpus_bytes(PDF), {"title": "OTSL paper", "document_category": "report",
+                                                                 "document_subcategory": "Annual Report"})
     assert (pdf["status"], pdf["kind"]) == ("ready", "pdf")
     sid = new_session(api.client)
     r = api.client.post(f"/v1/sessions/{sid}/messages",
@@ -647,7 +661,12 @@ def test_pdf_reference_has_boxes(api: Api) -> None:
     refs = api.client.get("/v1/references", params={"chat_message_id": answer["id"]}).json()["references"]
     assert refs
     for ref in refs:
-        assert ref["document_name"] == "OTSL paper" and ref["metadata"]["document_category"] == "report"
+        # seed 004's enums: "report" is no document_category (left out, kept in as_given), "Annual Report"
+        # names the document_subcategory annual_report
+        meta = ref["metadata"]
+        assert ref["document_name"] == "OTSL paper" and meta["document_category"] is None
+        assert meta["document_subcategory"] == "annual_report"
+        assert meta["as_given"] == {"document_category": "report", "document_subcategory": "Annual Report"}
         assert ref["metadata"]["blocks"] is None
         boxes = ref["metadata"]["offset"]
         assert boxes and all(b["page"] == 1 and 0 <= b["top"] <= 1 and 0 < b["width"] <= 1 for b in boxes)

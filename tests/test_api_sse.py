@@ -81,6 +81,9 @@ LAUNCHER = textwrap.dedent('''
 ''')
 
 
+_SIGNED = re.compile(r"(expires=)\d+(&signature=)[A-Za-z0-9_-]+")
+
+
 @dataclass
 class Sse:
     """One parsed server-sent event."""
@@ -93,6 +96,13 @@ class Sse:
     @property
     def seq(self) -> int:
         return int(self.id.rpartition(":")[2])
+
+    @property
+    def stable(self) -> str:
+        """``raw`` with the expiry and signature of its signed links blanked: a citation's
+        links are signed as the event is sent, to expire at the next hour but one
+        (``viewer_expiry``), so two reads of one event differ there across an hour."""
+        return _SIGNED.sub(r"\1-\2-", self.raw)
 
 
 @dataclass
@@ -229,7 +239,9 @@ def test_a_stream_in_order_with_its_content(server: Server) -> None:
     for r in results:
         assert len(r["text"]) <= 300 and r["chunk_id"]
     call = by_name["acme-call"]
-    assert (call["text_type"], call["start_time"], call["end_time"], call["page"]) == ("transcript", 1.0, 9.0, None)
+    assert (call["text_type"], call["start_time"], call["end_time"], call["page"]) == ("paragraph", 1.0, 9.0, None)
+    assert call["chunk_text_type"] == "transcript"  # citewell's own type beside seed 004's enum
+    assert {r["text_type"] for r in results} <= {"paragraph", "table", "image", "news"}
 
     # every [N] is announced by its citation before the answer delta that first shows it
     announced: dict[int, dict[str, Any]] = {}
@@ -269,9 +281,13 @@ def test_a_stream_in_order_with_its_content(server: Server) -> None:
         streamed = announced[int(ref["citation_idx"])]
         # the citation event is the reference as /v1/references renders it (without the offsets)
         seed_keys = {"id", "citation_idx", "search_type", "chunk_id", "text", "text_type", "document_id",
-                     "document_name", "s3_file_key", "external_url", "metadata", "custom_metadata"}
+                     "document_name", "s3_file_key", "metadata", "custom_metadata", "citation", "chunk_text_type"}
         assert seed_keys <= set(streamed)
         assert {k: ref[k] for k in seed_keys} == {k: streamed[k] for k in seed_keys}
+        # the signed links name the same targets (signed again as each answer is sent)
+        for link in ("external_url", "viewer_url"):
+            assert _SIGNED.sub("", streamed[link]) == _SIGNED.sub("", ref[link])
+        assert streamed["external_url"].startswith(f"{server.base}/v1/presigned_url/{ref['document_id']}?")
     assert [r["chunk_id"] for r in conv["references"]] == [r["chunk_id"] for r in refs]
 
 
@@ -327,7 +343,7 @@ def test_a_dropped_stream_resumes_with_exactly_the_rest(server: Server) -> None:
     check_grammar(before + after.events)  # contiguous across the drop: no gap, no duplicate
     assert after.events[0].seq == before[-1].seq + 1
     _, replay = server.read_all("GET", "/v2/analytics/sse", params={"chat_message_id": message_id})
-    assert [e.raw for e in replay.events] == [e.raw for e in before + after.events]
+    assert [e.stable for e in replay.events] == [e.stable for e in before + after.events]
     assert server.message(conversation_id, message_id)["text"] == answer_text(before + after.events)
 
 
@@ -369,7 +385,7 @@ def test_a_disconnected_turn_still_completes_and_is_stored(server: Server) -> No
     assert settled["status"] == "settled" and settled["references"]
     _, replay = server.read_all("GET", "/v2/analytics/sse", params={"chat_message_id": message_id})
     check_grammar(replay.events)
-    assert [e.raw for e in replay.events[:len(before)]] == [e.raw for e in before]
+    assert [e.stable for e in replay.events[:len(before)]] == [e.stable for e in before]
     assert replay.events[-1].event == "done" and answer_text(replay.events) == settled["text"]
 
 
@@ -382,7 +398,7 @@ def test_a_resume_after_the_turn_finished_replays_from_the_store(server: Server)
         for method, kwargs in (("POST", {}), ("GET", {"params": {"chat_message_id": message_id}})):
             response, rest = server.read_all(method, "/v2/analytics/sse", headers={"Last-Event-ID": last}, **kwargs)
             assert response.status_code == 200
-            assert [e.raw for e in rest.events] == [e.raw for e in full.events[cut:]], (method, cut)
+            assert [e.stable for e in rest.events] == [e.stable for e in full.events[cut:]], (method, cut)
 
 
 def test_a_turn_that_fails_midway_ends_with_error_and_is_stored_failed(server: Server) -> None:
@@ -399,7 +415,7 @@ def test_a_turn_that_fails_midway_ends_with_error_and_is_stored_failed(server: S
     assert message["status"] == "failed" and message["error"] == {"code": "SERVER_ERROR",
                                                                  "message": error["message"]}
     _, replay = server.read_all("GET", "/v2/analytics/sse", params={"chat_message_id": error["chat_message_id"]})
-    assert [e.raw for e in replay.events] == [e.raw for e in read.events]
+    assert [e.stable for e in replay.events] == [e.stable for e in read.events]
 
 
 def test_an_answer_that_was_never_streamed_replays_from_its_message(server: Server) -> None:
@@ -412,9 +428,15 @@ def test_an_answer_that_was_never_streamed_replays_from_its_message(server: Serv
     names = [e.event for e in replay.events]
     assert names == ["conversation"] + ["citation"] * (len(names) - 3) + ["answer", "done"]
     assert answer_text(replay.events) == message["text"] and len(names) > 3
+    # the replayed citations carry links signed as they are sent, which open without a key
+    with httpx.Client(timeout=30.0) as anonymous:
+        for event in replay.events[1:-2]:
+            assert anonymous.get(event.data["viewer_url"]).status_code == 200
+            opened = anonymous.get(event.data["external_url"])
+            assert opened.status_code == 200 and opened.content  # the original file
     _, tail = server.read_all("GET", "/v2/analytics/sse", params={"chat_message_id": message["id"]},
                               headers={"Last-Event-ID": replay.events[1].id})
-    assert [e.raw for e in tail.events] == [e.raw for e in replay.events[2:]]
+    assert [e.stable for e in tail.events] == [e.stable for e in replay.events[2:]]
 
 
 # -- errors come before the stream, as JSON in the analytics envelope ------------------------

@@ -575,3 +575,35 @@ def test_rendering_a_page_the_pdf_does_not_have(tmp_path: Path) -> None:
         render_isolated(PDF, 2, tmp_path / "p2.png")
     render_isolated(PDF, 1, tmp_path / "p1.png")
     assert png((tmp_path / "p1.png").read_bytes()).size == (918, 1188)  # US Letter at 1.5 px per point
+
+
+def test_conversation_citation_idx_names_one_reference_across_turns(api: Api) -> None:
+    """Each answer numbers its own citations [1], [2] …; the conversation route numbers every
+    reference of the conversation once ("1".."K") and ?conversation_id=&citation_idx=k shows
+    exactly its k-th reference, whichever turn it belongs to (issue 15)."""
+    talk = api.upload("ocr-talk-2.vtt", TRANSCRIPT.read_bytes())
+    notes = api.upload("ledger.md", b"# Ledger\n\nThe lighthouse keeper logs every passing ship in a green ledger.\n")
+    sid, first = api.ask(TRANSCRIPT_QUESTION, talk["id"])
+    r = api.client.post(f"/v1/sessions/{sid}/messages",
+                        json={"content": "Where does the lighthouse keeper log passing ships?",
+                              "resource_ids": [notes["id"]]})
+    second = r.json()["data"]["assistant_message"]["id"]
+    assert api.references(first)[0]["citation_idx"] == api.references(second)[0]["citation_idx"] == "1"
+    conv = api.client.get(f"/v2/analytics/conversations/{sid}/references").json()["payload"]["references"]
+    assert [x["citation_idx"] for x in conv] == [str(k) for k in range(1, len(conv) + 1)]
+    assert [x["chat_message_id"] for x in conv][-1] == second and conv[0]["chat_message_id"] == first
+    assert conv[-1]["citation"] == 1 and int(conv[-1]["citation_idx"]) > 1  # its own [1], the conversation's K
+    for ref in conv:
+        page = api.client.get("/rms/viewer", params={"conversation_id": sid, "citation_idx": ref["citation_idx"]})
+        assert page.status_code == 200
+        first_line = ref["text"].split("\n")[0]
+        assert html.escape(first_line, quote=True) in page.text
+        # the same page as the signed per-message link of that reference
+        assert api.client.get(ref["viewer_url"], headers=NO_KEY).text.count(html.escape(first_line, quote=True)) \
+            == page.text.count(html.escape(first_line, quote=True))
+    assert "lighthouse keeper" in api.client.get(
+        "/rms/viewer", params={"conversation_id": sid, "citation_idx": conv[-1]["citation_idx"]}).text
+    assert "lighthouse keeper" not in api.client.get(
+        "/rms/viewer", params={"conversation_id": sid, "citation_idx": "1"}).text
+    analytics_error(api.client.get("/rms/viewer", params={"conversation_id": sid,
+                                                          "citation_idx": str(len(conv) + 1)}), 404, "NOT_FOUND")

@@ -112,6 +112,7 @@ def test_pdf_chunk_reference_exact() -> None:
             "source_type": "pdf", "page": 8,
         },
         "custom_metadata": {"desk": "energy"},
+        "citation": 1, "chunk_text_type": "paragraph",
         "chat_message_id": "msg-1",
         "start_index": 12, "end_index": 15, "occurrences": [{"start_index": 12, "end_index": 15}],
         "offset_unit": "codepoint",
@@ -128,8 +129,12 @@ def test_pdf_chunk_reference_exact() -> None:
 def test_transcript_reference_with_blocks_and_times() -> None:
     message = answer("Margins held [x](chunk:c-vtt) and held [x](chunk:c-vtt).")
     (ref,) = analytics.render_references(message, RESOURCES)
-    assert ref["text"] == "CEO: Margins held.\nCFO: Costs fell." and ref["text_type"] == "transcript"
-    assert ref["document_id"] == "r-vtt" and ref["document_name"] == "Q4 call" and ref["s3_file_key"] is None
+    # seed 004's enum: a transcript passage is a paragraph; citewell's own type beside it
+    assert ref["text"] == "CEO: Margins held.\nCFO: Costs fell." and ref["text_type"] == "paragraph"
+    assert ref["chunk_text_type"] == "transcript"
+    # no stored file: s3_file_key is absent (seed 004 types it a string, not nullable)
+    assert ref["document_id"] == "r-vtt" and ref["document_name"] == "Q4 call" and "s3_file_key" not in ref
+    # no URL of its own: the profile leaves it to the HTTP API, which signs one
     assert ref["external_url"] is None and ref["custom_metadata"] is None
     meta = ref["metadata"]
     assert meta["blocks"] == [4, 5] and meta["offset"] is None
@@ -148,7 +153,7 @@ def test_post_reference_url_source_and_id() -> None:
     (ref,) = analytics.render_references(message, RESOURCES, mentions)
     assert ref["external_url"] == "https://reddit.com/r/oil/comments/abc"  # the post's, not the file's
     assert ref["chunk_id"] == "c-post" and ref["text"] == "Refinery strike looms"
-    assert ref["text_type"] == "post"
+    assert (ref["text_type"], ref["chunk_text_type"]) == ("news", "post")  # a post is a feed item
     assert ref["document_id"] == "r-posts" and ref["document_name"] == "posts"
     assert ref["id"] == "1" and ref["citation_idx"] == "1"  # the number, never the post id
     meta = ref["metadata"]
@@ -161,12 +166,21 @@ def test_post_reference_url_source_and_id() -> None:
     with_url = message.model_copy(deep=True)
     with_url.references[0].metadata = {**with_url.references[0].metadata, "url": "https://reddit.com/x"}
     assert analytics.render_references(with_url, RESOURCES)[0]["external_url"] == "https://reddit.com/x"
+    # a link post's url is the page it links to: its permalink is the post's own page
+    linked = MENTION.model_copy(update={"url": "https://twitter.com/x/status/1"})
+    linked.permalink = "https://www.reddit.com/r/oil/comments/abc/"  # type: ignore[attr-defined] - as stored
+    (ref,) = analytics.render_references(message, RESOURCES, {("reddit", "t3_abc"): linked})
+    assert ref["external_url"] == "https://www.reddit.com/r/oil/comments/abc/"
+    # something that is no web URL is never passed on
+    odd = MENTION.model_copy(update={"url": "javascript:alert(1)"})
+    assert analytics.render_references(message, RESOURCES, {("reddit", "t3_abc"): odd})[0]["external_url"] is None
 
 
 def test_post_unknown_to_the_workspace() -> None:
     message = cite("Strike [s](post:tiktok:99).")
     (ref,) = analytics.render_references(message, {})
-    assert ref["chunk_id"] is None and ref["document_id"] is None and ref["text"] is None
+    assert ref["chunk_id"] is None and "document_id" not in ref and ref["text"] is None
+    assert (ref["text_type"], ref["chunk_text_type"]) == ("news", "post")
     assert ref["metadata"]["source"] == "tiktok" and ref["metadata"]["id"] == "99"
     assert set(SEED_004_KEYS) <= set(ref["metadata"])
     # with its mention the text and URL come from the post
@@ -181,9 +195,9 @@ def test_missing_resource_renders_from_the_reference() -> None:
     assert ref == {
         "id": "1", "citation_idx": "1", "search_type": "rms", "chunk_id": "c-pdf",
         "text": "Petrobras raised output 4% in Q4.", "text_type": "paragraph",
-        "document_id": "r-pdf", "document_name": "ued39062", "s3_file_key": None, "external_url": None,
+        "document_id": "r-pdf", "document_name": "ued39062", "external_url": None,
         "metadata": {**EMPTY_METADATA, "offset": [BOX], "blocks": None, "source_type": "pdf", "page": 8},
-        "custom_metadata": None,
+        "custom_metadata": None, "citation": 1, "chunk_text_type": "paragraph",
         "start_index": 12, "end_index": 15, "occurrences": [{"start_index": 12, "end_index": 15}],
         "offset_unit": "codepoint",
     }
@@ -300,7 +314,9 @@ def test_typed_metadata_keys_all_present_with_the_seed_json_types(metadata: dict
         meta = analytics.render_references(message, resources)[0]["metadata"]
         assert (meta["fiscal_year"], meta["fiscal_quarter"]) == (2023, "2")
         assert (meta["tickers"], meta["publisher"]) == (["AAPL"], "7")
-        assert meta["tags"] == ["a", "1"] and meta["calendar_date"] == "not a date"
+        # an unreadable date is no date-time (seed 004: format date-time): null, the stored text in as_given
+        assert meta["tags"] == ["a", "1"] and meta["calendar_date"] is None
+        assert meta["as_given"] == {"calendar_date": "not a date"}
         assert meta["participants"] == [{"name": "Tim Cook"}] and meta["document_tags"] == []
 
 
@@ -325,3 +341,58 @@ def test_engine_answer_renders_its_references(tmp_path: Path, store_path: Path) 
         assert ref["metadata"]["creation_timestamp"].endswith("+00:00")
         encoded = stored.text.encode("utf-16-le")
         assert encoded[2 * ref["start_index"]:2 * ref["end_index"]].decode("utf-16-le") == "[1]"
+
+
+@pytest.mark.parametrize(("stored", "shown", "as_given"), [
+    # FinanceBench's GICS sector names and document types become seed 004's members
+    ({"sector": "Information Technology", "document_category": "filing", "document_subcategory": "10k"},
+     {"sector": ["Technology"], "document_category": "filing", "document_subcategory": "10-K"},
+     {"sector": "Information Technology", "document_subcategory": "10k"}),
+    ({"sector": ["Materials", "health care"], "document_category": "Earnings Call"},
+     {"sector": ["Basic Materials", "Healthcare"], "document_category": "earnings_call"},
+     {"sector": ["Materials", "health care"], "document_category": "Earnings Call"}),
+    # members pass unchanged (case and all): nothing in as_given
+    ({"sector": ["Energy"], "subsector": ["Oil & gas"], "rms_type": "generalnotes"},
+     {"sector": ["Energy"], "subsector": [], "rms_type": "generalnotes"},
+     {"subsector": ["Oil & gas"]}),
+    # a value no member names is left out; a list keeps its members
+    ({"document_category": "report", "sector": ["Energy", "Widgets"], "rms_document_type": "memo"},
+     {"document_category": None, "sector": ["Energy"], "rms_document_type": None},
+     {"document_category": "report", "sector": ["Energy", "Widgets"], "rms_document_type": "memo"}),
+])
+def test_enum_keys_carry_only_seed_004_members(stored: dict[str, Any], shown: dict[str, Any],
+                                               as_given: dict[str, Any]) -> None:
+    message = answer("X [a](chunk:c-pdf).")
+    resources = {"r-pdf": UBS.model_copy(update={"metadata": stored})}
+    meta = analytics.render_references(message, resources)[0]["metadata"]
+    assert {key: meta[key] for key in shown} == shown
+    assert meta["as_given"] == as_given
+    for key, members in analytics.ENUMS.items():
+        values = meta[key] if isinstance(meta[key], list) else [meta[key]]
+        assert all(v is None or v in members for v in values), key
+
+
+def test_as_given_is_absent_when_every_value_passes() -> None:
+    message = answer("X [a](chunk:c-pdf).")
+    meta = analytics.render_references(message, RESOURCES)[0]["metadata"]
+    assert "as_given" not in meta  # fiscal_quarter 4 → "4" and a date → its date-time are no change
+
+
+@pytest.mark.parametrize(("own", "ref_type", "seed"), [
+    ("paragraph", "chunk", "paragraph"), ("table", "chunk", "table"), ("image", "chunk", "image"),
+    ("news", "chunk", "news"), ("transcript", "chunk", "paragraph"), ("post", "post", "news"),
+    (None, "post", "news"), (None, "chunk", "paragraph"),
+])
+def test_seed_text_type(own: str | None, ref_type: str, seed: str) -> None:
+    assert analytics.seed_text_type(own, ref_type) == seed
+    assert seed in analytics.SEED_TEXT_TYPES
+
+
+def test_conversation_citations_number_every_reference_once() -> None:
+    first = answer("A [a](chunk:c-pdf) B [b](chunk:c-vtt).")
+    second = answer("C [s](post:reddit:t3_abc) D [a](chunk:c-pdf).")
+    second.id = "msg-2"
+    user = Message(id="u1", role="user", text="and?")
+    cited = analytics.conversation_citations([user, first, user, second])
+    assert [(m.id, r.citation, r.chunk_id) for m, r in cited] == [
+        ("msg-1", 1, "c-pdf"), ("msg-1", 2, "c-vtt"), ("msg-2", 1, "c-post"), ("msg-2", 2, "c-pdf")]

@@ -184,8 +184,11 @@ class ReferenceMetadata(Model):
 
 class Reference(Model):
     """One evidence reference (an RMSReference): ``id``/``citation_idx`` are the ``[N]``
-    number as text; ``document_id`` the resource; ``text`` the cited passage. The
-    conversation route adds ``chat_message_id``; ``viewer_url`` is a signed link to the
+    number as text (on the conversation route: the number across the conversation, and
+    ``citation`` is the ``[N]`` in its message); ``document_id`` the resource; ``text`` the
+    cited passage; ``text_type`` in seed 004's enum, citewell's own in ``chunk_text_type``.
+    The conversation route adds ``chat_message_id``; ``external_url`` opens the source (its
+    own URL, or a signed download or viewer link); ``viewer_url`` is a signed link to the
     viewer page of the citation."""
 
     id: str
@@ -200,6 +203,8 @@ class Reference(Model):
     external_url: str | None = None
     metadata: ReferenceMetadata = Field(default_factory=ReferenceMetadata)
     custom_metadata: dict[str, Any] | None = None
+    citation: int | None = None
+    chunk_text_type: str | None = None
     chat_message_id: str | None = None
     viewer_url: str | None = None
 

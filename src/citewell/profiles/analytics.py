@@ -7,15 +7,19 @@ Shape of :func:`render_reference` (JSON-ready; seed fields first, in the seeds' 
      "search_type": "rms",       # always "rms" (every source is the workspace's own)  003/004
      "chunk_id": str | None,     # the cited chunk (None: a post unknown to the workspace)  003/004
      "text": str | None,         # the chunk's exact text                      003/004
-     "text_type": str | None,    # the chunk's text_type: paragraph | table | image | news,
-                                 # and citewell's transcript | post            003/004
-     "document_id": str | None,  # Reference.resource_id                       003/004
+     "text_type": str,           # seed 004's enum: paragraph | table | image | news
+                                 # (seed_text_type: a transcript → paragraph, a post → news)  003/004
+     "document_id": str,         # Reference.resource_id (absent when unknown)  003/004
      "document_name": str | None,  # the resource's title (the reference's title if deleted)  003/004
-     "s3_file_key": str | None,  # Resource.blob_key (content-addressed blob)  003/004
-     "external_url": str | None, # post: the post's URL; else metadata external_url  003/004
+     "s3_file_key": str,         # Resource.blob_key (absent when not stored)  003/004
+     "external_url": str | None, # metadata external_url; a post's own URL (permalink, else url);
+                                 # else None here: the HTTP API fills in a signed link  003/004
      "metadata": ReferenceMetadata,                                            # 004 (keys as 003)
      "custom_metadata": dict | None,   # Resource.custom_metadata ({} → None)   003/004
      # additive (DESIGN.md "Canonical data": names are the interface, add freely):
+     "citation": int,            # the [N] of this reference in its message's text
+     "chunk_text_type": str | None,  # citewell's own text_type of the chunk: paragraph, table,
+                                 # image, news, transcript or post (None: unknown)
      "chat_message_id": str,     # only when given (the v2 conversation route)
      "start_index": int, "end_index": int,   # first [N] marker in the message text, half-open
      "occurrences": [{"start_index": int, "end_index": int, "support"?: dict}, ...],
@@ -57,7 +61,24 @@ resource's extracted text). A chunk key never replaces a seed key except ``offse
 The typed values come from ``Resource.metadata`` and are coerced to the seed's type
 (never raising): a list field given a scalar becomes a one-item list, a non-string scalar
 its ``str``; a value that cannot be read as the seed's type (a fiscal year that is no
-year) becomes None.
+year, a calendar date that is no date) becomes None.
+
+Seed 004 closes some of these keys with an enum (``document_category``,
+``document_subcategory``, ``sector``, ``subsector``, ``rms_type``, ``rms_document_type``:
+:data:`ENUMS`); citewell stores free strings (DESIGN.md "Filters": the seeds' enums are
+examples, not validation). On this wire each value becomes the enum member it names —
+compared case-insensitively and ignoring spaces, ``_`` and ``-`` (``10k`` → ``10-K``,
+``earnings call`` → ``earnings_call``), or through :data:`SYNONYMS` (the GICS sector names,
+``Information Technology`` → ``Technology``) — and a value that names none is left out
+(None, or dropped from a list), so a client validating against seed 004 accepts every
+answer. Whenever a value was renamed or left out (and for an unreadable date or year),
+the value as stored is kept in the additive ``metadata.as_given`` (``{key: stored value}``;
+absent when nothing changed).
+
+``text_type`` (seed 004 enum ``paragraph | table | image | news``): a chunk's own type
+when it is one of those; a transcript passage is ``paragraph`` (spoken prose), a post is
+``news`` (a dated item of a feed, the seed's kind closest to a social post); citewell's
+own type stays in the additive ``chunk_text_type``.
 
 ``fiscal_quarter`` is a **string** ``"1"``..``"4"``. The two seeds disagree: seed 003's
 example prints ``4``; seed 004 declares ``fiscal_quarter: type string``. The schema is the
@@ -78,7 +99,7 @@ text) before rendering, so every offset of the output is in the requested unit a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime, timezone
 from types import MappingProxyType
 from typing import Any
@@ -101,6 +122,49 @@ LIST_KEYS: frozenset[str] = frozenset({
 })
 #: Seed keys that are chunk provenance (null when the chunk's kind has none).
 PROVENANCE_KEYS: frozenset[str] = frozenset({"offset", "blocks"})
+
+#: Seed 004's ``RMSReference.text_type`` enum, and how citewell's other types map into it.
+SEED_TEXT_TYPES: tuple[str, ...] = ("paragraph", "table", "image", "news")
+TEXT_TYPE_MAP: Mapping[str, str] = MappingProxyType({"transcript": "paragraph", "post": "news"})
+
+#: Seed 004's enums of ``ReferenceMetadata`` keys (the module docstring says how values map).
+ENUMS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "document_category": ("internal", "brokerage", "expert_network", "corporate_data", "external",
+                          "earnings_call", "filing"),
+    "document_subcategory": ("calls", "model", "analysis", "report", "filings", "ir_slide", "factsheet", "email",
+                             "earning", "slides", "10-K", "10-Q", "6-K", "8-K", "DEF 14A", "20-F",
+                             "annual_results", "interim_results", "annual_report", "interim_report", "offerings",
+                             "others"),
+    "sector": ("Basic Materials", "Consumer Cyclicals", "Consumer Staples", "Energy", "Financial Services",
+               "Healthcare", "Industrials", "Technology", "Transportation", "Telecom Services", "Utilities"),
+    "subsector": ("Agriculture", "Chemicals", "Metals & Mining", "Paper & Forest", "Steel", "Automobiles",
+                  "Branded Consumer Goods", "Business Services", "Consumer Cyclicals", "Consumer Durables",
+                  "Education", "Entertainment & Leisure", "Gaming", "Housing", "Lodging", "Media",
+                  "Restaurants & Pubs", "Retail", "Textile", "Apparel & Footwear", "Travel", "Beverages",
+                  "Consumer Products", "Food", "Tobacco", "Clean Energy", "Energy", "Gas", "Oil", "Oil Services",
+                  "Banks", "Brokers & Asset Managers", "Capital Markets", "Diversified Financials", "Insurance",
+                  "Real Estate", "Specialty Finance", "Biotechnology", "Healthcare Services", "Life Sciences",
+                  "Medical Technology", "Pharmaceuticals", "Aerospace & Defense", "Capital Goods", "Construction",
+                  "Electrical Equipment", "Environmental Services", "Machinery",
+                  "Machinery & Diversified Industrials", "Multi-Industry", "Packaging",
+                  "Communications Technology", "Hardware", "Info Services", "Integrated Electricals", "Internet",
+                  "IT Services", "IT Supply Chain", "Semiconductors", "Software", "Technology", "Air Freight",
+                  "Airlines", "Airports", "Infrastructure", "Logistics", "Railroads", "Shipping", "Trucking",
+                  "Communication Services", "Satellite", "Telecom Wireless", "Towers", "Diversified", "MLPs",
+                  "Power", "Utilities", "Water"),
+    "rms_type": ("emailnotes", "generalnotes", "templatednotes", "custom-data", "structured-data",
+                 "public_transcript", "private_transcript"),
+    "rms_document_type": ("note", "attachment"),
+})
+#: Other names of enum members: the GICS sectors (FinanceBench's ``gics_sector``) that seed
+#: 004 names differently; keys compare as :func:`_enum_key` does.
+SYNONYMS: Mapping[str, Mapping[str, str]] = MappingProxyType({
+    "sector": MappingProxyType({
+        "informationtechnology": "Technology", "materials": "Basic Materials",
+        "consumerdiscretionary": "Consumer Cyclicals", "communicationservices": "Telecom Services",
+        "financials": "Financial Services", "realestate": "Financial Services",
+    }),
+})
 
 _EMPTY: Mapping[tuple[str, str], Mention] = MappingProxyType({})
 _YEAR = re.compile(r"(?i)(?:FY)?\s*(\d{4})")
@@ -144,7 +208,8 @@ def _fiscal_quarter(value: Any) -> str | None:
 
 
 def _calendar_date(value: Any) -> str | None:
-    """An ISO date-time in UTC with ``Z`` (``2026-03-02T00:00:00Z``); unreadable text as given."""
+    """An ISO date-time in UTC with ``Z`` (``2026-03-02T00:00:00Z``); None when unreadable
+    (seed 004 declares ``format: date-time``)."""
     if value is None or value == "":
         return None
     if isinstance(value, datetime):
@@ -156,10 +221,11 @@ def _calendar_date(value: Any) -> str | None:
         try:
             parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
         except ValueError:
-            return text
+            return None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=timezone.utc)
     return parsed.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
 
 
 def _timestamp(value: datetime) -> str:
@@ -199,8 +265,33 @@ def _blocks(value: Any) -> list[int] | None:
     return out
 
 
+def _enum_key(value: str) -> str:
+    """The form enum values compare in: case-folded, without spaces, ``_``, ``-`` or ``.``."""
+    return re.sub(r"[\s_\-.]+", "", value).casefold()
+
+
+_ENUM_INDEX: Mapping[str, Mapping[str, str]] = MappingProxyType({
+    key: MappingProxyType({**{_enum_key(v): v for v in members}, **SYNONYMS.get(key, {})})
+    for key, members in ENUMS.items()})
+
+
+def enum_value(key: str, value: str) -> str | None:
+    """The member of seed 004's enum of ``key`` that ``value`` names (see the module
+    docstring), or None; ``value`` itself for a key without an enum."""
+    index = _ENUM_INDEX.get(key)
+    if index is None:
+        return value
+    return index.get(_enum_key(value))
+
+
 def _seed_value(key: str, value: Any) -> Any:
-    """``value`` of seed key ``key`` coerced to the seed's type (None/[] when unknown)."""
+    """``value`` of seed key ``key`` coerced to the seed's type (None/[] when unknown) and
+    into the seed's enum when the key has one."""
+    if key in ENUMS:
+        if key in LIST_KEYS:
+            return [m for m in (enum_value(key, v) for v in _str_list(value)) if m is not None]
+        text = _str(value)
+        return enum_value(key, text) if text is not None else None
     if key in LIST_KEYS:
         return _str_list(value)
     if key == "fiscal_year":
@@ -232,9 +323,12 @@ def render_metadata(ref: Reference, resource: Resource | None,
     typed: Mapping[str, Any] = resource.metadata if resource is not None else {}
     chunk: Mapping[str, Any] = ref.metadata or {}
     out: dict[str, Any] = {}
+    as_given: dict[str, Any] = {}
     for key in METADATA_KEYS:
         raw = chunk.get(key) if key in PROVENANCE_KEYS else typed.get(key)
         out[key] = _seed_value(key, raw)
+        if key in _GIVEN_KEYS and raw not in (None, "", []) and _changed(key, raw, out[key]):
+            as_given[key] = raw
     if ref.type == "post":
         out["source"] = _str(ref.source or (mention.source if mention else None) or chunk.get("source"))
     if resource is not None:
@@ -247,19 +341,57 @@ def render_metadata(ref: Reference, resource: Resource | None,
             out[key] = value
     if ref.type == "post" and "id" not in out and ref.id is not None:
         out["id"] = ref.id
+    if as_given:
+        out["as_given"] = as_given
     return out
 
 
-def _external_url(ref: Reference, resource: Resource | None, mention: Mention | None) -> str | None:
+#: Keys whose stored value may not reach the wire as is (enums, and values that may be unreadable).
+_GIVEN_KEYS: frozenset[str] = frozenset({*ENUMS, "calendar_date", "fiscal_year", "fiscal_quarter"})
+
+
+def _changed(key: str, raw: Any, rendered: Any) -> bool:
+    """Whether rendering lost or renamed part of the stored value ``raw`` of ``key`` (a
+    mere change of type, ``4`` → ``"4"``, a date → its date-time, is not a change)."""
+    if rendered is None:
+        return True
+    if key in ENUMS:
+        given = _str_list(raw) if key in LIST_KEYS else [_str(raw)]
+        shown = rendered if key in LIST_KEYS else [rendered]
+        return given != shown
+    return False
+
+
+def _web_url(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.startswith(("http://", "https://")) else None
+
+
+def external_url(ref: Reference, resource: Resource | None, mention: Mention | None) -> str | None:
+    """The URL a reader opens for ``ref`` that needs no signing, or None: for a post its own
+    page (``permalink``, else ``url``: a link post's ``url`` is the page it links to), from
+    the mention or the chunk's metadata; for a document its metadata ``external_url`` (the
+    filing on EDGAR …). The HTTP API signs a download or viewer link when this is None."""
     if ref.type == "post":
         chunk = ref.metadata or {}
         extra = (mention.model_extra or {}) if mention is not None else {}
-        for candidate in ((mention.url if mention else None), chunk.get("url"), extra.get("permalink"),
-                          chunk.get("permalink")):
-            if isinstance(candidate, str) and candidate.startswith(("http://", "https://")):
+        for candidate in (extra.get("permalink"), chunk.get("permalink"), (mention.url if mention else None),
+                          chunk.get("url")):
+            if _web_url(candidate):
                 return candidate
         return None
-    return _str(resource.metadata.get("external_url")) if resource is not None else None
+    return _web_url(resource.metadata.get("external_url")) if resource is not None else None
+
+
+def seed_text_type(text_type: str | None, ref_type: str | None = None) -> str:
+    """``text_type`` in seed 004's enum (:data:`SEED_TEXT_TYPES`): itself when a member,
+    a transcript passage ``paragraph``, a post ``news`` (see the module docstring); an
+    unknown type is ``news`` for a post reference (``ref_type`` ``"post"``), else
+    ``paragraph``."""
+    if text_type in SEED_TEXT_TYPES:
+        return text_type
+    if text_type in TEXT_TYPE_MAP:
+        return TEXT_TYPE_MAP[text_type]
+    return "news" if ref_type == "post" else "paragraph"
 
 
 def _offsets(ref: Reference, offsets: str, text: str | None) -> dict[str, Any]:
@@ -307,20 +439,26 @@ def render_reference(ref: Reference, resource: Resource | None, mention: Mention
     custom = dict(resource.custom_metadata) if resource is not None and resource.custom_metadata else None
     document_id = ref.resource_id if ref.resource_id is not None else (resource.id if resource else None)
     chunk_text = ref.text if ref.text is not None else (mention.text if mention is not None else None)
+    own_type = ref.text_type or ("post" if ref.type == "post" else None)
     out: dict[str, Any] = {
         "id": number,
         "citation_idx": number,
         "search_type": "rms",
         "chunk_id": ref.chunk_id,
         "text": chunk_text,
-        "text_type": ref.text_type,
+        "text_type": seed_text_type(own_type, ref.type),
         "document_id": document_id,
         "document_name": resource.title if resource is not None else ref.resource_title,
         "s3_file_key": resource.blob_key if resource is not None else None,
-        "external_url": _external_url(ref, resource, mention),
+        "external_url": external_url(ref, resource, mention),
         "metadata": render_metadata(ref, resource, mention),
         "custom_metadata": custom,
     }
+    for key in ("document_id", "s3_file_key"):  # seed 004: a string when present (not nullable)
+        if out[key] is None:
+            del out[key]
+    out["citation"] = ref.citation
+    out["chunk_text_type"] = own_type
     if chat_message_id is not None:
         out["chat_message_id"] = chat_message_id
     out.update(_offsets(ref, offsets, text))
@@ -333,10 +471,34 @@ def _mention_for(ref: Reference, mentions: Mapping[tuple[str, str], Mention]) ->
     return mentions.get((ref.source, ref.id)) or mentions.get((ref.source.lower(), ref.id))
 
 
+def numbered_references(message: Message) -> list[Reference]:
+    """The numbered (chunk and post) references of an assistant message in citation order;
+    ``[]`` for any other message."""
+    if message.role != "assistant":
+        return []
+    numbered = [r for r in message.references if r.type not in ENTITY_TYPES and r.citation is not None]
+    return sorted(numbered, key=lambda r: r.citation or 0)
+
+
+def conversation_citations(messages: Sequence[Message]) -> list[tuple[Message, Reference]]:
+    """Every numbered reference of a conversation, message by message in history order and
+    by citation within a message: the reference at position ``k`` (0-based) has the
+    conversation's ``citation_idx`` ``str(k + 1)``.
+
+    Why: each answer numbers its own citations ``[1]``, ``[2]`` … (rule 2), so a number
+    alone names one reference per answer; the conversation route and the viewer's
+    ``?conversation_id=&citation_idx=`` address each reference of the whole conversation
+    by this one running index instead (issue 15). The numbering of earlier answers never
+    changes when a later turn is added; it can move only when a turn that was still
+    pending settles after a later one of the same conversation (the signed ``viewer_url``,
+    by message, never does)."""
+    return [(message, ref) for message in messages for ref in numbered_references(message)]
+
+
 def render_references(message: Message, resources: Mapping[str, Resource],
                       mentions: Mapping[tuple[str, str], Mention] = _EMPTY, *,
                       chat_message_id: str | None = None, offsets: str = "codepoint",
-                      viewer_url: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
+                      links: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
     """The RMSReferences of ``message``: its numbered references in citation order
     (entity references are skipped; a user message gives ``[]``).
 
@@ -344,20 +506,19 @@ def render_references(message: Message, resources: Mapping[str, Resource],
     as a deleted resource); ``mentions``: (source, id) → :class:`~citewell.models.Mention`
     for post references (source as stored or lower-cased). ``offsets``: the unit of every
     rendered offset; the whole message is converted first (exact). ``chat_message_id`` is
-    added to every reference when given. ``viewer_url``: called with each reference's
-    ``citation_idx``, its result is added as ``viewer_url`` (a link that shows the citation
-    in place).
+    added to every reference when given. ``links``: called with each rendered reference,
+    to add links in place (the HTTP API adds a signed ``viewer_url`` and, where
+    ``external_url`` is None, a signed download or viewer link).
 
     Raises ``ValueError`` for an unknown unit or a corrupt offset in the message.
     """
     check_unit(offsets)
-    numbered = [r for r in message.references if r.type not in ENTITY_TYPES and r.citation is not None]
+    numbered = numbered_references(message)
     if not numbered:
         return []
     if any((r.offset_unit or message.offset_unit) != offsets for r in numbered):
         message = convert_offsets(message, offsets)
-        numbered = [r for r in message.references if r.type not in ENTITY_TYPES and r.citation is not None]
-    numbered.sort(key=lambda r: r.citation or 0)
+        numbered = numbered_references(message)
     out = []
     for ref in numbered:
         if ref.offset_unit is None:  # stated by the message: converted above, or already ``offsets``
@@ -365,10 +526,25 @@ def render_references(message: Message, resources: Mapping[str, Resource],
         resource = resources.get(ref.resource_id) if ref.resource_id is not None else None
         rendered = render_reference(ref, resource, _mention_for(ref, mentions),
                                     chat_message_id=chat_message_id, offsets=offsets, text=message.text)
-        if viewer_url is not None:
-            rendered["viewer_url"] = viewer_url(rendered["citation_idx"])
+        if links is not None:
+            links(rendered)
         out.append(rendered)
     return out
 
 
-__all__ = ["LIST_KEYS", "METADATA_KEYS", "render_metadata", "render_reference", "render_references"]
+__all__ = [
+    "ENUMS",
+    "LIST_KEYS",
+    "METADATA_KEYS",
+    "SEED_TEXT_TYPES",
+    "SYNONYMS",
+    "TEXT_TYPE_MAP",
+    "conversation_citations",
+    "enum_value",
+    "external_url",
+    "numbered_references",
+    "render_metadata",
+    "render_reference",
+    "render_references",
+    "seed_text_type",
+]

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..profiles.analytics import ENUMS
 from ..validtext import valid_json
 
 OffsetUnit = Literal["codepoint", "utf16", "utf8"]
@@ -445,23 +446,35 @@ class ResearchPreviewOut(_Open):
 
 # -- analytics profile (seeds 003/004) -----------------------------------------------------
 
-class ReferenceMetadata(_Open):
-    """RMSReference ``metadata``: the seed's typed keys (always present) plus the chunk's provenance."""
+def _enum(key: str) -> Any:
+    """The ``Literal`` of seed 004's enum of metadata key ``key``."""
+    return Literal.__getitem__(ENUMS[key])
 
-    calendar_date: str | None
+
+def _no_default(schema: dict[str, Any]) -> None:
+    """JSON Schema of an optional field that is absent rather than null: no ``default``."""
+    schema.pop("default", None)
+
+
+class ReferenceMetadata(_Open):
+    """RMSReference ``metadata``: the seed's typed keys (always present; enum keys hold only
+    seed 004's values, the stored value being in ``as_given`` when it differs) plus the
+    chunk's provenance."""
+
+    calendar_date: str | None = Field(description="ISO 8601 date-time, UTC (2026-03-02T00:00:00Z).")
     fiscal_year: int | None
-    fiscal_quarter: str | None
+    fiscal_quarter: str | None = Field(description="\"1\"..\"4\" (seed 004's string type).")
     source: str | None
     tickers: list[str]
     company_names: list[str]
     stock_ids: list[str]
-    document_category: str | None
-    document_subcategory: str | None
-    rms_document_type: str | None
-    rms_type: str | None
+    document_category: _enum("document_category") | None  # type: ignore[valid-type]
+    document_subcategory: _enum("document_subcategory") | None  # type: ignore[valid-type]
+    rms_document_type: _enum("rms_document_type") | None  # type: ignore[valid-type]
+    rms_type: _enum("rms_type") | None  # type: ignore[valid-type]
     rms_sub_type: str | None
-    sector: list[str]
-    subsector: list[str]
+    sector: list[_enum("sector")]  # type: ignore[valid-type]
+    subsector: list[_enum("subsector")]  # type: ignore[valid-type]
     publisher: str | None
     countries: list[str]
     regions: list[str]
@@ -476,23 +489,37 @@ class ReferenceMetadata(_Open):
     last_contributor_name: str | None
     offset: list[dict[str, Any]] | None = Field(description="PDF boxes {page, top, left, width, height}.")
     blocks: list[int] | None = Field(description="Transcript cue indices of the chunk.")
+    as_given: dict[str, Any] = Field(None, json_schema_extra=_no_default,
+                                     description="Additive, only when some value differs from the stored one: the "
+                                                 "stored values of the keys above that seed 004's types or enums "
+                                                 "could not carry as they are.")
 
 
 class RMSReference(_Open):
-    """One evidence reference (seeds 003/004); ``id``/``citation_idx`` are the [N] number as a string."""
+    """One evidence reference (seeds 003/004); ``id``/``citation_idx`` are the [N] number as a
+    string (across the whole conversation on the conversation route)."""
 
     id: str
     citation_idx: str
     search_type: Literal["rms", "external"]
     chunk_id: str | None
     text: str | None
-    text_type: str | None
-    document_id: str | None
+    text_type: Literal["paragraph", "table", "image", "news"] = Field(
+        description="Seed 004's enum: a transcript passage is paragraph, a post news; citewell's own type is in "
+                    "chunk_text_type.")
+    document_id: str = Field(None, json_schema_extra=_no_default,
+                             description="The cited resource (absent when unknown).")
     document_name: str | None
-    s3_file_key: str | None
-    external_url: str | None
+    s3_file_key: str = Field(None, json_schema_extra=_no_default,
+                             description="The stored file's key in the blob folder (absent when not stored).")
+    external_url: str = Field(description="A URL the reader can open: the filing's own (metadata external_url), "
+                                          "the post's own page, else a signed download (or, without stored bytes, "
+                                          "viewer) link valid one to two hours.")
     metadata: ReferenceMetadata
     custom_metadata: dict[str, Any] | None
+    citation: int = Field(description="Additive: the [N] of this reference in its message's text.")
+    chunk_text_type: str | None = Field(description="Additive: citewell's own text_type of the chunk (paragraph, "
+                                                    "table, image, news, transcript, post).")
     viewer_url: str | None = Field(None, description="Additive: a signed link (no API key needed, valid one to two "
                                                      "hours) to GET /rms/viewer, which shows this citation in place.")
 

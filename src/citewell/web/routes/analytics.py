@@ -42,17 +42,22 @@ Every ``data`` is one JSON object (one line) whose ``event_name`` repeats the na
 
 ``conversation``    ``{conversation_id, chat_message_id}`` (seq 1)
 ``search_results``  ``{chat_message_id, results: [{rank, chunk_id, chunk_index, document_id,
-                    document_name, page, text_type, text, start_time?, end_time?}]}``:
-                    the retrieved passages best first; ``text`` an excerpt of at most 300
-                    characters; ``page`` the PDF page (null otherwise); ``start_time``/
+                    document_name, page, text_type, chunk_text_type, text, start_time?,
+                    end_time?}]}``: the retrieved passages best first; ``text`` an excerpt
+                    of at most 300 characters; ``page`` the PDF page (null otherwise);
+                    ``text_type`` in seed 004's enum, citewell's own in ``chunk_text_type``
+                    (:func:`~citewell.profiles.analytics.seed_text_type`); ``start_time``/
                     ``end_time`` (seconds) for transcript passages
 ``citation``        an RMSReference of the /v1/references shape (``id``, ``citation_idx``
                     (strings), ``search_type``, ``chunk_id``, ``text``, ``text_type``,
                     ``document_id``, ``document_name``, ``s3_file_key``, ``external_url``,
-                    ``metadata``, ``custom_metadata``) without its offsets, plus
-                    ``citation`` (int) and ``chat_message_id``; sent before the ``answer``
-                    that first shows its ``[N]``; ``update: true`` when a source becomes
-                    known later (never expected for passages)
+                    ``metadata``, ``custom_metadata``, ``chunk_text_type``, ``viewer_url``)
+                    without its offsets, plus ``citation`` (int) and ``chat_message_id``;
+                    sent before the ``answer`` that first shows its ``[N]``; ``update: true``
+                    when a source becomes known later (never expected for passages). Its
+                    signed links (``viewer_url``, and ``external_url`` when no unsigned URL
+                    is known: :mod:`citewell.web.reflinks`) are made as the event is sent,
+                    so a replayed stream carries links that work
 ``answer``          ``{delta}``: the next piece of the answer text; the deltas concatenated
                     are the message text with its ``[N]`` markers, exactly as
                     ``/v1/references`` offsets and the chat history read it
@@ -91,9 +96,10 @@ from ...digits import whole_number
 from ...engine import Engine, PendingTurn
 from ...errors import NotFoundError
 from ...models import Mention, Message, Passage, Reference, Resource
-from ...profiles.analytics import render_reference
+from ...profiles.analytics import render_reference, seed_text_type
 from ..deps import Context, context
 from ..errors import ApiError
+from ..reflinks import ReferenceLinks
 from ..schemas import FilterValue, OffsetUnit
 from .common import error_docs
 
@@ -263,7 +269,8 @@ def search_result(passage: Passage) -> dict[str, Any]:
     item: dict[str, Any] = {
         "rank": passage.rank, "chunk_id": chunk.id, "chunk_index": chunk.chunk_index,
         "document_id": chunk.resource_id, "document_name": passage.resource_title,
-        "page": meta.get("page"), "text_type": chunk.text_type, "text": _excerpt(chunk.text),
+        "page": meta.get("page"), "text_type": seed_text_type(chunk.text_type), "chunk_text_type": chunk.text_type,
+        "text": _excerpt(chunk.text),
     }
     if passage.resource_kind == "transcript" or "start_time" in meta:
         item["start_time"], item["end_time"] = meta.get("start_time"), meta.get("end_time")
@@ -443,14 +450,30 @@ def _synthetic(engine: Engine, message: Message, recorded: int) -> list[tuple[in
 
 # -- the reader: recorded events, then live ones -----------------------------------------------
 
-async def _tail(engine: Engine, message_id: str, after: int) -> AsyncIterator[str]:
+def _linked(links: ReferenceLinks, message_id: str, name: str, data: str) -> str:
+    """A recorded event's ``data`` as sent: a ``citation`` event gets its signed links
+    (:meth:`ReferenceLinks.complete`), made now so that they work when the event is read."""
+    if name != "citation":
+        return data
+    event = json.loads(data)
+    if not isinstance(event.get("citation"), int):
+        return data
+    return json.dumps(links.complete(event, message_id), ensure_ascii=False, separators=(",", ":"))
+
+
+async def _tail(engine: Engine, message_id: str, after: int, links: ReferenceLinks) -> AsyncIterator[str]:
     """The events of ``message_id`` with ``seq > after`` as SSE blocks, following the turn
-    live until its ``done`` or ``error`` (see the module docstring)."""
+    live until its ``done`` or ``error`` (see the module docstring); ``links`` signs the
+    links of ``citation`` events."""
     quiet_since = time.monotonic()
+
+    def frame(seq: int, name: str, data: str) -> str:
+        return _frame(message_id, seq, name, _linked(links, message_id, name, data))
+
     while True:
         rows = await run_in_threadpool(lambda: engine.recorded_events(message_id, after=after))
         for seq, name, data in rows:
-            yield _frame(message_id, seq, name, data)
+            yield frame(seq, name, data)
             after = seq
             if name in TERMINAL:
                 return
@@ -484,7 +507,7 @@ async def _tail(engine: Engine, message_id: str, after: int) -> AsyncIterator[st
             return  # the client has seen the whole stream already
         for seq, name, data in await run_in_threadpool(_synthetic, engine, message, last[0] if last else 0):
             if seq > after:
-                yield _frame(message_id, seq, name, data)
+                yield frame(seq, name, data)
         return
 
 
@@ -498,12 +521,12 @@ def _parse_last_event_id(value: str) -> tuple[str, int]:
     return message_id, number
 
 
-def _resume(ctx: Context, message_id: str, after: int) -> EventStreamResponse:
+def _resume(request: Request, ctx: Context, message_id: str, after: int) -> EventStreamResponse:
     """The stream of an answer of the caller's workspace after ``after``; 404 otherwise."""
     message = ctx.engine.message(message_id, user_id=ctx.user_id)  # NOT_FOUND: unknown or another workspace's
     if message.role != "assistant":
         raise NotFoundError(f"message {message_id} is not an answer: it has no stream")
-    return EventStreamResponse(_tail(ctx.engine, str(message.id), after))
+    return EventStreamResponse(_tail(ctx.engine, str(message.id), after, ReferenceLinks(request, ctx.engine, ctx.who.key_id or "")))
 
 
 _LAST_EVENT_ID = Header(None, alias="Last-Event-ID",
@@ -523,7 +546,7 @@ def analytics_sse(request: Request, body: SseBody | None = Body(None), last_even
     ``INVALID_REQUEST_BODY`` (empty query, bad offsets/policy, bad Last-Event-ID), 400
     ``INVALID_FILTER``, 401, 404 ``NOT_FOUND`` (unknown conversation_id or message)."""
     if last_event_id is not None and last_event_id.strip():
-        return _resume(ctx, *_parse_last_event_id(last_event_id))
+        return _resume(request, ctx, *_parse_last_event_id(last_event_id))
     if body is None:
         raise ApiError("query is required and must be a string", code="INVALID_REQUEST_BODY")
     offsets = body.offsets or "codepoint"
@@ -538,12 +561,13 @@ def analytics_sse(request: Request, body: SseBody | None = Body(None), last_even
         ctx.engine.fail_turn(pending, "SERVER_ERROR", f"the answer stream could not start ({type(exc).__name__})")
         raise
     request.app.state.turns.submit(ctx.engine, pending, job=recorder.run).add_done_callback(recorder.finish)
-    return EventStreamResponse(_tail(ctx.engine, recorder.message_id, 0))
+    return EventStreamResponse(_tail(ctx.engine, recorder.message_id, 0, ReferenceLinks(request, ctx.engine, ctx.who.key_id or "")))
 
 
 @router.get("/v2/analytics/sse", response_class=EventStreamResponse, status_code=200,
             responses=_STREAM_DOCS, summary="Follow or replay an answer stream (SSE)")
 def analytics_sse_resume(
+        request: Request,
         chat_message_id: str | None = Query(None, description="The answer (the chat_message_id of its events)."),
         last_event_id: str | None = _LAST_EVENT_ID,
         ctx: Context = Depends(context)) -> EventStreamResponse:
@@ -561,7 +585,7 @@ def analytics_sse_resume(
         message_id = header_id
     if message_id is None:
         raise ApiError("chat_message_id is required", code="CHAT_MESSAGE_ID_MISSING")
-    return _resume(ctx, message_id, after)
+    return _resume(request, ctx, message_id, after)
 
 
 __all__ = ["EVENT_NAMES", "EVENT_SCHEMA", "TERMINAL", "EventStreamResponse", "SseBody", "router", "search_result"]

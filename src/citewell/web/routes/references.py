@@ -11,12 +11,19 @@ Every numbered reference of a message as an RMSReference
 (:func:`citewell.profiles.analytics.render_references`); a user message has none. A
 message id of any profile works (they are the same stored messages). Each reference carries
 an additive ``viewer_url``: a signed link (no key needed, one to two hours) to the viewer
-that shows the citation in place (:mod:`citewell.web.routes.viewer`).
+that shows the citation in place (:mod:`citewell.web.routes.viewer`), and an
+``external_url`` that is never null (:mod:`citewell.web.reflinks`).
+
+A conversation's references are numbered across the whole conversation: ``citation_idx``
+(and ``id``) is ``"1"``, ``"2"`` … over every answer's references in order
+(:func:`~citewell.profiles.analytics.conversation_citations`), so each names one
+reference and ``/rms/viewer?conversation_id=&citation_idx=`` shows exactly it; each keeps
+its own message's numbering in the additive ``citation`` (the ``[N]`` of that message's
+text) and ``chat_message_id``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -27,9 +34,9 @@ from ...models import Mention, Message, Resource
 from ...profiles.analytics import render_references
 from ..deps import Context, context
 from ..errors import ApiError
+from ..reflinks import ReferenceLinks
 from ..schemas import ConversationReferencesResponse, OffsetUnit, ReferencesResponse
 from .common import error_docs, payload
-from .viewer import viewer_links
 
 router = APIRouter(tags=["references"])
 
@@ -39,9 +46,9 @@ _OFFSETS = Query("codepoint", description="Unit of start_index/end_index/occurre
 class _Lookup:
     """Resources and posts of one request's references, each read once."""
 
-    def __init__(self, engine: Engine, links: Callable[[str], Callable[[str], str]] | None = None) -> None:
+    def __init__(self, engine: Engine, links: ReferenceLinks | None = None) -> None:
         self.engine = engine
-        self.links = links  # chat_message_id → (citation_idx → signed viewer URL)
+        self.links = links  # the signed viewer_url and external_url of each reference
         self.resources: dict[str, Resource] = {}
         self.mentions: dict[tuple[str, str], Mention] = {}
         self._missing: set[str] = set()
@@ -62,12 +69,14 @@ class _Lookup:
         if posts:
             found = self.engine.store.mentions(self.engine.workspace_id, posts)
             self.mentions.update({key: m for key, m in zip(posts, found) if m is not None})
+        links, message_id = self.links, message.id
         return render_references(message, self.resources, self.mentions, chat_message_id=chat_message_id,
                                  offsets=offsets,
-                                 viewer_url=self.links(message.id) if self.links and message.id else None)
+                                 links=(lambda r: links.complete(r, message_id)) if links and message_id else None)
 
 
-@router.get("/v1/references", response_model=ReferencesResponse, responses=error_docs("analytics"),
+@router.get("/v1/references", response_model=ReferencesResponse, response_model_exclude_unset=True,
+            responses=error_docs("analytics"),
             summary="References of a chat message")
 def message_references(request: Request,
                        chat_message_id: str = Query(..., description="A message id (any profile)."),
@@ -79,25 +88,30 @@ def message_references(request: Request,
     if not chat_message_id.strip():
         raise ApiError("chat_message_id is required", code="CHAT_MESSAGE_ID_MISSING")
     message = ctx.engine.message(chat_message_id, user_id=ctx.user_id)
-    lookup = _Lookup(ctx.engine, viewer_links(request, ctx.who.workspace_id, ctx.who.key_id or ""))
+    lookup = _Lookup(ctx.engine, ReferenceLinks(request, ctx.engine, ctx.who.key_id or ""))
     return {"references": lookup.references(message, offsets), "text": message.text}
 
 
 @router.get("/v2/analytics/conversations/{conversation_id}/references", response_model=ConversationReferencesResponse,
+            response_model_exclude_unset=True,
             responses=error_docs("analytics"), summary="References of a conversation")
 def conversation_references(request: Request, conversation_id: str, offsets: OffsetUnit = _OFFSETS,
                             ctx: Context = Depends(context)) -> dict[str, Any]:
     """The references of every assistant message of a conversation (a session), message by
-    message in order, each with additive ``chat_message_id``, and each message's ``text``
-    (``messages``) that the offsets index."""
+    message in order, numbered across the conversation (``citation_idx``/``id`` ``"1"``,
+    ``"2"`` …, the index ``/rms/viewer?conversation_id=&citation_idx=`` takes), each with
+    additive ``chat_message_id`` and ``citation`` (its ``[N]`` in that message), and each
+    message's ``text`` (``messages``) that the offsets index."""
     ctx.engine.get_chat(conversation_id, user_id=ctx.user_id)
-    lookup = _Lookup(ctx.engine, viewer_links(request, ctx.who.workspace_id, ctx.who.key_id or ""))
+    lookup = _Lookup(ctx.engine, ReferenceLinks(request, ctx.engine, ctx.who.key_id or ""))
     references: list[dict[str, Any]] = []
     messages: list[dict[str, str]] = []
     for message in ctx.engine.history(conversation_id, user_id=ctx.user_id):
         if message.role == "assistant" and message.id:
             references.extend(lookup.references(message, offsets, chat_message_id=message.id))
             messages.append({"chat_message_id": message.id, "text": message.text})
+    for index, reference in enumerate(references, start=1):  # the order of conversation_citations
+        reference["id"] = reference["citation_idx"] = str(index)
     return payload({"references": references, "messages": messages})
 
 

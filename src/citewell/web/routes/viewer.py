@@ -2,8 +2,10 @@
 
 - ``GET /rms/viewer?chat_message_id=&citation_idx=`` — the reference numbered
   ``citation_idx`` of that assistant message;
-- ``GET /rms/viewer?conversation_id=&citation_idx=`` — of the conversation's latest
-  assistant message that cites ``citation_idx``;
+- ``GET /rms/viewer?conversation_id=&citation_idx=`` — the reference numbered
+  ``citation_idx`` across the whole conversation, as the conversation references route
+  numbers them (:func:`~citewell.profiles.analytics.conversation_citations`: every
+  answer's references in order, ``"1"``, ``"2"`` …), so the number names exactly one;
 
 answer an HTML page (:mod:`citewell.web.viewer_page`). For a PDF citation the page embeds
 ``GET /rms/viewer/page?chat_message_id=&citation_idx=&page=&boxes=`` — the cited page as a
@@ -14,7 +16,7 @@ Access: an API key like every route (``X-API-KEY``/``Authorization: Bearer``, wi
 acting-for parameters of :mod:`citewell.web.auth`), **or** a signed link: the query
 carries ``workspace_id``, ``expires`` and ``signature`` (:mod:`citewell.web.signing`) and
 no key is needed. Every analytics reference carries such a link as additive
-``viewer_url`` (:func:`viewer_links`; valid one to two hours), and the page images the
+``viewer_url`` (:class:`citewell.web.reflinks.ReferenceLinks`; valid one to two hours), and the page images the
 viewer embeds are signed links too, so a browser shows the whole page without a header.
 A link with a ``signature`` is judged by the signature alone.
 
@@ -29,7 +31,6 @@ cited.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +42,8 @@ from starlette.datastructures import URL
 from ...digits import MAX_DIGITS, whole_number
 from ...engine import Engine
 from ...errors import NotFoundError
-from ...models import ENTITY_TYPES, Message, Reference
+from ...models import Message, Reference
+from ...profiles.analytics import conversation_citations, numbered_references
 from .. import signing
 from ..auth import (API_KEY_HEADER, BEARER, ORGANIZATION_ID, USER_EMAIL, USER_ID, blank, key_of,
                     resolve_principal)
@@ -104,10 +106,13 @@ class ViewerTarget:
 def viewer_target(
     request: Request,
     chat_message_id: str | None = Query(None, description="An assistant message id (any profile)."),
-    conversation_id: str | None = Query(None, description="A conversation (session/chat) id: its latest assistant "
-                                                          "message citing citation_idx. Give this or "
+    conversation_id: str | None = Query(None, description="A conversation (session/chat) id: citation_idx then "
+                                                          "numbers the references of the whole conversation, as "
+                                                          "its references route does. Give this or "
                                                           "chat_message_id."),
-    citation_idx: str = Query(..., description="The reference's number [N], as citation_idx of the references."),
+    citation_idx: str = Query(..., description="The reference's citation_idx: its [N] in the message "
+                                               "(chat_message_id), or its number across the conversation "
+                                               "(conversation_id)."),
     workspace_id: str | None = Query(None, description="Signed link: the workspace it was made for."),
     key_id: str | None = Query(None, description="Signed link: the API key whose request made it (revoking the "
                                                  "key revokes the link)."),
@@ -158,32 +163,26 @@ def _number(citation_idx: str) -> int:
     return number
 
 
-def _numbered(message: Message, number: int) -> Reference | None:
-    if message.role != "assistant":
-        return None
-    return next((r for r in message.references if r.type not in ENTITY_TYPES and r.citation == number), None)
-
-
 def find_citation(target: ViewerTarget) -> tuple[Message, Reference]:
-    """The message and its reference numbered ``target.citation_idx``: of
-    ``chat_message_id``, or of the latest assistant message of ``conversation_id`` that
-    cites it. ``NotFoundError`` when there is none (or the id is another workspace's);
-    ``ApiError`` 400 for a ``citation_idx`` that is no positive whole number."""
+    """The message and its reference that ``target.citation_idx`` names: the ``[N]`` of
+    ``chat_message_id``, or the reference at that position across ``conversation_id``
+    (:func:`~citewell.profiles.analytics.conversation_citations`). ``NotFoundError`` when
+    there is none (or the id is another workspace's); ``ApiError`` 400 for a
+    ``citation_idx`` that is no positive whole number."""
     number = _number(target.citation_idx)
     engine = target.engine
     if target.chat_message_id is not None:
         message = engine.message(target.chat_message_id, user_id=target.user_id)
-        ref = _numbered(message, number)
+        ref = next((r for r in numbered_references(message) if r.citation == number), None)
         if ref is None:
             raise NotFoundError(f"message {target.chat_message_id} has no citation [{number}]")
         return message, ref
     assert target.conversation_id is not None
     engine.get_chat(target.conversation_id, user_id=target.user_id)
-    for message in reversed(engine.history(target.conversation_id, user_id=target.user_id)):
-        ref = _numbered(message, number)
-        if ref is not None:
-            return message, ref
-    raise NotFoundError(f"no answer of conversation {target.conversation_id} cites [{number}]")
+    cited = conversation_citations(engine.history(target.conversation_id, user_id=target.user_id))
+    if number > len(cited):
+        raise NotFoundError(f"conversation {target.conversation_id} has no reference {number}")
+    return cited[number - 1]
 
 
 def _relative(url: URL) -> str:
@@ -198,20 +197,6 @@ def viewer_url(request: Request, workspace_id: str, chat_message_id: str, citati
     params = signing.sign_viewer(request.app.state.store, workspace_id, CHAT_MESSAGE_ID, chat_message_id,
                                  str(citation_idx), key_id, expires)
     return request.url_for(route).include_query_params(**extra, **params)
-
-
-def viewer_links(request: Request, workspace_id: str, key_id: str) -> Callable[[str], Callable[[str], str]]:
-    """For the references routes: ``links(chat_message_id)(citation_idx)`` is the signed
-    absolute viewer URL of that citation (additive ``viewer_url``) made by API key
-    ``key_id``, valid until :func:`~citewell.web.signing.viewer_expiry` of now (one to two
-    hours, the same link all the hour) and while that key exists."""
-    expires = signing.viewer_expiry()
-
-    def for_message(chat_message_id: str) -> Callable[[str], str]:
-        return lambda citation_idx: str(viewer_url(request, workspace_id, chat_message_id, citation_idx, key_id,
-                                                   expires))
-
-    return for_message
 
 
 def _cited(request: Request, target: ViewerTarget, message: Message, ref: Reference) -> Cited:
@@ -289,4 +274,4 @@ def viewer_page_image(page: int | None = Query(None, ge=1, description="A 1-base
     return PNGResponse(png, headers={"Cache-Control": "private, max-age=300", "X-Content-Type-Options": "nosniff"})
 
 
-__all__ = ["ViewerTarget", "find_citation", "router", "viewer_links", "viewer_target", "viewer_url"]
+__all__ = ["ViewerTarget", "find_citation", "router", "viewer_target", "viewer_url"]
