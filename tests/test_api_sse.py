@@ -263,7 +263,7 @@ def test_a_stream_in_order_with_its_content(server: Server) -> None:
     assert "fiscal_year" in first["metadata"] and "start_index" not in first
     assert events[-1].data == {"event_name": "done", "chat_message_id": message_id,
                                "conversation_id": conversation_id, "status": "settled", "grounded": True,
-                               "warnings": []}
+                               "warnings": [], "generation": {"generator": "Gated"}, "grounded_coverage": 1.0}
 
     # the deltas are the stored text: the chat history's, and the one /v1/references points into
     with server.client() as client:

@@ -85,20 +85,21 @@ def test_alias_forms_map_to_the_offered_passages() -> None:
     text, warnings = expand_numbered(raw, SOURCES)
     message = cite(text, sources=SOURCES)
     assert message.text == ("Sales rose [1]. Margins fell [2][3]. Costs grew [1][3][4]. Cash held [4]. "
-                            "Debt rose [2]. Capex [1]. Made up [S9] and x.")
+                            "Debt rose [2]. Capex [1]. Made up and x.")
     assert [(r.citation, r.chunk_id) for r in message.references] == [(1, "c2"), (2, "c1"), (3, "c3"), (4, "c4")]
     assert [(w["label"], w["citation"]) for w in warnings] == [("[9]", 9), ("(S7)", 7)]
 
 
 def test_prose_streams_word_by_word_and_only_an_unfinished_marker_waits() -> None:
     expander = NumberedExpander(SOURCES)
-    assert expander.feed("One paragraph answer: revenue ") == "One paragraph answer: revenue "
-    assert expander.feed("rose [S") == "rose "  # the open marker waits, nothing else
+    assert expander.feed("One paragraph answer: revenue ") == "One paragraph answer: "
+    assert expander.feed("rose [S") == "revenue "  # the open marker waits, and the space before it
     assert expander.feed("2") == ""
-    assert expander.feed("] and costs") == "[2](chunk:c2) and "
-    assert expander.feed(" fell [label](S") == "costs fell "
-    assert expander.feed("1). ") == "[label](chunk:c1). "
-    assert expander.close() == ""
+    assert expander.feed("] and costs") == "rose [2](chunk:c2) and "
+    assert expander.feed(" fell [label](S") == "costs "
+    assert expander.feed("1). ") == ""  # a trailing space waits for the next character
+    assert expander.feed("Next") == "fell [label](chunk:c1). "
+    assert expander.close() == "Next"
 
 
 _CHARS = st.sampled_from(list("ab S12[]【】()`~\\\n\t>-,.") + ["\r", "†", "chunk:c1", "S2", "https://x", "```",

@@ -119,7 +119,8 @@ class Engine:
     ``workspace``: the workspace name; every call is scoped to it. ``generator``: the
     answer writer (a :class:`~citewell.generate.Generator`, or a name: ``extractive``,
     the default, or ``llm``, the configured OpenAI-compatible endpoint); ``generators``:
-    further writers a question may name (``ask(..., generator="llm")``); ``llm``: the
+    further writers a question may name (``ask(..., generator="llm")``; a ``dict`` given is
+    shared and filled as writers are built, so a server builds each once); ``llm``: the
     endpoint settings of the ``llm`` writer (default :meth:`LLMSettings.resolve`).
     ``mode``: retrieval ``lexical``, ``dense`` or ``hybrid`` (default
     ``CITEWELL_RETRIEVAL_MODE``, else :data:`DEFAULT_MODE`); ``embedder``: the dense model
@@ -144,7 +145,7 @@ class Engine:
                                     embedder=embedder, fusion=fusion)
         self._llm = llm
         #: answer writers by name (``extractive``, ``llm`` …), filled on first use
-        self.generators: dict[str, Generator] = dict(generators or {})
+        self.generators: dict[str, Generator] = generators if isinstance(generators, dict) else dict(generators or {})
         self.generator: Generator = (self.generator_for(generator) if isinstance(generator, str)
                                      else generator or self.generator_for("extractive"))
         #: seconds a generator may take per answer (None: its own limits)

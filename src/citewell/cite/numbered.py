@@ -16,7 +16,9 @@ Aliases compare case-insensitively (``[s2]``). Only prose is rewritten: code spa
 fenced code, link labels and other link destinations, and escaped brackets (``\\[3\\]``)
 are left alone. A number or alias outside ``1..len(sources)`` (a model citing a passage it
 was never shown) is not a citation: the text keeps it as plain prose (the cite stage
-escapes a bracketed number, rule 5) and an ``unknown_target`` warning names it. A post
+escapes a bracketed number, rule 5) and an ``unknown_target`` warning names it; an
+alias form (``[S9]``) is removed with the spaces before it, so nothing that looks like a
+citation stays. A post
 passage is linked as ``post:SOURCE:ID`` so it shares its number with other links to that
 post (rule 1).
 
@@ -109,8 +111,13 @@ def _expand_text(text: str, sources: Sequence[Passage], warnings: list[dict[str,
                 links.append(_link(str(n), sources[n - 1]))
             else:
                 warnings.append(_unknown(f"[{n if n is not None else digits}]", digits, n, len(sources)))
-        out.append(text[pos:match.start()])
-        out.append("".join(links) if links else match.group())
+        before = text[pos:match.start()]
+        if not links and re.search(r"[A-Za-z]", spec):
+            # an alias the model made up: no citation, and no marker left that looks like one
+            out.append(before.rstrip(" \t"))
+        else:
+            out.append(before)
+            out.append("".join(links) if links else match.group())
         pos = match.end()
     out.append(text[pos:])
     return "".join(out)
@@ -210,7 +217,10 @@ def _prose_cut(text: str, at_line_start: bool) -> int:
             depth = 0
         if ch == "\r" and i + 1 == n:  # "\r\n" may be cut in two
             break
-        if depth == 0 and (ch in "\r\n" or (ch in " \t" and not line_open)):
+        # a space is settled once the next character is known not to start a marker (an
+        # alias the model made up is removed with the spaces before it)
+        if depth == 0 and (ch in "\r\n" or (ch in " \t" and not line_open and i + 1 < n
+                                              and text[i + 1] not in " \t[\u3010")):
             safe = i + 1
         i += 1
     return safe

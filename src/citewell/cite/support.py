@@ -54,7 +54,13 @@ Verdicts and rules (in this order)
      scale), equals it (``$34.2 billion`` for ``34,229`` millions, ``$1.7 billion`` for
      ``(1,749)`` millions, ``12%`` for ``12.4%``). A sentence number without a scale word
      is also compared with the passage numbers as written (``34,229`` in a millions
-     table).
+     table). A number with at least 2 significant digits that is none of the passage's
+     is *computed* (reason ``computed:<n>``) when the sentence says it is a change and it
+     is, at its precision, the difference ``a-b`` of two of them (an amount) or their
+     change ``(a-b)/b`` (a percent), or says it is a share or ratio and it is ``a/b``
+     (a percent): ``increased by $2.3 million`` from ``$12.4 million`` and ``$10.1
+     million``; ``grew 23%``; ``a margin of 25%``. A model asked for a margin or a growth
+     rate computes it.
    - **years** (``2022``, ``FY2022``, ``FY22``, ``fiscal 2022``, ``fiscal '22``, the year
      of ``Q4 2023``/``4Q23``/``Q4 FY23`` and of dates): found when the passage names
      the same year in any of these forms.
@@ -704,6 +710,54 @@ def _match_number(q: _Number, pool: Iterable[_Number], passage: _PassageInfo) ->
     return best
 
 
+#: Passage numbers combined pairwise when a sentence number may be computed from them.
+MAX_COMPUTED_OPERANDS = 40
+
+
+def _significant(q: _Number) -> int:
+    """Significant digits of a number as written (``2.3`` → 2, ``0.05`` → 1)."""
+    return len(str(abs(q.raw)).replace(".", "").lstrip("0")) or 1
+
+
+_CHANGE_WORDS_RE = re.compile(r"\b(?:change[sd]?|difference|differ\w*|gap|more|less|by)\b", re.IGNORECASE)
+_SHARE_WORDS_RE = re.compile(r"\b(?:margin|ratio|share|proportion|rate|coverage|of)\b", re.IGNORECASE)
+
+
+def _computed(q: _Number, pool: Sequence[_Number], passage: _PassageInfo, sentence: str) -> str | None:
+    """How ``q`` follows from two numbers ``a``, ``b`` of the passage when the sentence
+    says it was computed: a change (``increased``, ``fell``, ``difference``, ``by`` …) of
+    ``a - b`` for an amount, ``(a - b) / b`` for a percent; a share or ratio (``margin``,
+    ``ratio``, ``of`` …) of ``a / b`` for a percent; rounded to ``q``'s precision. None
+    otherwise, and for a number with fewer than 2 significant digits (they match too many
+    pairs by chance). Operands are the passage's amounts, in its declared scales."""
+    if q.kind not in ("amount", "percent") or _significant(q) < 2:
+        return None
+    change = bool(_UP_RE.search(sentence) or _DOWN_RE.search(sentence) or _CHANGE_WORDS_RE.search(sentence))
+    share = q.kind == "percent" and bool(_SHARE_WORDS_RE.search(sentence))
+    if not change and not share:
+        return None
+    values: list[Decimal] = []
+    for p in pool:
+        if p.kind == "amount" and (q.kind == "percent" or _compatible(q, p, passage)):
+            values.extend(v for v, _ in _readings(p, passage, with_raw=not q.scaled) if v > 0)
+        if len(values) >= MAX_COMPUTED_OPERANDS:
+            break
+    values = list(dict.fromkeys(values))
+    for a in values:
+        for b in values:
+            if a == b:
+                continue
+            if q.kind == "amount":
+                if change and a > b and _near(a - b, q.value, q.step):
+                    return f"{a}-{b}"
+            else:
+                if change and _near(abs(a - b) / b * 100, q.value, q.step):
+                    return f"({a}-{b})/{b}"
+                if share and a < b and _near(a / b * 100, q.value, q.step):
+                    return f"{a}/{b}"
+    return None
+
+
 _COMPARISON_RE = re.compile(r"\b(?:compared\s+(?:to|with)|from|versus|vs\.?|over|than|relative\s+to|"
                             r"respectively)\b", re.IGNORECASE)
 
@@ -850,6 +904,9 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
             soft.append(f"number_more_precise:{q.text}")
         elif how == "scale_unknown":
             soft.append(f"scale_unknown:{q.text}")
+        elif _computed(q, info.items.numbers, info, plain) is not None:
+            found += 1
+            notes.append(f"computed:{q.text}")
         else:
             hard.append(f"number_not_found:{q.text}")
     period = soft if info.table else hard
@@ -915,7 +972,7 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
             texts = [plain, info.text] + ([best.text] if best is not None else [])
             vectors = embedder.embed(texts)
             sim = max(_cosine(vectors[0], v) for v in vectors[1:])
-            sim = min(1.0, max(0.0, sim))
+            sim = float(min(1.0, max(0.0, sim)))
             score = (score + sim) / 2
             notes.append(f"similarity:{_fmt(sim)}")
             if sim < MIN_SIMILARITY:

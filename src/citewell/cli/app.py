@@ -29,11 +29,11 @@ from ..ingest.pipeline import IngestReport, ProgressCallback
 from ..models import Message, Notice, ResourceStatus
 from ..retrieve import parse_filters
 from ..retrieve.hybrid import MODES
-from ..settings import Settings
+from ..settings import LLMSettings, Settings, resolve_generator
 
 RESOURCE_STATUSES: tuple[str, ...] = get_args(ResourceStatus)
 from .keys import keys_app
-from .render import render_answer
+from .render import render_answer, safe
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Grounded answers with exact citations over your own files.")
@@ -43,6 +43,23 @@ app.add_typer(keys_app, name="keys")
 StoreOpt = typer.Option(None, "--store", help="SQLite store file (env CITEWELL_STORE; default: citewell.sqlite in the user data directory).")
 WorkspaceOpt = typer.Option(None, "--workspace", help="Workspace name (env CITEWELL_WORKSPACE; default: default).")
 ConfigOpt = typer.Option(None, "--config", help="citewell.toml to read settings from (env CITEWELL_CONFIG).")
+GeneratorOpt = typer.Option(None, "--generator", help="Answer writer: extractive (quotes, no model) or llm (the "
+                            "configured OpenAI-compatible endpoint). Default: llm when an endpoint is configured, "
+                            "else extractive (env CITEWELL_GENERATOR).")
+LlmBaseUrlOpt = typer.Option(None, "--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 "
+                             "(env CITEWELL_LLM_BASE_URL, else OPENAI_BASE_URL).")
+LlmModelOpt = typer.Option(None, "--llm-model", help="Model name at that endpoint (env CITEWELL_LLM_MODEL).")
+LlmApiKeyOpt = typer.Option(None, "--llm-api-key", help="API key of the endpoint (env CITEWELL_LLM_API_KEY; "
+                            "OPENAI_API_KEY only for OpenAI or OPENAI_BASE_URL).")
+LlmTemperatureOpt = typer.Option(None, "--llm-temperature", help="Sampling temperature (default 0).")
+LlmMaxTokensOpt = typer.Option(None, "--llm-max-tokens", help="Longest answer in tokens (default 700).")
+LlmTimeoutOpt = typer.Option(None, "--llm-timeout", help="Seconds to connect and the longest silence while "
+                             "reading (default 60).")
+
+
+def _llm_settings(config: Optional[Path], **flags: Any) -> LLMSettings:
+    """The LLM endpoint from the ``--llm-*`` flags, environment and config file."""
+    return LLMSettings.resolve(flags, config=config)
 
 
 class ExitError(Exception):
@@ -164,9 +181,14 @@ def ask(
                                        "(embeddings). Env CITEWELL_RETRIEVAL_MODE."),
     explain: bool = typer.Option(False, "--explain", help="Print the retrieved passages with their BM25, dense "
                                  "and fused ranks to stderr."),
+    generator: Optional[str] = GeneratorOpt, llm_base_url: Optional[str] = LlmBaseUrlOpt,
+    llm_model: Optional[str] = LlmModelOpt, llm_api_key: Optional[str] = LlmApiKeyOpt,
+    llm_temperature: Optional[float] = LlmTemperatureOpt, llm_max_tokens: Optional[int] = LlmMaxTokensOpt,
+    llm_timeout: Optional[float] = LlmTimeoutOpt,
     store: Optional[Path] = StoreOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
-    """Answer a question from your sources, with numbered citations."""
+    """Answer a question from your sources, with numbered citations (streamed to stdout as
+    it is written, unless --json)."""
     if offsets not in OFFSET_UNITS:
         raise ExitError(f"--offsets must be one of {', '.join(OFFSET_UNITS)}", 2)
     if mode is not None and mode not in MODES:
@@ -177,27 +199,81 @@ def ask(
     if manifests and corpus is None:
         raise ExitError("--manifest applies while syncing: give --corpus DIR too (or use citewell ingest)", 2)
     _check_manifests(manifests)
-    with _engine(store, workspace, config) as engine:
-        engine.generator = ExtractiveGenerator(max_sentences=max_sentences)
+    llm = _llm_settings(config, base_url=llm_base_url, model=llm_model, api_key=llm_api_key,
+                        temperature=llm_temperature, max_tokens=llm_max_tokens, timeout=llm_timeout)
+    writer = resolve_generator(generator, llm, config=config)
+    settings = Settings.resolve(store=store, workspace=workspace, config=config)
+    with Engine(settings.store, workspace=settings.workspace, llm=llm) as engine:
+        engine.generator = (ExtractiveGenerator(max_sentences=max_sentences) if writer == "extractive"
+                            else engine.generator_for(writer))
         _sync_or_note(engine, corpus, manifests)
         if mode is not None:
             engine.mode = mode
+        out = Console(highlight=False, soft_wrap=True) if sys.stdout is not None and sys.stdout.isatty() else None
         with _embedding_status(engine, filters or None, corpus):
-            message = engine.ask(question, k=k, filters=filters or None, corpus=corpus, sync=False,
-                                 offsets=offsets, policy=policy, image=image)
+            if as_json:
+                message = engine.ask(question, k=k, filters=filters or None, corpus=corpus, sync=False,
+                                     offsets=offsets, policy=policy, image=image)
+            else:
+                events = engine.ask_stream(question, k=k, filters=filters or None, corpus=corpus, sync=False,
+                                           offsets=offsets, policy=policy, image=image)
+                first = next(events)  # retrieval (and its embedding, under the spinner) happens here
+        if not as_json:
+            message = _print_stream(events, out, full=full, first=first)
         for note in message.warnings:  # stdout carries only the answer
             err.print(f"warning: {note.code}: {note.message}", markup=False)
         if explain and question.strip():
             _explain(engine.explain(question, k=k, filters=filters or None, corpus=corpus), engine.mode)
     if as_json:
         _write(json.dumps(message.model_dump(mode="json"), ensure_ascii=False) + "\n")
-    else:
-        out = Console(highlight=False, soft_wrap=True) if sys.stdout is not None and sys.stdout.isatty() else None
-        text = render_answer(message, full=full)
+
+
+def _chain(first: Any, events: Iterator[Any]) -> Iterator[Any]:
+    if first is not None:
+        yield first
+    yield from events
+
+
+def _print_stream(events: Iterator[Any], out: Optional[Console], *, full: bool, first: Any = None) -> Message:
+    """Print an answer's text to stdout as its deltas arrive (leading and trailing
+    whitespace held back, as :func:`render_answer` strips them), then the rest of
+    :func:`render_answer` (the sources); returns the finished message. Closing on an
+    error closes the stream (an LLM stops writing)."""
+    def emit(text: str) -> None:
         if out is not None:
             out.print(text, markup=False, end="")
         else:
             _write(text)
+
+    shown = ""  # printed so far (the stripped text's prefix)
+    pending = ""  # whitespace not printed yet
+    message: Message | None = None
+    try:
+        for event in _chain(first, events):
+            if event.kind == "delta":
+                piece = pending + event.data["text"]
+                if not shown:
+                    piece = piece.lstrip()
+                body = piece.rstrip()
+                pending = piece[len(body):]
+                if body:
+                    emit(safe(body))
+                    shown += body
+            elif event.kind == "done":
+                message = Message(**event.data["message"])
+    except BaseException:
+        if shown:
+            emit("\n")
+        raise
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
+    assert message is not None
+    rendered = render_answer(message, full=full)
+    head = safe(message.text.strip())
+    emit(rendered[len(head):] if rendered.startswith(head) and head.startswith(safe(shown)) else "\n" + rendered)
+    return message
 
 
 @contextmanager
@@ -381,6 +457,10 @@ def serve(
     mode: Optional[str] = typer.Option(None, "--mode", help="Retrieval for every question: hybrid (the "
                                        "default), lexical or dense (sets CITEWELL_RETRIEVAL_MODE for this "
                                        "server)."),
+    generator: Optional[str] = GeneratorOpt, llm_base_url: Optional[str] = LlmBaseUrlOpt,
+    llm_model: Optional[str] = LlmModelOpt, llm_api_key: Optional[str] = LlmApiKeyOpt,
+    llm_temperature: Optional[float] = LlmTemperatureOpt, llm_max_tokens: Optional[int] = LlmMaxTokensOpt,
+    llm_timeout: Optional[float] = LlmTimeoutOpt,
     store: Optional[Path] = StoreOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Serve the HTTP API (FastAPI on uvicorn) on the same store as the other commands:
@@ -397,7 +477,10 @@ def serve(
     from ..web.requestid import LOG_CONFIG
 
     settings = Settings.resolve(store=store, config=config)
-    application = create_app(settings.store)
+    llm = _llm_settings(config, base_url=llm_base_url, model=llm_model, api_key=llm_api_key,
+                        temperature=llm_temperature, max_tokens=llm_max_tokens, timeout=llm_timeout)
+    writer = resolve_generator(generator, llm, config=config)
+    application = create_app(settings.store, generator=writer, llm=llm)
     stopping = application.state.stopping
 
     class Server(uvicorn.Server):
@@ -409,7 +492,9 @@ def serve(
             stopping.set()
             super().handle_exit(sig, frame)
 
-    err.print(f"citewell API on http://{host}:{port} (store {settings.store})", markup=False)
+    model = f" {llm.model} at {llm.base_url}" if writer == "llm" else ""
+    err.print(f"citewell API on http://{host}:{port} (store {settings.store}; answers: {writer}{model})",
+              markup=False)
     Server(uvicorn.Config(application, host=host, port=port, log_config=LOG_CONFIG, access_log=False)).run()
 
 

@@ -99,18 +99,21 @@ class GenerationResult:
     ``generator``: its name (``extractive``, ``llm`` …); ``model``: the model that wrote
     it (None for a model-free generator); ``usage``: ``{prompt_tokens,
     completion_tokens, total_tokens}`` when the endpoint reported it; ``finish_reason``:
-    the endpoint's (``stop``, ``length`` …).
+    the endpoint's (``stop``, ``length`` …); ``served_model``: the model the endpoint
+    said it used, when that differs from ``model`` (a gateway's alias).
     """
 
     generator: str
     model: str | None = None
     usage: dict[str, int] | None = None
     finish_reason: str | None = None
+    served_model: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form stored on the message (None fields left out)."""
         return {k: v for k, v in (("generator", self.generator), ("model", self.model), ("usage", self.usage),
-                                  ("finish_reason", self.finish_reason)) if v is not None}
+                                  ("finish_reason", self.finish_reason), ("served_model", self.served_model))
+                if v is not None}
 
 
 @dataclass

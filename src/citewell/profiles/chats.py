@@ -66,6 +66,10 @@ def render_message(message: Message, *, offsets: str | None = None) -> dict[str,
     error = (message.model_extra or {}).get("error")
     if isinstance(error, dict):  # a failed turn's {code, message}
         out["error"] = error
+    extra = message.model_extra or {}
+    for key in ("generation", "grounded_coverage"):  # additive: who wrote the answer, how much is grounded
+        if extra.get(key) is not None:
+            out[key] = extra[key]
     return out
 
 

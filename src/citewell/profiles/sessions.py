@@ -152,6 +152,10 @@ def render_message(message: Message, *, offsets: str | None = None) -> dict[str,
         out["offset_unit"] = offsets
     if message.warnings:
         out["warnings"] = [w.model_dump(mode="json") for w in message.warnings]
+    extra = message.model_extra or {}
+    for key in ("generation", "grounded_coverage"):  # additive: who wrote the answer, how much is grounded
+        if extra.get(key) is not None:
+            out[key] = extra[key]
     return out
 
 

@@ -30,7 +30,7 @@ from ..errors import UsageError
 from ..generate import Generator
 from ..models import utcnow
 from ..retrieve.hybrid import MODES
-from ..settings import Settings
+from ..settings import LLMSettings, Settings, resolve_generator
 from ..store import Store, open_store
 from . import errors
 from .openapi import build_openapi
@@ -68,22 +68,30 @@ A chats turn that fails is not an HTTP error: its message settles `failed` with
 
 
 def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_upload_mb: float | None = None,
-               worker_threads: int = 1, turn_threads: int = 2, generator: Generator | None = None) -> FastAPI:
+               worker_threads: int = 1, turn_threads: int = 2, generator: Generator | str | None = None,
+               llm: LLMSettings | None = None) -> FastAPI:
     """Build the API on ``store`` (a :class:`~citewell.store.Store`, a SQLite file path, or
     None for the configured default: ``CITEWELL_STORE``, config file, user data folder).
 
     ``max_upload_mb``: upload cap in MB (default ``CITEWELL_MAX_UPLOAD_MB``, else 100);
     ``worker_threads``: threads extracting uploads (1–2); ``turn_threads``: threads
     answering ``POST /v1/ask`` turns (at least 1); ``generator``: the answer writer of
-    every request's engine (default: the extractive one; it is shared by the request and
-    worker threads, so it must be thread-safe). A store opened here is closed at
+    every request's engine, or its name (``extractive``, ``llm``; default: ``llm`` when an
+    endpoint is configured, else ``extractive``); it is shared by the request and worker
+    threads, so it must be thread-safe; ``llm``: the LLM endpoint (default
+    :meth:`LLMSettings.resolve`: environment and config file). A request may name the
+    other writer (``generator`` in its body). A store opened here is closed at
     shutdown; a :class:`Store` passed in is left open. Raises
     :class:`~citewell.errors.StoreError` when the store cannot be opened and
-    :class:`~citewell.errors.UsageError` for a bad upload cap or thread count, or a
-    ``CITEWELL_RETRIEVAL_MODE`` that is not a retrieval mode (every request would fail).
+    :class:`~citewell.errors.UsageError` for a bad upload cap or thread count, a
+    ``CITEWELL_RETRIEVAL_MODE`` that is not a retrieval mode (every request would fail), a
+    bad LLM setting, or ``llm`` without a configured endpoint.
     """
     if worker_threads < 1 or turn_threads < 1:
         raise UsageError("worker_threads and turn_threads must be at least 1")
+    llm = llm if llm is not None else LLMSettings.resolve()
+    if generator is None or isinstance(generator, str):
+        generator = resolve_generator(generator, llm)
     mode = os.environ.get("CITEWELL_RETRIEVAL_MODE")
     if mode and mode not in MODES:
         raise UsageError(f"CITEWELL_RETRIEVAL_MODE must be one of {', '.join(MODES)}, not {mode!r}")
@@ -139,6 +147,8 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     app.state.worker = UploadWorker(opened, threads=worker_threads)
     app.state.turns = TurnWorker(threads=turn_threads)
     app.state.generator = generator
+    app.state.llm = llm
+    app.state.generators = {}  # writers built on first use, shared by every request's engine
     errors.install(app)
     for router in ROUTERS:
         app.include_router(router)

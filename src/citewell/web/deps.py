@@ -29,10 +29,11 @@ class Context:
 def context(request: Request, who: Principal = Depends(principal)) -> Context:
     """FastAPI dependency: the :class:`Context` of an authenticated request (errors as
     :func:`~citewell.web.auth.resolve_principal`). The engine uses the app's generator
-    (``create_app(generator=…)``; None: the default extractive one) and stops embedding
+    (``create_app(generator=…)``), the writers it has built (shared), and its LLM endpoint and stops embedding
     for a question once the app is stopping (``app.state.stopping``)."""
-    generator = getattr(request.app.state, "generator", None)
-    engine = Engine.for_workspace_id(request.app.state.store, who.workspace_id, generator=generator)
+    state = request.app.state
+    engine = Engine.for_workspace_id(state.store, who.workspace_id, generator=getattr(state, "generator", None),
+                                     generators=getattr(state, "generators", None), llm=getattr(state, "llm", None))
     stopping = getattr(request.app.state, "stopping", None)
     if stopping is not None:  # a server shutting down cuts a question's embedding short
         engine.embed_stop = stopping.is_set

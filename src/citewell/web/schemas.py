@@ -99,6 +99,9 @@ class PostMessageBody(_Body):
                           "/v1/resources/{id}/content URL. Remote URLs are not fetched.")
     offsets: OffsetUnit | None = Field(
         None, description="Unit of the offsets in the answer; when given, parts carry start_index/end_index.")
+    generator: Literal["extractive", "llm"] | None = Field(
+        None, description="Answer writer: extractive (quotes the passages, no model) or llm (the server's "
+                          "OpenAI-compatible endpoint; 400 when none is configured). Default: the server's.")
 
 
 FilterValue = str | int | float | bool
@@ -121,6 +124,9 @@ class AskBody(_Body):
         None, description="Unit of the answer's offsets (codepoint, the default; utf16; utf8).")
     policy: Literal["flag", "drop"] | None = Field(
         None, description="Unsupported citations: flag (default) marks them, drop removes them.")
+    generator: Literal["extractive", "llm"] | None = Field(
+        None, description="Answer writer: extractive (quotes the passages, no model) or llm (the server's "
+                          "OpenAI-compatible endpoint; 400 when none is configured). Default: the server's.")
 
 
 class PostRef(_Body):

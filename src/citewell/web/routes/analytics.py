@@ -136,6 +136,9 @@ class SseBody(BaseModel):
     policy: Literal["flag", "drop"] | None = Field(
         None, description="Unsupported citations: flag (default) marks them; drop removes them (the answer is then "
                           "checked whole and sent as one `answer` event).")
+    generator: Literal["extractive", "llm"] | None = Field(
+        None, description="Answer writer: extractive (quotes the passages, no model) or llm (the server's "
+                          "OpenAI-compatible endpoint; 400 when none is configured). Default: the server's.")
 
 
 class EventStreamResponse(StreamingResponse):
@@ -390,7 +393,8 @@ class _Recorder:
         elif event.kind == "done":
             message = data["message"]
             yield "done", {**ids, "conversation_id": self.conversation_id, "status": message["status"],
-                           "grounded": bool(message.get("grounded")), "warnings": message.get("warnings") or []}
+                           "grounded": bool(message.get("grounded")), "warnings": message.get("warnings") or [],
+                           **{k: message[k] for k in ("generation", "grounded_coverage") if k in message}}
         elif event.kind == "error":
             yield "error", {**ids, "conversation_id": self.conversation_id, "code": data["code"],
                             "message": data["message"]}
@@ -552,7 +556,7 @@ def analytics_sse(request: Request, body: SseBody | None = Body(None), last_even
     offsets = body.offsets or "codepoint"
     pending = ctx.engine.begin_turn(body.query, chat_id=body.conversation_id, filters=body.filters,
                                     offsets=offsets, policy=body.policy or "flag", user_id=ctx.who.user_id,
-                                    user_email=ctx.who.user_email)
+                                    user_email=ctx.who.user_email, generator=body.generator)
     recorder = _Recorder(ctx.engine, pending, offsets)
     try:
         recorder.start()

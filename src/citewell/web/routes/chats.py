@@ -46,7 +46,8 @@ def ask(body: AskBody, request: Request, ctx: Context = Depends(context)) -> JSO
     404 ``NOT_FOUND`` (unknown chat_id)."""
     pending = ctx.engine.begin_turn(body.question, chat_id=body.chat_id, filters=body.filters,
                                     offsets=body.offsets or "codepoint", policy=body.policy or "flag",
-                                    user_id=ctx.who.user_id, user_email=ctx.who.user_email)
+                                    user_id=ctx.who.user_id, user_email=ctx.who.user_email,
+                                    generator=body.generator)
     request.app.state.turns.submit(ctx.engine, pending)
     chat_id, message_id = pending.chat.id, str(pending.message.id)
     return JSONResponse({"chat_id": chat_id, "message_id": message_id, "status": "pending"}, status_code=202,

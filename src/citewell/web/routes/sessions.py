@@ -119,7 +119,8 @@ def post_message(session_id: str, body: PostMessageBody, request: Request,
             image = stack.enter_context(question_image(body.image_url, engine=engine, host=host))
         answer = engine.ask(body.content, filters=filters,
                             offsets=body.offsets or "codepoint", chat_id=session_id, image=image,
-                            image_url=body.image_url or None, user_id=user_id, sync=False)
+                            image_url=body.image_url or None, user_id=user_id, sync=False,
+                            generator=body.generator)
     question = _user_message(engine, session_id, answer, user_id)
     chat = engine.get_chat(session_id, user_id=user_id)
     return ok({"session": chat.to_dict(), "user_message": _render(question, body.offsets),
