@@ -357,3 +357,46 @@ def test_cli_scores_several_sets_each_in_its_folder(tmp_path: Path) -> None:
     mismatch = _cli(str(set_a), str(set_b), "--corpus", str(first), "--corpus", str(second), "--corpus",
                     str(first), "--store", store)
     assert mismatch.returncode == 2 and "once per file" in mismatch.stderr and not mismatch.stdout
+
+
+def test_abstention_and_relevant_citation_figures(fixture, tmp_path: Path) -> None:
+    """Questions marked answerable: abstention precision and recall, answered controls, and
+    citation precision counting only faithful and relevant citations, computed exactly."""
+    engine, docs, _ = fixture
+    q_absent = "What did Omega report in 2022?"           # no source names Omega: the scope check abstains
+    q_answered = Q1                                       # marked unanswerable, but the script cites: a miss
+    engine.retriever.rankings[q_absent] = []
+    rows = [
+        {"id": "u1", "question": q_absent, "question_type": "unanswerable", "answerable": False},
+        {"id": "u2", "question": q_answered, "question_type": "unanswerable", "answerable": False},
+        {"id": "c1", "question": Q3, "question_type": "control", "answerable": True},
+    ]
+    path = tmp_path / "abstain.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    report = run_eval(engine, load_questions(path), k=5, corpus=docs)
+    u1, u2, c1 = (q["answer"] for q in report["questions"])
+    assert (u1["abstained"], u2["abstained"], c1["abstained"]) == (True, False, False)
+    assert report["questions"][0]["retrieval"]["hit@5"] is None  # no gold: no retrieval figures
+    abstention = report["overall"]["answer"]["abstention"]
+    assert abstention == {"unanswerable": 2, "answerable": 1, "abstained": 1, "abstained_unanswerable": 1,
+                          "answered_controls_n": 1, "abstention_precision": 1.0, "abstention_recall": 0.5,
+                          "answered_controls": 1.0}
+    # Q1's three citations: [1] supported and relevant; [2] "Alpha opened a plant in Ohio" is
+    # supported but not about revenue; [3] unsupported (900 is not in its passage)
+    assert (u2["citations"], u2["relevant_citations"]) == (3, 1)
+    assert u2["relevant_citation_precision"] == pytest.approx(1 / 3)
+    # Q3 asks what Gamma did; its answer quotes an Alpha passage: faithful, not relevant
+    assert (c1["citations"], c1["relevant_citations"], c1["relevant_citation_precision"]) == (1, 0, 0.0)
+    assert report["overall"]["answer"]["relevant_citation_precision"] == pytest.approx(1 / 6)
+
+
+def test_unanswerable_rows_are_checked(tmp_path: Path) -> None:
+    """An unanswerable row has no gold; 'answerable' is a boolean."""
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"question": "q", "answerable": False, "gold": [{"file": "a", "page": 1}]}) + "\n",
+                    encoding="utf-8")
+    with pytest.raises(EvalFileError, match="has no 'gold'"):
+        load_questions(path)
+    path.write_text(json.dumps({"question": "q", "answerable": "no"}) + "\n", encoding="utf-8")
+    with pytest.raises(EvalFileError, match="true or false"):
+        load_questions(path)

@@ -381,7 +381,8 @@ class Engine:
                  filters: Iterable[str] | Mapping[str, Any] | None = None,
                  corpus: str | os.PathLike[str] | None = None) -> list[Passage]:
         """Top ``k`` passages for ``question`` (filters as DESIGN.md "Filters"; ``corpus``
-        limits to resources with a file under that folder). Raises ``INVALID_FILTER``."""
+        limits to resources with a file under that folder), searched as :meth:`ask`
+        searches: with the linked aliases of its names. Raises ``INVALID_FILTER``."""
         if k < 1:
             raise UsageError("k must be at least 1")
         conditions = parse_filters(filters)
@@ -470,14 +471,18 @@ class Engine:
             self.sync(turn.corpus, manifests=manifests, progress=progress)
         try:
             turn.notes.extend(self._retrieval.prepare(turn.conditions, turn.under, turn.query))
-            return self._retrieval.retrieve(turn.query, k=turn.k, conditions=turn.conditions, under=turn.under)
+            facts = self._retrieval.scope_facts(turn.query, conditions=turn.conditions, under=turn.under)
+            turn.scope["facts"] = facts  # the scope check and relevance read them
+            return self._retrieval.retrieve(turn.query, k=turn.k, conditions=turn.conditions, under=turn.under,
+                                            facts=facts)
         except CitewellError as exc:
             if exc.code != "EMBED_UNAVAILABLE":
                 raise
             turn.notes.append(Notice(code="DENSE_UNAVAILABLE",
                                      message=f"{exc.message}; this answer used lexical (BM25) retrieval only"))
-            return self._retrieval.lexical.retrieve(turn.query, k=turn.k, conditions=turn.conditions,
-                                                    under=turn.under)
+            facts = turn.scope.get("facts")
+            return self._retrieval.lexical.retrieve(facts.query if facts is not None else turn.query, k=turn.k,
+                                                    conditions=turn.conditions, under=turn.under)
 
     # -- asynchronous turns (the chats and analytics profiles) ---------------------------
     def begin_turn(self, question: str, *, chat_id: str | None = None, k: int = 5,

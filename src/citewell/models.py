@@ -163,12 +163,14 @@ class Passage(_Model):
 
 class Occurrence(BaseModel):
     """One ``[N]`` marker in a message text: half-open ``[start_index, end_index)``, plus
-    its rule-8 ``support`` once checked. A closed shape (unknown keys are ignored): a
+    its rule-8 ``support`` once checked and its ``relevance`` to the question
+    (:mod:`citewell.cite.relevance`) once judged. A closed shape (unknown keys are ignored): a
     100 KB answer has hundreds of occurrences, and an open model validates 25% slower."""
 
     start_index: int
     end_index: int
     support: dict[str, Any] | None = None
+    relevance: dict[str, Any] | None = None
 
 
 class Reference(_Model):
@@ -218,6 +220,7 @@ class Part(_Model):
     source: SourceRef | None = None
     sources: list[SourceRef] = Field(default_factory=list)
     support: dict[str, Any] | None = None
+    relevance: dict[str, Any] | None = None
 
 
 class Citation(_Model):

@@ -50,6 +50,7 @@ from ..cite import convert_offsets
 from ..cite.numbered import NumberedExpander
 from ..cite.resolver import SourceResolver
 from ..cite.stream import Event, StreamingCiter
+from ..cite.relevance import apply_relevance
 from ..cite.support import Judge, apply_support, grounded_coverage, part_support
 from ..embed import Embedder
 from ..errors import CitewellError, GenerationError
@@ -156,7 +157,10 @@ class AnswerPipeline:
         notes: list[Notice] = []
         abstention = None
         if turn.preface != NO_IMAGE_TEXT and turn.query:
-            abstention = scope_abstention(turn.question, turn.query, passages, self.scope_checks)
+            abstention = scope_abstention(turn.question, turn.query, passages, self.scope_checks,
+                                          facts=turn.scope.get("facts"))
+            if abstention is not None:
+                passages = []  # nothing is cited
             if abstention is not None and abstention.notice() is not None:
                 notes.append(abstention.notice())  # type: ignore[arg-type]
         writers: list[Any] = [self.generator]
@@ -258,6 +262,10 @@ class AnswerPipeline:
         message of an asynchronous turn (``settle=False``: the caller settles it)."""
         message = apply_support(message, policy=policy, embedder=self.embedder if aliased else None,
                                 judge=self.judge if aliased else None)
+        if turn.query:
+            facts = turn.scope.get("facts")
+            aliases = {f.name.text: f.aliases for f in facts.names if f.aliases} if facts is not None else None
+            message = apply_relevance(message, turn.query, aliases=aliases)
         message.warnings.extend(n.model_copy() for n in turn.notes)
         message.warnings.extend(n.model_copy() for n in notes)
         message.warnings.extend(turn_warnings(self.store, self.workspace_id, turn, passages, message))

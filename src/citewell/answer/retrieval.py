@@ -22,6 +22,7 @@ from ..retrieve import embedder as _embedder
 from ..retrieve.dense import DenseRetriever, embed_missing, embed_passages
 from ..retrieve.hybrid import FUSIONS, MODES, HybridRetriever, Ranked
 from ..retrieve.query import search_terms
+from ..scope.check import ScopeFacts, gather
 from ..store.base import Condition, Store
 
 #: Retrieval mode when none is given (``CITEWELL_RETRIEVAL_MODE`` overrides it): lexical,
@@ -177,9 +178,18 @@ class Retrieval:
                                f"{fate} (they are embedded by citewell ingest --wait, or in the background by "
                                "citewell serve)")]
 
-    def retrieve(self, query: str, *, k: int, conditions: Sequence[Condition], under: str | None) -> list[Passage]:
-        """Top ``k`` passages of the scope for ``query``, best first (nothing prepared)."""
-        return self.retriever.retrieve(query, k=k, conditions=conditions, under=under)
+    def retrieve(self, query: str, *, k: int, conditions: Sequence[Condition], under: str | None,
+                 facts: ScopeFacts | None = None) -> list[Passage]:
+        """Top ``k`` passages of the scope for ``query``, best first (nothing prepared),
+        searched with the linked aliases of its names (``facts.query``; the facts are
+        gathered when not given, :func:`citewell.scope.check.gather`)."""
+        if facts is None:
+            facts = self.scope_facts(query, conditions=conditions, under=under)
+        return self.retriever.retrieve(facts.query or query, k=k, conditions=conditions, under=under)
+
+    def scope_facts(self, query: str, *, conditions: Sequence[Condition], under: str | None) -> ScopeFacts:
+        """What the scope holds of ``query``'s names, years and topic (the scope check's facts)."""
+        return gather(self.store, self.workspace_id, query, conditions=conditions, under=under)
 
     def explain(self, question: str, *, k: int, conditions: Sequence[Condition], under: str | None) -> list[Ranked]:
         """The passages :meth:`retrieve` returns, each with its BM25, dense and fused rank

@@ -11,50 +11,73 @@ generator (no model) is called. To add one::
     # citewell/answer/scope.py
     SCOPE_CHECKS: tuple[ScopeCheck, ...] = (my_check,)
 
-where ``my_check(question: str, query: str, passages: Sequence[Passage]) -> Abstention | str | None``
-(a ``str`` is the abstention's text). A check must be deterministic and cheap (it runs on
-every question) and must not raise.
+where ``my_check(question: str, query: str, passages: Sequence[Passage], facts: ScopeFacts | None)
+-> Abstention | str | None`` (a ``str`` is the abstention's text; ``facts``: what retrieval
+read about the scope, :class:`citewell.scope.check.ScopeFacts`, None when it read
+nothing). A check must be deterministic and cheap (it runs on every question) and must
+not raise.
+
+:func:`not_in_sources` is the first check: :func:`citewell.scope.check.check_scope`
+(an entity, period or topic that the scope does not hold) answers "Not in the sources: …"
+with a ``NOT_IN_SOURCES`` warning ``{code, message, reason, subjects}``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..models import Notice, Passage
+from ..scope.check import NOT_IN_SOURCES, ScopeFacts, check_scope
 
 
 @dataclass(frozen=True)
 class Abstention:
     """The answer of a turn the sources cannot answer: ``text`` (plain, no links) and an
-    optional warning ``{code, message}`` to carry on the message."""
+    optional warning ``{code, message, **details}`` to carry on the message."""
 
     text: str
     code: str | None = None
     message: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
 
     def notice(self) -> Notice | None:
         """The warning to carry, or None."""
-        return Notice(code=self.code, message=self.message or self.text) if self.code else None
+        return Notice(code=self.code, message=self.message or self.text, **dict(self.details)) if self.code else None
 
 
-#: ``check(question, query, passages) -> Abstention | str | None``.
-ScopeCheck = Callable[[str, str, Sequence[Passage]], "Abstention | str | None"]
+#: ``check(question, query, passages, facts) -> Abstention | str | None``.
+ScopeCheck = Callable[[str, str, Sequence[Passage], "ScopeFacts | None"], "Abstention | str | None"]
+
+
+def not_in_sources(question: str, query: str, passages: Sequence[Passage],
+                   facts: ScopeFacts | None) -> Abstention | None:
+    """The scope check of :mod:`citewell.scope.check` on the turn's ``query`` (what the
+    question asks, a follow-up's subject carried): None without facts."""
+    if facts is None:
+        return None
+    found = check_scope(query, facts, passages)
+    if found is None:
+        return None
+    return Abstention(found.text, NOT_IN_SOURCES, found.text,
+                      {"reason": found.reason, "subjects": list(found.subjects)})
+
 
 #: The checks every turn runs after retrieval and before generation, in order.
-SCOPE_CHECKS: tuple[ScopeCheck, ...] = ()
+SCOPE_CHECKS: tuple[ScopeCheck, ...] = (not_in_sources,)
 
 
 def scope_abstention(question: str, query: str, passages: Sequence[Passage],
-                     checks: Sequence[ScopeCheck] | None = None) -> Abstention | None:
+                     checks: Sequence[ScopeCheck] | None = None, facts: ScopeFacts | None = None) -> Abstention | None:
     """The first abstention of ``checks`` (default: :data:`SCOPE_CHECKS` as it is now)
     for this turn, or None to generate."""
     for check in SCOPE_CHECKS if checks is None else checks:
-        found = check(question, query, passages)
+        found = check(question, query, passages, facts)
         if found is None:
             continue
         return found if isinstance(found, Abstention) else Abstention(str(found))
     return None
 
 
-__all__ = ["SCOPE_CHECKS", "Abstention", "ScopeCheck", "scope_abstention"]
+__all__ = ["SCOPE_CHECKS", "Abstention", "ScopeCheck", "not_in_sources", "scope_abstention"]

@@ -44,7 +44,8 @@ class Turn:
     message for follow-ups; ``notes`` the retrieval warnings the answer carries;
     ``preface`` what the answer says first about an image-only question (rule 11);
     ``generator``: the generator asked for (``extractive``, ``llm``) or None for the
-    engine's own.
+    engine's own; ``scope``: what retrieval read about the scope (``facts``: the
+    :class:`citewell.scope.check.ScopeFacts` the scope check and relevance read).
     """
 
     question: str
@@ -62,6 +63,7 @@ class Turn:
     filters: Any = None
     notes: list[Notice] = field(default_factory=list)
     generator: str | None = None
+    scope: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

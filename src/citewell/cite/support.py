@@ -208,6 +208,7 @@ __all__ = [
     "declared_scales",
     "grounded_coverage",
     "message_sentence",
+    "periods",
     "quantities",
     "rounds_to",
     "sentence_support",
@@ -516,6 +517,14 @@ def quantities(text: str) -> list[tuple[Quantity, bool]]:
     """
     norm = _normalise(text)
     return [(q, bool(_SIGN_BEFORE_RE.search(norm[max(0, q.start - 8):q.start]))) for q in _extract(norm).numbers]
+
+
+def periods(text: str) -> tuple[frozenset[int], frozenset[int]]:
+    """The years and quarters ``text`` names, in every form the support checks read
+    (``2022``, ``FY2022``, ``FY22``, ``fiscal 2022``, ``Q4 2023``, ``4Q23``, dates …):
+    ``(years, quarters)``, quarters as 1–4."""
+    items = _extract(_normalise(text))
+    return frozenset(items.years), frozenset(items.quarters)
 
 
 def declared_scales(text: str) -> list[int]:

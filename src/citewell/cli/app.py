@@ -576,8 +576,10 @@ def eval_(
             rank = record["retrieval"]["gold_rank"]
             answer = record["answer"]
             figure = answer.get("figure")
+            hit = answer["evidence_hit@5"]
             err.print(f"[{done}/{total}] {record['id']}: retrieval gold rank {rank or '-'}, "
-                      f"answer evidence {'hit' if answer['evidence_hit@5'] else 'miss'}"
+                      + (f"answer evidence {'hit' if hit else 'miss'}" if hit is not None else
+                         f"answer {'abstained' if answer['abstained'] else 'cites'}")
                       + ("" if figure is None else
                          f", figure {figure['gold']} {'in answer' if figure['in_answer'] else 'missing'}"),
                       markup=False)

@@ -24,7 +24,9 @@ Generic::
 ``span`` ``[start, end)`` of code points of the document's extracted text. ``filters``
 (optional) are as ``citewell ask --filter`` / ``Engine.ask(filters=…)`` take them: an
 object or a list of ``KEY=VALUE`` strings. ``id``, ``question_type`` and ``answer`` (the
-gold answer as text, for figure-in-answer) are optional.
+gold answer as text, for figure-in-answer) are optional. ``answerable`` (optional, a
+boolean) marks an abstention benchmark: ``false`` for a question the sources cannot
+answer (it has no ``gold``), ``true`` for a control (``gold`` then optional).
 The document filter value is the gold document when all gold items name the same one.
 
 Blank lines are skipped; the two formats may not be mixed in one file.
@@ -58,7 +60,8 @@ class EvalFileError(ValueError):
 
 @dataclass
 class Question:
-    """One evaluation question: ``text``, its ``gold`` items, ``question_type``, the
+    """One evaluation question (``answerable`` None, or whether the sources can answer it):
+    ``text``, its ``gold`` items, ``question_type``, the
     ``filters`` it always applies, the ``document`` its document filter uses (or None),
     its ``id``, the ``line`` of the file it came from and its gold ``answer`` text (or None)."""
 
@@ -72,6 +75,7 @@ class Question:
     format: str = "generic"
     extra: dict[str, Any] = field(default_factory=dict)
     answer: str | None = None
+    answerable: bool | None = None
 
     def query_filters(self, filter_doc: bool) -> Any:
         """The filters to ask with: the question's own, plus ``document_name=<document>``
@@ -157,8 +161,15 @@ def _gold_item(item: Any) -> GoldItem:
 
 def _generic(row: dict[str, Any], line: int) -> Question:
     text = _text(row, "question")
+    answerable = row.get("answerable")
+    if answerable is not None and not isinstance(answerable, bool):
+        raise ValueError("'answerable' must be true or false")
     gold_rows = row.get("gold")
-    if not isinstance(gold_rows, list) or not gold_rows:
+    if answerable is False and gold_rows:
+        raise ValueError("an unanswerable question ('answerable': false) has no 'gold'")
+    if answerable is not None and not gold_rows:
+        gold_rows = []
+    elif not isinstance(gold_rows, list) or not gold_rows:
         raise ValueError("'gold' must be a non-empty list")
     gold = unique_gold(_gold_item(g) for g in gold_rows)
     filters = row.get("filters")
@@ -174,7 +185,7 @@ def _generic(row: dict[str, Any], line: int) -> Question:
     return Question(id=str(row.get("id") or f"line {line}"), text=text or "", gold=gold,
                     question_type=str(qtype) if qtype else UNTYPED, filters=filters,
                     document=gold[0].document.strip() if len(docs) == 1 else None, line=line,
-                    answer=_answer(row))
+                    answer=_answer(row), answerable=answerable)
 
 
 def load_questions(path: str | Path) -> list[Question]:

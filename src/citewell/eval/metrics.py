@@ -44,6 +44,10 @@ Answer metrics (``Engine.ask``, its ``Message``)
   support verdict (DESIGN.md rule 8) is ``supported``.
   ``citation_precision`` = ``correct citations / citations``; undefined (``None``)
   when the answer has no citation.
+- ``relevant_citation_precision`` = ``citations whose support verdict is supported AND
+  whose relevance verdict (:mod:`citewell.cite.relevance`) is relevant / citations``: a
+  faithful quote that is not about what the question asks (another company, year or
+  topic) does not count; undefined (``None``) when the answer has no citation.
 - *Sentences* are the answer's ``parts`` whose text, with its ``[N]`` markers removed,
   contains a letter or a digit. A sentence *carries a supported citation* when a
   marker inside the part's ``[start_index, end_index)`` has the support verdict
@@ -55,6 +59,16 @@ Answer metrics (``Engine.ask``, its ``Message``)
   figure. Which gold answers are figures, and the number normalisation (separators,
   parentheses as negatives, scale words and letters, currency, percent, rounding to the
   precision shown) are defined in :mod:`citewell.eval.figures`.
+
+Abstention (questions marked ``answerable``)
+=============================================
+
+An answer *abstains* when it has no numbered citation ("not in the sources", "no
+passage answers"). Over the questions whose file says whether they are answerable:
+``abstention_precision`` = ``unanswerable questions abstained / questions abstained``
+(undefined without abstentions), ``abstention_recall`` = ``unanswerable questions
+abstained / unanswerable questions``, and ``answered_controls`` = ``answerable questions
+answered / answerable questions`` (the controls must not abstain).
 
 Aggregation
 ===========
@@ -179,7 +193,8 @@ def retrieval_metrics(ranked: Sequence[Location], gold: Sequence[GoldItem],
 class AnswerScore:
     """Answer-level figures of one message: ``evidence_hit`` (references 1–5 on gold
     evidence), ``citations``/``correct_citations`` and ``sentences``/``supported_sentences``
-    (the counts behind precision and recall)."""
+    (the counts behind precision and recall), ``relevant_citations`` (supported and
+    relevant)."""
 
     evidence_hit: bool
     citations: int = 0
@@ -187,6 +202,12 @@ class AnswerScore:
     sentences: int = 0
     supported_sentences: int = 0
     cited: list[dict[str, Any]] = field(default_factory=list)
+    relevant_citations: int = 0
+
+    @property
+    def relevant_citation_precision(self) -> float | None:
+        """``relevant_citations / citations`` (faithful and relevant); None without citations."""
+        return self.relevant_citations / self.citations if self.citations else None
 
     @property
     def citation_precision(self) -> float | None:
@@ -224,6 +245,8 @@ def score_answer(message: Message, gold: Sequence[GoldItem],
             score.citations += 1
             if on_gold.get(ref.citation, False) or _supported(occ.support):
                 score.correct_citations += 1
+            if _supported(occ.support) and (occ.relevance or {}).get("verdict") == "relevant":
+                score.relevant_citations += 1
     score.supported_sentences, score.sentences = sentence_support(message)
     return score
 

@@ -40,6 +40,7 @@ def _tables(report: dict[str, Any], prefix: str = "") -> list[Table]:
     answer.add_column(f"evidence-page hit@{ANSWER_K}", justify="right")
     answer.add_column("figure in answer (n)", justify="right")
     answer.add_column("citation precision (n)", justify="right")
+    answer.add_column("faithful+relevant precision (n)", justify="right")
     answer.add_column("citation recall (n)", justify="right")
     for name, summary in _rows(report):
         a = summary["answer"]
@@ -48,14 +49,30 @@ def _tables(report: dict[str, Any], prefix: str = "") -> list[Table]:
         answer.add_row(name, str(summary["questions"]),
                        f"{_fmt(a[f'evidence_hit@{ANSWER_K}'])} ({a['evidence_hits']})", figure,
                        f"{_fmt(a['citation_precision'])} ({a['citation_precision_n']})",
+                       f"{_fmt(a.get('relevant_citation_precision'))} ({a.get('relevant_citation_precision_n', 0)})",
                        f"{_fmt(a['citation_recall'])} ({a['citation_recall_n']})")
-    return [retrieval, answer]
+    tables = [retrieval, answer]
+    if "abstention" in report["overall"]["answer"]:
+        abstain = Table(title=f"{prefix}Abstention (no numbered citation)", title_justify="left")
+        for column in ("questions", "unanswerable", "abstained of them", "controls", "answered of them",
+                       "precision", "recall", "controls answered"):
+            abstain.add_column(column, justify="left" if column == "questions" else "right")
+        for name, summary in _rows(report):
+            b = summary["answer"].get("abstention")
+            if b is None:
+                continue
+            abstain.add_row(name, str(b["unanswerable"]), str(b["abstained_unanswerable"]), str(b["answerable"]),
+                            str(b["answered_controls_n"]), _fmt(b["abstention_precision"]),
+                            _fmt(b["abstention_recall"]), _fmt(b["answered_controls"]))
+        tables.append(abstain)
+    return tables
 
 
 def report_tables(report: dict[str, Any]) -> Group:
     """The report of :func:`citewell.eval.run_eval` (or :func:`~citewell.eval.run_sets`)
     as tables: retrieval figures (top 20 of ``Engine.retrieve``) and answer figures
-    (``Engine.ask``), one row overall and one per question type. With more than one set,
+    (``Engine.ask``), one row overall and one per question type, and abstention figures
+    when the questions say whether they are answerable. With more than one set,
     each set's two tables come first (titled with its name), then those of all sets
     together."""
     sets = report.get("sets") or []

@@ -47,14 +47,19 @@ def evaluate_question(engine: Engine, question: Question, *, k: int = 5, filter_
     """Retrieve (top ``max(KS)``) and answer (``k`` passages) one question and score both;
     returns its record for the ``questions`` list of the report."""
     filters = question.query_filters(filter_doc)
-    passages = engine.retrieve(question.text, k=max(KS), filters=filters, corpus=corpus)
-    ranked = [passage_location(p) for p in passages]
-    retrieval: dict[str, Any] = retrieval_metrics(ranked, question.gold)
-    retrieval["gold_rank"] = first_gold_rank(ranked, question.gold)
+    retrieval: dict[str, Any]
+    if question.gold:
+        passages = engine.retrieve(question.text, k=max(KS), filters=filters, corpus=corpus)
+        ranked = [passage_location(p) for p in passages]
+        retrieval = dict(retrieval_metrics(ranked, question.gold))
+        retrieval["gold_rank"] = first_gold_rank(ranked, question.gold)
+    else:  # no gold evidence (an unanswerable question, or a control without gold)
+        retrieval = {key: None for key in RETRIEVAL_KEYS} | {"gold_rank": None}
     message = engine.ask(question.text, k=k, filters=filters, corpus=corpus, sync=False)
     score = score_answer(message, question.gold, locate_references(engine, message))
     figure = gold_figure(question.answer)
     in_answer = None if figure is None else figure_in_text(figure, message.text)
+    abstained = not any(ref.citation is not None for ref in message.references)
     return {
         "id": question.id,
         "line": question.line,
@@ -65,7 +70,7 @@ def evaluate_question(engine: Engine, question: Question, *, k: int = 5, filter_
                  for g in question.gold],
         "retrieval": retrieval,
         "answer": {
-            f"evidence_hit@{ANSWER_K}": 1.0 if score.evidence_hit else 0.0,
+            f"evidence_hit@{ANSWER_K}": (1.0 if score.evidence_hit else 0.0) if question.gold else None,
             "citation_precision": score.citation_precision,
             "citation_recall": score.citation_recall,
             "citations": score.citations,
@@ -76,8 +81,32 @@ def evaluate_question(engine: Engine, question: Question, *, k: int = 5, filter_
             "warnings": [w.code for w in message.warnings],
             "figure_in_answer": None if in_answer is None else float(in_answer),
             "figure": None if figure is None else {"gold": figure.text, "in_answer": in_answer},
+            "relevant_citation_precision": score.relevant_citation_precision,
+            "relevant_citations": score.relevant_citations,
+            "answerable": question.answerable,
+            "abstained": abstained,
         },
     }
+
+
+def _ratio(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+def abstention_summary(answers: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Abstention figures of answers whose question says whether it is answerable
+    (module docstring of :mod:`citewell.eval.metrics`, "Abstention"), with the counts."""
+    marked = [a for a in answers if a.get("answerable") is not None]
+    unanswerable = [a for a in marked if a["answerable"] is False]
+    controls = [a for a in marked if a["answerable"] is True]
+    abstained = [a for a in marked if a["abstained"]]
+    right = sum(1 for a in unanswerable if a["abstained"])
+    answered = sum(1 for a in controls if not a["abstained"])
+    return {"unanswerable": len(unanswerable), "answerable": len(controls), "abstained": len(abstained),
+            "abstained_unanswerable": right, "answered_controls_n": answered,
+            "abstention_precision": _ratio(right, len(abstained)),
+            "abstention_recall": _ratio(right, len(unanswerable)),
+            "answered_controls": _ratio(answered, len(controls))}
 
 
 def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -95,6 +124,11 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         answer[key], answer[f"{key}_n"] = mean(a[key] for a in answers)
     for key in ("citations", "correct_citations", "sentences", "supported_sentences"):
         answer[key] = sum(a[key] for a in answers)
+    answer["relevant_citation_precision"], answer["relevant_citation_precision_n"] = mean(
+        a.get("relevant_citation_precision") for a in answers)
+    answer["relevant_citations"] = sum(a.get("relevant_citations", 0) for a in answers)
+    if any(a.get("answerable") is not None for a in answers):
+        answer["abstention"] = abstention_summary(answers)
     answer["figure_in_answer"], answer["figure_in_answer_n"] = mean(a.get("figure_in_answer") for a in answers)
     answer["figure_hits"] = sum(1 for a in answers if a.get("figure_in_answer"))
     return {"questions": len(records), "retrieval": retrieval, "answer": answer}
@@ -159,5 +193,5 @@ def run_sets(engine: Engine, sets: Sequence[EvalSet], *, k: int = 5, filter_doc:
     return {**_report(records), "questions": records, "sets": summaries}
 
 
-__all__ = ["RETRIEVAL_KEYS", "EvalProgress", "EvalSet", "evaluate_question", "locate_references", "run_eval",
+__all__ = ["RETRIEVAL_KEYS", "EvalProgress", "EvalSet", "abstention_summary", "evaluate_question", "locate_references", "run_eval",
            "run_sets", "summarize"]

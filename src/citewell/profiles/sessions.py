@@ -20,8 +20,8 @@ content``. Rule 5 escapes (``\\[12\\]``) are kept: content is markdown.
 
 Additive fields the design defines appear only when they say something the seed's
 fields do not (so a plain answer has exactly the seed's shape): a part's ``sources``
-(further passages of its sentence, rule 6) when non-empty and ``support`` (rule 8) when
-checked; a citation's ``chunk_indices`` (rule 7) when it cites more than its first
+(further passages of its sentence, rule 6) when non-empty, ``support`` (rule 8) when
+checked and ``relevance`` (:mod:`citewell.cite.relevance`) when judged; a citation's ``chunk_indices`` (rule 7) when it cites more than its first
 chunk; a post's ``source``/``id`` on its source objects and citations; the message's
 ``warnings`` (``[{code, message, …}]``: no matching resources, files still processing,
 dropped citations …) when there are any.
@@ -131,6 +131,8 @@ def render_message(message: Message, *, offsets: str | None = None) -> dict[str,
                 rendered["sources"] = [render_source(s) for s in part.sources]
             if part.support is not None:
                 rendered["support"] = dict(part.support)
+            if getattr(part, "relevance", None) is not None:
+                rendered["relevance"] = dict(part.relevance)  # type: ignore[arg-type]
             parts.append(rendered)
             at = spans[-1][1] if spans else 0
             spans.append((at, at + len(rendered["text"])))

@@ -310,6 +310,13 @@ class Store(Protocol):
         search sees, in any process): read-only."""
         ...
 
+    def scope_resources(self, workspace_id: str, *, conditions: Sequence[Condition] = (),
+                        under: str | None = None) -> Sequence[Resource]:
+        """The ready resources a search with ``conditions`` (resource-level keys; the
+        chunk-level ``created_at`` and ``source`` are not applied) under folder ``under``
+        reads, as :meth:`ranking_resources` gives them (shared, read-only)."""
+        ...
+
     def term_counts(self, workspace_id: str, groups: Sequence[Sequence[str]]) -> tuple[int, list[int]]:
         """Document frequencies for ranking: ``(n, counts)``.
 

@@ -1051,6 +1051,18 @@ class SQLiteStore:
                 self._resource_from_row(row) for row in self._list_resources(conn, workspace_id, ["ready"],
                                                                               under, None, 0)))
 
+    def scope_resources(self, workspace_id: str, *, conditions: Sequence[Condition] = (),
+                        under: str | None = None) -> tuple[Resource, ...]:
+        """The resources of :meth:`ranking_resources` that match the resource-level
+        ``conditions`` (see :meth:`Store.scope_resources`); cached sets as searches use."""
+        resource_conditions = [c for c in conditions if c.key not in _CHUNK_KEYS]
+        everything = self.ranking_resources(workspace_id, under=under)
+        if not resource_conditions:
+            return everything
+        with self._snapshot() as conn:
+            ids = self._scope_resources(conn, workspace_id, resource_conditions, under)
+        return everything if ids is None else tuple(r for r in everything if r.id in ids)
+
     @staticmethod
     def _count_group(conn: sqlite3.Connection, scope: Scope, group: Sequence[str]) -> int:
         """How many rows of ``scope`` have every word of ``group`` in their text (0 for no word)."""

@@ -1,0 +1,297 @@
+"""The scope check: answer "not in the sources" when the sources in scope cannot hold the
+answer, before any generator speaks.
+
+:func:`gather` reads from the store what the check needs (the :class:`ScopeFacts`);
+:func:`check_scope` is a pure function of (question, facts, retrieved passages) that
+returns None (go on and answer) or a :class:`ScopeAbstention` (the whole answer, with no
+citation). The rules, in order (the first that applies decides):
+
+1. **Entity.** The question's names (:func:`~citewell.scope.names.question_names`) are
+   looked up in the scope. A name is *held* when an in-scope resource's labels name it
+   (title, file name, metadata tickers and company names), a passage in scope mentions
+   it (:func:`~citewell.scope.names.mentions`: case-sensitive; a name the sources also
+   use as an ordinary word does not count where it starts a sentence), a name linked to
+   it (:func:`~citewell.scope.names.ticker_links`: metadata, or "Name (TICK)" in a
+   passage) is held, or — for a name of several words — one of its words that the
+   sources never use as an ordinary word is held. A held name is an *anchor* when a
+   resource's labels name it, it is a ticker or linked to a held one, or it is a word
+   name the sources never use as an ordinary word (``Activision``; not ``Revenue``, and
+   not a term in capitals such as ``EBITDA`` that only a passage mentions). The check
+   abstains when some name of the question (other than a weak first word) is not held
+   and none is an anchor: "What was Ferrari's EBITDA margin?" over sources that never
+   mention Ferrari, but not "What was AMCOR's Real change in sales?" over Amcor's filings.
+2. **Period.** The sources *about the question* are the in-scope resources whose labels
+   name a held name, else the resources of passages that mention one, else all of the
+   scope. For each year the question names
+   (:func:`~citewell.scope.periods.question_years`): when the question does not look
+   ahead (:func:`~citewell.scope.periods.looks_ahead`) and the year is after the latest
+   period of those sources (:func:`~citewell.scope.periods.latest_period`), the check
+   abstains (a future year: a 2022 annual report names 2030 only as a maturity or a
+   target); otherwise, when no passage of those sources names the year in any form, it
+   abstains (a period no source covers).
+3. **Topic.** The topic concepts are the concepts of the question's first sentence
+   (:func:`~citewell.retrieve.terms.question_concepts`) other than names, numbers and
+   the words numbers and periods are written with
+   (:data:`~citewell.cite.support.FILLER_WORDS`), each weighted by its inverse document
+   frequency in the workspace, ``ln((n + 1) / (df + 0.5))``. A concept is *missing* when
+   no passage of the sources about the question has it (a full-text lookup of its words
+   there, the best :data:`TOPIC_LOOKUP_LIMIT` passages read) and no retrieved passage of
+   those sources has it. When the missing concepts carry at least
+   :data:`MIN_TOPIC_SHARE_MISSING` (two thirds) of the weight and of the concepts (rare
+   words of phrasing — "what drove …", "… as the numerator" — are no absent topic), the
+   check abstains: those sources do
+   not speak of most of what is asked ("the boiling point of mercury" over filings).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..cite.support import FILLER_WORDS, periods
+from ..models import Notice, Passage, Resource
+from ..retrieve.terms import NAME_BOOST, Concept, content_terms, porter_stem, question_concepts
+from ..sentences import sentence_spans
+from ..store.base import Condition, Store
+from .names import (
+    Name,
+    alias_query,
+    cashtags,
+    mentions,
+    names_resource,
+    question_names,
+    ticker_definitions,
+    ticker_links,
+    used_as_word,
+)
+from .periods import latest_period, looks_ahead, question_years
+
+#: Share of the topic weight that, missing from the sources about the question, makes it
+#: off-topic for them (rule 3).
+MIN_TOPIC_SHARE_MISSING = 2 / 3
+#: Passages read per topic concept when looking for it in the sources about the question.
+TOPIC_LOOKUP_LIMIT = 20
+#: Passages read per name or year looked up in the scope (full-text, best first).
+LOOKUP_LIMIT = 100
+#: The code of the warning an abstention carries.
+NOT_IN_SOURCES = "NOT_IN_SOURCES"
+_FILLER = frozenset(FILLER_WORDS) | frozenset(porter_stem(w) for w in FILLER_WORDS)
+
+
+@dataclass(frozen=True)
+class NameFacts:
+    """What the scope holds about one question name: ``common`` (the sources use it as an
+    ordinary word), the ids of in-scope ``resources`` whose labels name it, the
+    ``passages`` in scope that mention it, its linked ``aliases`` and whether one of them
+    is held (``alias_held``), the resources that hold an alias (``alias_resources``),
+    ``word_held`` (a word of a multi-word name that the sources never use as an ordinary
+    word is held) and the aliases worth searching for (``expand``: those mentioned by
+    passages in scope that do not mention the name, such as posts that give only a
+    cashtag)."""
+
+    name: Name
+    common: bool = False
+    resources: tuple[str, ...] = ()
+    passages: tuple[Passage, ...] = ()
+    aliases: tuple[str, ...] = ()
+    alias_held: bool = False
+    word_held: bool = False
+    alias_resources: tuple[str, ...] = ()
+    expand: tuple[str, ...] = ()
+
+    @property
+    def held(self) -> bool:
+        """Whether the scope holds the name (rule 1)."""
+        return bool(self.resources or self.passages or self.alias_held or self.word_held)
+
+
+@dataclass(frozen=True)
+class ScopeFacts:
+    """What :func:`check_scope` reads about the scope: its ``resources``, the facts of each
+    question name, the scope passages naming each question year (``year_passages``), the
+    topic concepts with their weights (``topics``), and the ``query`` with linked aliases
+    (:func:`~citewell.scope.names.alias_query`) that retrieval should read."""
+
+    resources: tuple[Resource, ...] = ()
+    names: tuple[NameFacts, ...] = ()
+    year_passages: Mapping[int, tuple[Passage, ...]] = field(default_factory=dict)
+    topics: tuple[tuple[Concept, float, bool], ...] = ()
+    query: str = ""
+
+
+@dataclass(frozen=True)
+class ScopeAbstention:
+    """The answer of a question the scope cannot answer: ``text`` (plain, no link), the
+    rule that decided (``reason``: ``entity``, ``future_period``, ``period`` or
+    ``topic``) and what it is about (``subjects``: names, years or topic words)."""
+
+    text: str
+    reason: str
+    subjects: tuple[str, ...] = ()
+
+    def notice(self) -> Notice:
+        """The ``NOT_IN_SOURCES`` warning the message carries."""
+        return Notice(code=NOT_IN_SOURCES, message=self.text, reason=self.reason, subjects=list(self.subjects))
+
+
+def first_sentence(question: str) -> str:
+    """The question's first sentence (syntok), which states what it asks."""
+    spans = sentence_spans(question)
+    return question[spans[0][0]:spans[0][1]] if spans else question
+
+
+def topic_concepts(question: str) -> list[Concept]:
+    """The topic concepts of ``question`` (rule 3, unweighted)."""
+    return [c for c in question_concepts(first_sentence(question))
+            if not c.number and c.boost != NAME_BOOST and not all(alt <= _FILLER for alt in c.alternatives)]
+
+
+def _lookup(store: Store, workspace_id: str, words: Sequence[str], conditions: Sequence[Condition],
+            under: str | None) -> list[Passage]:
+    terms = [w.lower() for w in words if w.strip()]
+    return store.search_text(workspace_id, terms, limit=LOOKUP_LIMIT, conditions=conditions, under=under) if terms else []
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in text.replace("&", " ").replace("-", " ").split() if w]
+
+
+def _name_facts(store: Store, workspace_id: str, name: Name, resources: Sequence[Resource],
+                conditions: Sequence[Condition], under: str | None, *, depth: int = 0) -> NameFacts:
+    found = _lookup(store, workspace_id, _words(name.text.lstrip("$")), conditions, under)
+    common = any(used_as_word(p.chunk.text, name) for p in found) if name.kind == "word" else False
+    passages = tuple(p for p in found if mentions(p.chunk.text, name, common=common))
+    labelled = tuple(r.id for r in resources if names_resource(r, name))
+    texts = [p.chunk.text for p in passages]
+    seen: set[str] = set()
+    for _, code, explicit in ticker_definitions(texts) if depth == 0 else ():
+        if not explicit and code not in seen:  # a bare code is a ticker when the sources use its cashtag
+            seen.add(code)
+            if any(code in cashtags(p.chunk.text) for p in _lookup(store, workspace_id, [code], conditions, under)):
+                seen.add("$" + code)
+    links = ticker_links([name], resources, texts, [c[1:] for c in seen if c.startswith("$")])
+    aliases = tuple(sorted(links.get(name.text, set())))
+    alias_held = False
+    alias_resources: list[str] = []
+    expand: list[str] = []
+    own = {p.chunk.id for p in passages}
+    if depth == 0:
+        for alias in aliases:
+            other = Name(alias, "code" if alias.isupper() else "word", ticker=alias.isupper() and len(alias) <= 6)
+            facts = _name_facts(store, workspace_id, other, resources, conditions, under, depth=1)
+            if facts.held:
+                alias_held = True
+                alias_resources.extend(facts.resources or tuple(p.chunk.resource_id for p in facts.passages))
+            if any(p.chunk.id not in own for p in facts.passages):
+                expand.append(alias)
+    word_held = False
+    parts = _words(name.text)
+    if depth == 0 and len(parts) > 1 and not (labelled or passages):
+        for part in parts:
+            if len(part) < 2 or part.lower() in ("and",):
+                continue
+            sub = Name(part, "word" if any(c.islower() for c in part) else "code")
+            facts = _name_facts(store, workspace_id, sub, resources, conditions, under, depth=1)
+            if not facts.common and facts.held:
+                word_held = True
+                break
+    return NameFacts(name, common, labelled, passages, aliases, alias_held, word_held, tuple(alias_resources),
+                     tuple(expand))
+
+
+def gather(store: Store, workspace_id: str, question: str, *, conditions: Sequence[Condition] = (),
+           under: str | None = None) -> ScopeFacts:
+    """Read the :class:`ScopeFacts` of ``question`` from the store: the scope's resources,
+    one full-text lookup (at most :data:`LOOKUP_LIMIT` passages) per question name, linked
+    alias and year, and the document frequencies of the topic concepts. About a
+    millisecond per lookup on the SQLite store; never raises for any question text."""
+    resources = tuple(store.scope_resources(workspace_id, conditions=conditions, under=under))
+    names = tuple(_name_facts(store, workspace_id, n, resources, conditions, under)
+                  for n in question_names(question))
+    about, _ = _about_resources(names, resources)
+    narrowed = list(conditions)
+    if len(about) < len(resources):
+        narrowed.append(Condition("resource_id", "eq", tuple(sorted(r.id for r in about))))
+    years: dict[int, tuple[Passage, ...]] = {}
+    for year in sorted(question_years(question)):
+        found = _lookup(store, workspace_id, [str(year), f"fy{year}", f"fy{year % 100:02d}"], narrowed, under)
+        years[year] = tuple(p for p in found if year in periods(p.chunk.text)[0])
+    concepts = topic_concepts(question)
+    topics: list[tuple[Concept, float, bool]] = []
+    if concepts:
+        groups = [list(words) for c in concepts for words in c.words]
+        n, counts = store.term_counts(workspace_id, groups)
+        i = 0
+        for concept in concepts:
+            df = max(counts[i:i + len(concept.words)], default=0)
+            i += len(concept.words)
+            words = sorted({w for alt in concept.words for w in alt})
+            present = any(concept.matches(content_terms(p.chunk.text))
+                          for p in _lookup(store, workspace_id, words, narrowed, under)[:TOPIC_LOOKUP_LIMIT])
+            topics.append((concept, math.log((n + 1) / (df + 0.5)), present))
+    # aliases help retrieval find passages elsewhere when no resource in scope is named by the name
+    links = {f.name.text: set(f.expand) for f in names if f.expand and not f.resources}
+    return ScopeFacts(resources, names, years, tuple(topics), alias_query(question, links))
+
+
+def _anchor(f: NameFacts) -> bool:
+    """A held name that shows what the question is about (rule 1): named by a resource's
+    labels, a held ticker, or a held word name the sources never use as an ordinary word."""
+    if not f.held:
+        return False
+    return bool(f.resources) or f.name.ticker or f.alias_held or (f.name.kind == "word" and not f.common)
+
+
+def _about_resources(names: Sequence[NameFacts], resources: Sequence[Resource]) -> tuple[list[Resource], list[str]]:
+    """The sources about the question (rule 2) and the held names they are about."""
+    held = [f for f in names if f.held]
+    if not held:
+        return list(resources), []
+    ids = {rid for f in held for rid in (*f.resources, *f.alias_resources)}
+    if not ids:
+        ids = {p.chunk.resource_id for f in held for p in f.passages}
+    about = [r for r in resources if r.id in ids]
+    return (about or list(resources)), [f.name.text for f in held if not f.name.weak] or [
+        f.name.text for f in held]
+
+
+def check_scope(question: str, facts: ScopeFacts, passages: Sequence[Passage]) -> ScopeAbstention | None:
+    """None when the scope may hold the answer, else the :class:`ScopeAbstention` to give
+    instead (rules in the module docstring). Pure: reads only its arguments."""
+    missing = [f for f in facts.names if not f.name.weak and not f.held]
+    if missing and not any(_anchor(f) for f in facts.names):
+        shown = [f.name.text for f in missing]
+        return ScopeAbstention(f"Not in the sources: none of them mentions {_join(shown)}.", "entity", tuple(shown))
+    about, subjects = _about_resources(facts.names, facts.resources)
+    about_ids = {r.id for r in about}
+    whom = f" about {_join(subjects)}" if subjects else ""
+    latest = latest_period(about)
+    for year in sorted(question_years(question)):
+        if latest is not None and year > latest and not looks_ahead(question):
+            return ScopeAbstention(f"Not in the sources: the sources{whom} report on periods up to {latest}, "
+                                   f"not on {year}.", "future_period", (str(year),))
+        if not any(p.chunk.resource_id in about_ids for p in facts.year_passages.get(year, ())):
+            return ScopeAbstention(f"Not in the sources: no source{whom} mentions {year}.", "period", (str(year),))
+    if facts.topics:
+        retrieved = [content_terms(p.chunk.text) for p in passages if p.chunk.resource_id in about_ids]
+        total = sum(w for _, w, _ in facts.topics)
+        absent = [(c, w) for c, w, present in facts.topics
+                  if not present and not any(c.matches(terms) for terms in retrieved)]
+        if total > 0 and sum(w for _, w in absent) / total >= MIN_TOPIC_SHARE_MISSING \
+                and len(absent) >= MIN_TOPIC_SHARE_MISSING * len(facts.topics):
+            words = [c.words[0][0] if c.words and c.words[0] else c.head or "" for c, _ in absent]
+            return ScopeAbstention(f"Not in the sources: no source{whom} speaks of {_join([w for w in words if w])}.",
+                                   "topic", tuple(words))
+    return None
+
+
+def _join(items: Sequence[str]) -> str:
+    items = list(dict.fromkeys(items))
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " or " + items[-1]
+
+
+__all__ = ["LOOKUP_LIMIT", "MIN_TOPIC_SHARE_MISSING", "TOPIC_LOOKUP_LIMIT", "NOT_IN_SOURCES", "NameFacts", "ScopeAbstention", "ScopeFacts",
+           "check_scope", "first_sentence", "gather", "topic_concepts"]

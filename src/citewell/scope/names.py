@@ -1,0 +1,275 @@
+"""Names a question asks about, how a text mentions them, and name ↔ ticker links.
+
+Question names (:func:`question_names`)
+=======================================
+
+Runs of name-cased words of the question, joined by spaces, ``&``, ``-`` or ``'``
+(``Johnson & Johnson``, ``Coca-Cola``, ``Best Buy``): a word is name-cased when it has
+an upper-case letter and is all capitals (``ATVI``, ``EBITDA``), holds a digit (``3M``),
+starts lower-case (``eBay``), or is capitalised and not the question's first word. A
+trailing ``'s`` is dropped. Stop words (:data:`citewell.retrieve.terms.STOP_WORDS`), period
+labels (``FY2022``, ``Q4``, ``H1``, ``10-K``), numbers and one-letter words end a run.
+The capitalised first word of a sentence of the question starts a run only when a name-cased word follows
+it (``General Motors``) and is otherwise a *weak* name (``Boeing total revenues …``):
+it can show that the question is about something the sources hold, never that it is
+about something they lack. Cashtags (``$ATVI``, ``$BTC.X``) are tickers. Each name has a
+*class*: ``word`` (it has lower-case letters: ``Netflix``, ``Johnson & Johnson``) or
+``code`` (all capitals or digits: ``AMCOR``, ``3M``, ``EBITDA``, a cashtag).
+
+Mentions (:func:`mentions`)
+===========================
+
+A text mentions a name when the name occurs in it case-sensitively (as the question
+wrote it, or in capitals) at word boundaries, its words separated by any run of spaces,
+``-`` or ``&``; a ticker also as its cashtag (``$ATVI``). A name that the sources also
+use as an ordinary word (``common``: its lower-case form occurs, as in "we block
+spam" for a company called Block) does not count where a sentence or line starts with
+it: the capital there is the sentence's. A *label* (a resource's title, file name,
+tickers and company names) names a name when the name's letters and digits, lower-cased,
+occur in the label's (``Best Buy`` in ``BESTBUY_2024Q2_10Q``; ``3M`` in ``3M_2022_10K``),
+or the name equals one of its tickers.
+
+Links (:func:`ticker_links`)
+============================
+
+A company name and a ticker are linked, both ways, when the data says so: a resource's
+metadata lists both (``tickers`` and ``company_names``, from a manifest or an upload), or
+a text defines the ticker right after the name, as financial writing does: ``Activision
+Blizzard (ATVI)``, ``Amcor ($AMCR)``, ``3M Company (NYSE: MMM)`` (an exchange prefix is
+any capitalised word before a colon). A bare code in parentheses is a ticker only when
+the sources also use it as one (a cashtag such as ``$ATVI`` in a post, or a resource's
+metadata ticker); otherwise it defines an abbreviation (``Boeing Capital Corporation
+(BCC)``). No list of companies is built in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..models import Resource
+from ..retrieve.terms import STOP_WORDS
+
+_WORD_RE = re.compile(r"\$?[^\W_]+(?:['\u2019&][^\W_]+)*(?:\.[A-Z]{1,2}\b)?")
+_JOINER_RE = re.compile(r"^\s*(?:&|-|and(?=\s+[A-Z]))?\s*$")
+_PERIOD_RE = re.compile(r"(?:FY|CY|Q|H)\d{0,4}|\d{1,2}-?[KQ]|\d+(?:[.,]\d+)*|[1-4]Q\d{0,4}", re.IGNORECASE)
+_ALNUM_RE = re.compile(r"[^0-9a-z]+")
+_CASHTAG_RE = re.compile(r"\$([A-Za-z]{1,6}(?:\.[A-Z]{1,2})?)\b")
+#: A ticker defined right after a name: ``Name (TICK)``, ``Name ($TICK)``, ``Name (NYSE: TICK)``.
+_DEFINITION_RE = re.compile(
+    r"((?:[A-Z0-9][\w&.'\u2019]*(?:[ \t]+&)?[ \t-]+){0,3}[A-Z0-9][\w&.'\u2019-]*)[ \t]*\(\s*(?:[A-Z][A-Za-z]*\s*:\s*)?\$?"
+    r"([A-Z]{1,5}(?:\.[A-Z])?)\s*[;,)]")
+_SENTENCE_START_RE = re.compile(r"(?:^|[.!?:]\s+|\n\s*)$")
+
+
+@dataclass(frozen=True)
+class Name:
+    """A name of a question: ``text`` as written (a possessive ``'s`` dropped), its
+    ``kind`` (``word`` or ``code``), whether it is a ``ticker`` (a cashtag, or a
+    ``code`` of at most 5 letters) and whether it is ``weak`` (the question's first word
+    alone)."""
+
+    text: str
+    kind: str
+    ticker: bool = False
+    weak: bool = False
+
+    @property
+    def key(self) -> str:
+        """Letters and digits, lower-cased: how labels are compared (``bestbuy``)."""
+        return _ALNUM_RE.sub("", self.text.lower())
+
+
+def _name_cased(word: str, first: bool) -> bool:
+    if not any(c.isupper() for c in word) or word.lower() in STOP_WORDS or _PERIOD_RE.fullmatch(word):
+        return False
+    if len(word) < 2:
+        return False
+    return word.isupper() or any(c.isdigit() for c in word) or not word[0].isupper() or not first
+
+
+def _kind(text: str) -> str:
+    return "word" if any(c.islower() for c in text) else "code"
+
+
+def question_names(question: str) -> list[Name]:
+    """The names of ``question`` in question order, without repeats (module docstring)."""
+    names: list[Name] = []
+    seen: set[str] = set()
+
+    def add(name: Name) -> None:
+        if name.key and name.key not in seen:
+            seen.add(name.key)
+            names.append(name)
+
+    for m in _CASHTAG_RE.finditer(question):
+        add(Name(m.group(1).upper(), "code", ticker=True))
+    words = [(m.start(), m.end(), m.group()) for m in _WORD_RE.finditer(question)]
+    run: list[tuple[int, int]] = []
+    weak_first = False
+
+    def flush() -> None:
+        nonlocal run, weak_first
+        if run:
+            text = question[run[0][0]:run[-1][1]]
+            if len(run) == 1 and weak_first:
+                add(Name(text, _kind(text), weak=True))
+            else:
+                add(Name(text, _kind(text), ticker=_kind(text) == "code" and len(run) == 1 and len(text) <= 5))
+        run, weak_first = [], False
+
+    for i, (a, _, word) in enumerate(words):
+        if word.startswith("$"):
+            flush()
+            continue
+        core = re.sub(r"['\u2019]s$", "", word)
+        b = a + len(core)
+        first = i == 0 or bool(re.search(r"[.!?:]\s*$", question[:a]))  # a sentence's first word
+        cased = _name_cased(core, first)
+        joinable = bool(run) and bool(_JOINER_RE.match(question[run[-1][1]:a]))
+        if cased and joinable:
+            run.append((a, b))
+            weak_first = False
+        elif cased:
+            flush()
+            run = [(a, b)]
+        elif first and core[:1].isupper() and core.lower() not in STOP_WORDS and len(core) > 1 \
+                and not _PERIOD_RE.fullmatch(core):
+            flush()
+            run, weak_first = [(a, b)], True
+        else:
+            flush()
+            continue
+        if core != word:  # a possessive ends the name
+            flush()
+    flush()
+    return names
+
+
+def _pattern(name: str) -> str:
+    parts = [re.escape(p) for p in re.split(r"[\s&-]+", name) if p]
+    return r"[\s&-]+".join(parts)
+
+
+def mentions(text: str, name: Name | str, *, common: bool = False) -> bool:
+    """Whether ``text`` mentions ``name`` (module docstring, "Mentions"); ``common``: the
+    name is also an ordinary word of the sources, so a capital that starts a sentence or
+    line does not count."""
+    value = name.text if isinstance(name, Name) else name
+    ticker = isinstance(name, Name) and name.ticker
+    forms = {value, value.upper()} if any(c.islower() for c in value) else {value}
+    for form in forms:
+        pattern = re.compile(rf"(?<![\w$]){_pattern(form)}(?!\w)")
+        for m in pattern.finditer(text):
+            if common and _SENTENCE_START_RE.search(text[max(0, m.start() - 3):m.start()]):
+                continue
+            return True
+    return bool(ticker and re.search(rf"\${re.escape(value)}(?![A-Za-z])", text))
+
+
+def used_as_word(text: str, name: Name | str) -> bool:
+    """Whether ``text`` uses the name's lower-case form as an ordinary word (``block``)."""
+    value = (name.text if isinstance(name, Name) else name).lower()
+    return bool(re.search(rf"(?<![\w$]){_pattern(value)}(?!\w)", text))
+
+
+def labels(resource: Resource) -> str:
+    """The letters and digits of a resource's title, file name, tickers and company
+    names, lower-cased and space-separated (what :func:`names_resource` reads)."""
+    meta = resource.metadata or {}
+    values = [resource.title, resource.file_name, *_strings(meta.get("tickers")), *_strings(meta.get("company_names"))]
+    return " ".join(_ALNUM_RE.sub("", str(v).lower()) for v in values if v)
+
+
+def _strings(value: object) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value if v is not None]
+    return [str(value)]
+
+
+def names_resource(resource: Resource, name: Name) -> bool:
+    """Whether the resource's labels name ``name`` (module docstring, "Mentions")."""
+    key = name.key
+    if not key:
+        return False
+    if name.ticker and key in {t.lower() for t in _strings((resource.metadata or {}).get("tickers"))}:
+        return True
+    return len(key) >= 2 and key in labels(resource)
+
+
+def ticker_links(names: Iterable[Name], resources: Sequence[Resource], texts: Iterable[str],
+                 tickers: Iterable[str] = ()) -> dict[str, set[str]]:
+    """Aliases of each name from the data (module docstring, "Links"): ``{name.text:
+    {linked tickers or company names}}``. ``texts`` are passages that may define a
+    ticker (those that mention the names). A code in parentheses after a name is a
+    ticker when it is written as one (``$ATVI``, ``NYSE: MMM``) or is a known ticker:
+    one of ``tickers`` (cashtags seen in the sources) or of a resource's metadata; other
+    parenthesised codes define abbreviations (``Boeing Capital Corporation (BCC)``) and
+    link nothing. A name without links is left out."""
+    wanted = list(names)
+    out: dict[str, set[str]] = {}
+    pairs: list[tuple[str, str]] = []
+    known = {t.upper().lstrip("$") for t in tickers}
+    for r in resources:
+        meta = r.metadata or {}
+        known.update(t.upper() for t in _strings(meta.get("tickers")))
+        for t in _strings(meta.get("tickers")):
+            for c in _strings(meta.get("company_names")):
+                pairs.append((c, t.upper()))
+    for company, code, explicit in ticker_definitions(texts):
+        if explicit or code in known:
+            pairs.append((company, code))
+    for name in wanted:
+        for company, ticker in pairs:
+            if name.ticker and name.text.upper() == ticker:
+                out.setdefault(name.text, set()).add(_short(company))
+            elif not name.ticker and (mentions(company, name) or name.key == _ALNUM_RE.sub("", company.lower())):
+                out.setdefault(name.text, set()).add(ticker)
+    return out
+
+
+def ticker_definitions(texts: Iterable[str]) -> list[tuple[str, str, bool]]:
+    """``(company, code, explicit)`` for each code written in parentheses right after a
+    name in ``texts``; ``explicit`` when written as a ticker (``$`` or an exchange
+    prefix)."""
+    out: list[tuple[str, str, bool]] = []
+    for text in texts:
+        for m in _DEFINITION_RE.finditer(text):
+            company = m.group(1).strip(" -")
+            if any(c.islower() for c in company):
+                inner = text[m.end(1):m.end()]
+                out.append((company, m.group(2), "$" in inner or ":" in inner))
+    return out
+
+
+def cashtags(text: str) -> set[str]:
+    """The cashtags of ``text``, upper-cased without ``$`` (``ATVI``)."""
+    return {m.group(1).upper() for m in _CASHTAG_RE.finditer(text)}
+
+
+def _short(company: str) -> str:
+    """A company name up to its first comma, whitespace runs as one space."""
+    return " ".join(company.split(",")[0].split())
+
+
+def alias_query(question: str, links: Mapping[str, set[str]]) -> str:
+    """``question`` with each linked alias written in parentheses after the first
+    occurrence of its name (``Activision (ATVI) puts``): what retrieval and the answer
+    read, so that a passage giving only the ticker (or only the name) is found."""
+    out = question
+    for name, aliases in links.items():
+        extra = sorted(a for a in aliases if a and a.lower() not in out.lower())
+        if not extra:
+            continue
+        m = re.search(rf"\$?{re.escape(name)}(?:['\u2019]s)?(?!\w)", out)
+        if m is None:
+            continue
+        out = f"{out[:m.end()]} ({', '.join(extra)}){out[m.end():]}"
+    return out
+
+
+__all__ = ["Name", "alias_query", "cashtags", "labels", "mentions", "names_resource", "question_names", "ticker_definitions",
+           "ticker_links", "used_as_word"]
