@@ -39,7 +39,8 @@ citation). The rules, in order (the first that applies decides):
    those sources has it. When the missing concepts carry at least
    :data:`MIN_TOPIC_SHARE_MISSING` (two thirds) of the weight and of the concepts (rare
    words of phrasing — "what drove …", "… as the numerator" — are no absent topic), the
-   check abstains: those sources do
+   check abstains (a question needs :data:`MIN_TOPIC_CONCEPTS` topic concepts for this:
+   "What else?" is no topic): those sources do
    not speak of most of what is asked ("the boiling point of mercury" over filings).
 """
 
@@ -70,6 +71,8 @@ from .periods import latest_period, looks_ahead, question_years
 #: Share of the topic weight that, missing from the sources about the question, makes it
 #: off-topic for them (rule 3).
 MIN_TOPIC_SHARE_MISSING = 2 / 3
+#: Topic concepts a question needs before its topic can be judged absent (one word may be phrasing).
+MIN_TOPIC_CONCEPTS = 2
 #: Passages read per topic concept when looking for it in the sources about the question.
 TOPIC_LOOKUP_LIMIT = 20
 #: Passages read per name or year looked up in the scope (full-text, best first).
@@ -258,7 +261,10 @@ def _about_resources(names: Sequence[NameFacts], resources: Sequence[Resource]) 
 
 def check_scope(question: str, facts: ScopeFacts, passages: Sequence[Passage]) -> ScopeAbstention | None:
     """None when the scope may hold the answer, else the :class:`ScopeAbstention` to give
-    instead (rules in the module docstring). Pure: reads only its arguments."""
+    instead (rules in the module docstring). Pure: reads only its arguments. A scope
+    without resources is left to the "no matching resources" warning: None."""
+    if not facts.resources:
+        return None
     missing = [f for f in facts.names if not f.name.weak and not f.held]
     if missing and not any(_anchor(f) for f in facts.names):
         shown = [f.name.text for f in missing]
@@ -273,7 +279,7 @@ def check_scope(question: str, facts: ScopeFacts, passages: Sequence[Passage]) -
                                    f"not on {year}.", "future_period", (str(year),))
         if not any(p.chunk.resource_id in about_ids for p in facts.year_passages.get(year, ())):
             return ScopeAbstention(f"Not in the sources: no source{whom} mentions {year}.", "period", (str(year),))
-    if facts.topics:
+    if len(facts.topics) >= MIN_TOPIC_CONCEPTS:
         retrieved = [content_terms(p.chunk.text) for p in passages if p.chunk.resource_id in about_ids]
         total = sum(w for _, w, _ in facts.topics)
         absent = [(c, w) for c, w, present in facts.topics
@@ -293,5 +299,5 @@ def _join(items: Sequence[str]) -> str:
     return ", ".join(items[:-1]) + " or " + items[-1]
 
 
-__all__ = ["LOOKUP_LIMIT", "MIN_TOPIC_SHARE_MISSING", "TOPIC_LOOKUP_LIMIT", "NOT_IN_SOURCES", "NameFacts", "ScopeAbstention", "ScopeFacts",
+__all__ = ["LOOKUP_LIMIT", "MIN_TOPIC_CONCEPTS", "MIN_TOPIC_SHARE_MISSING", "TOPIC_LOOKUP_LIMIT", "NOT_IN_SOURCES", "NameFacts", "ScopeAbstention", "ScopeFacts",
            "check_scope", "first_sentence", "gather", "topic_concepts"]
