@@ -23,6 +23,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 from starlette.concurrency import run_in_threadpool
 
 from .. import __version__
@@ -138,7 +139,11 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
             if owned:
                 opened.close()
 
-    app = FastAPI(title="citewell", version=__version__, description=DESCRIPTION, lifespan=lifespan)
+    # /docs (Swagger UI) and /redoc (ReDoc) load their scripts and styles from this server
+    # (the fastapi-offline package ships them): the docs work without internet. No spec
+    # validator badge either (Swagger UI would ask validator.swagger.io for it).
+    app = FastAPIOffline(title="citewell", version=__version__, description=DESCRIPTION, lifespan=lifespan,
+                         swagger_ui_parameters={"validatorUrl": None})
     app.state.store = opened
     #: set when the server stops (by the lifespan, or by ``citewell serve`` at the signal,
     #: before uvicorn waits for open requests): questions stop embedding after their batch
