@@ -28,11 +28,8 @@ from .answer.history import conversation
 from .answer.pipeline import user_message
 from .answer.retrieval import DEFAULT_MODE, EMBED_BUDGET_S, PRIORITY_POOL
 from .answer.turn import IMAGE_QUERY_WORDS, MAX_QUESTION_CHARS, NO_IMAGE_TEXT, OFFSET_UNITS, POLICIES, check_choices
-from .cite import cite as _cite
-from .cite import convert_offsets
-from .cite.numbered import expand_numbered
+from .cite.given import GivenSources, cite_sources, read_sources
 from .cite.stream import Event
-from .cite.support import apply_support
 from .embed import Embedder
 from .errors import CitewellError, NotFoundError, UsageError
 from .generate import ExtractiveGenerator, Generator
@@ -615,42 +612,29 @@ class Engine:
         its ``chat_id`` names its chat. ``NOT_FOUND`` otherwise."""
         return self.store.message(self.workspace_id, message_id, resolver=self.resolver, user_id=user_id)
 
-    def cite(self, raw_text: str, *, sources: Sequence[Passage] | None = None, offsets: str = "codepoint",
-             policy: str = "flag", numbered: bool = False) -> Message:
+    def cite(self, raw_text: str, *, sources: Sequence[Passage | Mapping[str, Any]] | GivenSources | None = None,
+             offsets: str = "codepoint", policy: str = "flag", numbered: bool = False) -> Message:
         """Run the cite stage on generator output: links → ``[N]``, references, parts,
-        citations, rule-8 support (``policy`` flag or drop). Without ``sources`` every
-        resolvable link counts (rule 4). ``numbered``: the generator was shown ``sources``
-        as passages 1, 2, 3 … and may cite them as ``[1]``, ``[1, 2]``, ``[1-3]``, ``【1】``
-        (:func:`~citewell.cite.numbered.expand_numbered`). Raises ``INVALID_REQUEST`` for a
-        bad unit or policy, or ``numbered`` without sources."""
+        citations, rule-8 support (``policy`` flag or drop). ``sources``: the sources the
+        generator saw, in order — passages, or objects given inline
+        (``{chunk_id|source+id, text, title?, metadata?}``: numbered and checked against
+        that text) or by id (resolved in this workspace; a post it does not hold is still
+        numbered, its support unchecked) (:mod:`citewell.cite.given`); without, every
+        resolvable link counts (rule 4). ``numbered``: the generator cites the sources by
+        position, ``[1]``, ``[1, 2]``, ``[1-3]``, ``【1】``, ``[n]`` being the ``n``-th
+        given (a :class:`~citewell.cite.given.GivenSources` from :meth:`resolve_sources` is
+        used as read). Raises ``INVALID_REQUEST`` for a bad unit, policy or source, or
+        ``numbered`` without sources."""
         check_choices(offsets, policy)
-        extra: list[dict[str, Any]] = []
-        if numbered:
-            if sources is None:
-                raise UsageError("numbered citations need the sources, in the order the generator saw them")
-            raw_text, extra = expand_numbered(raw_text, sources)
-        message = _cite(raw_text, sources=sources, resolver=self.resolver)
-        message.warnings.extend(Notice(**w) for w in extra)
-        message = apply_support(message, policy=policy)
-        return convert_offsets(message, offsets) if offsets != "codepoint" else message
+        return cite_sources(raw_text, sources, resolver=self.resolver, offsets=offsets, policy=policy,
+                            numbered=numbered)
 
-    def resolve_sources(self, items: Sequence[Mapping[str, Any]]) -> tuple[list[Passage], list[dict[str, Any]]]:
-        """Turn source descriptions — ``{"chunk_id": …}`` or ``{"source": …, "id": …}`` (a
-        post) — into passages of this workspace, in order. Returns ``(passages, unknown)``:
-        the items that name nothing in this workspace (they are not numbered, rule 4)."""
-        passages: list[Passage] = []
-        unknown: list[dict[str, Any]] = []
-        for item in items:
-            found: Passage | None = None
-            if isinstance(item, Mapping) and isinstance(item.get("chunk_id"), str):
-                found = self.resolver.chunk(item["chunk_id"])
-            elif isinstance(item, Mapping) and isinstance(item.get("source"), str) and item.get("id") is not None:
-                found = self.resolver.post(item["source"], str(item["id"]))
-            if found is None:
-                unknown.append(dict(item) if isinstance(item, Mapping) else {"item": item})
-            else:
-                passages.append(found)
-        return passages, unknown
+    def resolve_sources(self, items: Sequence[Passage | Mapping[str, Any]]) -> GivenSources:
+        """Read a sources list as :meth:`cite` does (:func:`citewell.cite.given.read_sources`):
+        per item in order its passage, a post's ``(source, id)`` whose text is unknown, or
+        None (a chunk this workspace does not hold), and the warnings saying so. Raises
+        ``INVALID_REQUEST`` for an item that is no source."""
+        return read_sources(items, self.resolver)
 
     def close(self) -> None:
         """Close the store's connections."""

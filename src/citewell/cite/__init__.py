@@ -13,7 +13,9 @@ Public names:
 - :func:`escape_numbers`, :func:`unescape_numbers` — rule 5 escapes;
 - :class:`StreamingCiter`, :func:`stream_cite`, :class:`Event` — the streaming citer (rule 9);
 - :func:`check_support`, :func:`apply_support`, :class:`Support` — support checks (rule 8);
-- :func:`expand_numbered` — the ``[1]``/``[1, 2]``/``[1-3]``/``【1】`` forms of numbered passages.
+- :func:`expand_numbered` — the ``[1]``/``[1, 2]``/``[1-3]``/``【1】`` forms of numbered passages;
+- :func:`cite_sources`, :func:`read_sources`, :class:`GivenSource` — the cite stage on a
+  caller's own sources (inline ``{chunk_id|source+id, text, title?, metadata?}`` or by id).
 """
 
 from .links import (
@@ -34,11 +36,14 @@ from .processor import cite
 from .resolver import InMemoryResolver, SourceResolver, post_key
 from .stream import Event, StreamingCiter, stream_cite
 from .support import Embedder, Support, apply_support, check_support, part_support
+from .given import GivenSource, GivenSources, cite_sources, read_sources
 
 __all__ = [
     "UNITS",
     "Embedder",
     "Event",
+    "GivenSource",
+    "GivenSources",
     "StreamingCiter",
     "Support",
     "apply_support",
@@ -56,6 +61,7 @@ __all__ = [
     "build_citations",
     "build_parts",
     "cite",
+    "cite_sources",
     "convert_offsets",
     "decode_id",
     "encode_id",
@@ -63,6 +69,7 @@ __all__ = [
     "format_link",
     "parse_target",
     "post_key",
+    "read_sources",
     "scan",
     "source_ref",
     "unescape_numbers",

@@ -15,12 +15,16 @@ stage runs, so one grammar serves every generator:
 Aliases compare case-insensitively (``[s2]``). Only prose is rewritten: code spans,
 fenced code, link labels and other link destinations, and escaped brackets (``\\[3\\]``)
 are left alone. A number or alias outside ``1..len(sources)`` (a model citing a passage it
-was never shown) is not a citation: the text keeps it as plain prose (the cite stage
-escapes a bracketed number, rule 5) and an ``unknown_target`` warning names it; an
-alias form (``[S9]``) is removed with the spaces before it, so nothing that looks like a
-citation stays. A post
-passage is linked as ``post:SOURCE:ID`` so it shares its number with other links to that
-post (rule 1).
+was never shown), or the position of a source that could not be resolved (``None``), is
+not a citation: the text keeps it as plain prose (the cite stage escapes a bracketed
+number, rule 5) and an ``unknown_target`` warning names it — alone (``[7]``) or inside a
+list or range, where each such number stays as its own bracket of the form's kind
+(``[1, 7]`` → ``[1](chunk:ID1)[7]``, ``【1, 7】`` → ``[1](chunk:ID1)【7】``) while the
+others become links; ``[n]`` always names the ``n``-th source given. An alias form
+(``[S9]``, ``[S1, S9]``) that names no source is removed instead (with the spaces before
+it when nothing of it is linked), so nothing that looks like a citation stays. A post
+passage, or a post given by ``(source, id)`` alone, is linked as ``post:SOURCE:ID`` so it
+shares its number with other links to that post (rule 1).
 
 :class:`NumberedExpander` does the same on a stream and holds back only what later input
 could still change: an unfinished marker (an open ``[``/``【`` or a link destination not
@@ -36,6 +40,10 @@ from typing import Any
 
 from citewell.digits import whole_number
 from citewell.models import Passage
+
+#: What a position of the numbered sources names: a passage, a post given by
+#: ``(source, id)`` alone (its text unknown), or None for a source that could not be resolved.
+SourceAt = Passage | tuple[str, str] | None
 
 from .links import Token, code_blocks, format_link, scan
 from .resolver import post_key
@@ -75,26 +83,34 @@ def _numbers(spec: str) -> list[tuple[str, int | None]] | None:
     return out
 
 
-def _link(label: str, passage: Passage) -> str:
-    key = post_key(passage)
+def _link(label: str, target: Passage | tuple[str, str]) -> str:
+    key = target if isinstance(target, tuple) else post_key(target)
     if key is not None:
         return format_link(label, post=key)
-    return format_link(label, chunk_id=passage.chunk.id)
+    assert isinstance(target, Passage)
+    return format_link(label, chunk_id=target.chunk.id)
+
+
+def _at(sources: Sequence[SourceAt], n: int | None) -> Passage | tuple[str, str] | None:
+    """The source at 1-based position ``n``, or None (outside the list, or unresolved)."""
+    return sources[n - 1] if n is not None and 1 <= n <= len(sources) else None
 
 
 def _unknown(label: str, digits: str, n: int | None, count: int) -> dict[str, Any]:
-    """The ``unknown_target`` warning of a number outside the sources (``citation`` only when
-    it is a number at all: thousands of digits are shown shortened)."""
+    """The ``unknown_target`` warning of a number outside the sources, or of a source that
+    could not be resolved (``citation`` only when it is a number at all: thousands of
+    digits are shown shortened)."""
     shown = digits if len(digits) <= 40 else f"{digits[:20]}…({len(digits)} digits)"
+    why = (f"but source {shown} could not be resolved" if n is not None and 1 <= n <= count
+           else f"but {count} passage(s) were given")
     warning: dict[str, Any] = {"code": "unknown_target", "label": label,
-                               "message": f"{label if len(label) <= 60 else shown} cites passage {shown}, but "
-                                          f"{count} passage(s) were given"}
+                               "message": f"{label if len(label) <= 60 else shown} cites passage {shown}, {why}"}
     if n is not None:
         warning["citation"] = n
     return warning
 
 
-def _expand_text(text: str, sources: Sequence[Passage], warnings: list[dict[str, Any]]) -> str:
+def _expand_text(text: str, sources: Sequence[SourceAt], warnings: list[dict[str, Any]]) -> str:
     out: list[str] = []
     pos = 0
     for match in _FORM.finditer(text):
@@ -105,25 +121,32 @@ def _expand_text(text: str, sources: Sequence[Passage], warnings: list[dict[str,
         numbers = _numbers(spec)
         if numbers is None:
             continue
-        links: list[str] = []
+        pieces: list[str] = []
+        linked = False
+        open_, close = ("\u3010", "\u3011") if match.group("wide") is not None else ("[", "]")
+        alias = re.search(r"[A-Za-z]", spec) is not None
         for digits, n in numbers:
-            if n is not None and 1 <= n <= len(sources):
-                links.append(_link(str(n), sources[n - 1]))
-            else:
+            target = _at(sources, n)
+            if target is not None:
+                pieces.append(_link(str(n), target))
+                linked = True
+            else:  # a number stays as prose, in the form's own brackets; an alias goes
                 warnings.append(_unknown(f"[{n if n is not None else digits}]", digits, n, len(sources)))
+                if not alias:
+                    pieces.append(f"{open_}{digits}{close}")
         before = text[pos:match.start()]
-        if not links and re.search(r"[A-Za-z]", spec):
+        if not linked and alias:
             # an alias the model made up: no citation, and no marker left that looks like one
             out.append(before.rstrip(" \t"))
         else:
             out.append(before)
-            out.append("".join(links) if links else match.group())
+            out.append("".join(pieces) if linked else match.group())
         pos = match.end()
     out.append(text[pos:])
     return "".join(out)
 
 
-def _expand_mdlink(token: Token, sources: Sequence[Passage], warnings: list[dict[str, Any]]) -> str:
+def _expand_mdlink(token: Token, sources: Sequence[SourceAt], warnings: list[dict[str, Any]]) -> str:
     """``[label](S2)`` → ``[label](chunk:ID2)``; an alias outside the sources leaves the
     label as plain text (with a warning); any other link stays as written."""
     tail, span = token.tail or "", token.dest_span
@@ -135,19 +158,23 @@ def _expand_mdlink(token: Token, sources: Sequence[Passage], warnings: list[dict
     digits = match.group(1)
     n = whole_number(digits)
     label = token.label or ""
-    if n is not None and 1 <= n <= len(sources):
-        return _link(label or str(n), sources[n - 1])
+    target = _at(sources, n)
+    if target is not None:
+        return _link(label or str(n), target)
     warnings.append(_unknown(f"({tail[span[0]:span[1]].strip()})", digits, n, len(sources)))
     return label
 
 
-def expand_numbered(raw_text: str, sources: Sequence[Passage]) -> tuple[str, list[dict[str, Any]]]:
+def expand_numbered(raw_text: str, sources: Sequence[SourceAt]) -> tuple[str, list[dict[str, Any]]]:
     """Rewrite position and alias citations of ``raw_text`` into rule-1 links.
 
     ``sources`` are the passages in the order the generator was shown them (``[1]`` and
-    ``[S1]`` are ``sources[0]``). Returns ``(text, warnings)``; each warning is
-    ``{"code": "unknown_target", "message", "label", "citation"}`` for a number or alias
-    outside ``1..len(sources)``. Never raises.
+    ``[S1]`` are ``sources[0]``); an item may also be a post's ``(source, id)`` (linked by
+    that pair) or None (a source that could not be resolved: its number is not a
+    citation, but the numbers after it keep their positions). Returns ``(text,
+    warnings)``; each warning is ``{"code": "unknown_target", "message", "label",
+    "citation"}`` for a number or alias outside ``1..len(sources)`` or at a None. Never
+    raises.
     """
     warnings: list[dict[str, Any]] = []
     out: list[str] = []
@@ -241,7 +268,7 @@ def _code_cut(text: str, at_line_start: bool) -> int:
     return best
 
 
-def _expand_window(text: str, sources: Sequence[Passage], at_line_start: bool) -> tuple[str, list[dict[str, Any]]]:
+def _expand_window(text: str, sources: Sequence[SourceAt], at_line_start: bool) -> tuple[str, list[dict[str, Any]]]:
     """:func:`expand_numbered` of a window of a longer text; a window that starts inside a
     line is read as such (its first characters cannot open a fence)."""
     if at_line_start:
@@ -261,7 +288,7 @@ class NumberedExpander:
     Each call re-reads the held input only.
     """
 
-    def __init__(self, sources: Sequence[Passage]) -> None:
+    def __init__(self, sources: Sequence[SourceAt]) -> None:
         self.sources = list(sources)
         self.warnings: list[dict[str, Any]] = []
         self._held = ""  # input not yet returned (it starts at a settled point)

@@ -32,7 +32,7 @@ Worked example (no sources, posts always count)::
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,9 +62,12 @@ class _Source:
 class _Citer:
     """State of one :func:`cite` call: numbering, entities, warnings, output segments."""
 
-    def __init__(self, sources: Sequence[Passage] | None, resolver: SourceResolver | None) -> None:
+    def __init__(self, sources: Sequence[Passage] | None, resolver: SourceResolver | None,
+                 posts: Iterable[tuple[str, str]] = ()) -> None:
         self.resolver = resolver
         self.restricted = sources is not None
+        #: posts the caller gave as sources without their text: numbered, passage unknown
+        self.posts_given = {(source.lower(), pid) for source, pid in posts}
         self.chunks: dict[str, Passage] = {}
         self.posts: dict[tuple[str, str], Passage] = {}
         for p in sources or ():
@@ -99,7 +102,7 @@ class _Citer:
             if not source or not pid:
                 return None
             passage = self._lookup_post(source, pid)
-            if passage is None and self.restricted:
+            if passage is None and self.restricted and (source, pid) not in self.posts_given:
                 return None
             return ("post", source, pid), passage
         if not target.id:
@@ -407,7 +410,8 @@ def _reference(src: _Source) -> Reference:
 
 
 def cite(raw_text: str, *, sources: Sequence[Passage] | None = None,
-         resolver: SourceResolver | None = None, offset_unit: str = "codepoint") -> Message:
+         resolver: SourceResolver | None = None, offset_unit: str = "codepoint",
+         posts: Iterable[tuple[str, str]] = ()) -> Message:
     """Rewrite a generator's markdown into a canonical assistant :class:`Message`.
 
     Args:
@@ -419,6 +423,9 @@ def cite(raw_text: str, *, sources: Sequence[Passage] | None = None,
         resolver: workspace lookups: post enrichment, chunk existence (without
             ``sources``) and entity existence (always).
         offset_unit: ``codepoint`` (default), ``utf16`` or ``utf8`` (rule 3).
+        posts: ``(source, id)`` of posts given as sources without their text (seed 000
+            numbers a post by its pair alone): with ``sources``, a link to one is numbered
+            too, its reference without passage (so its support is ``unchecked``).
 
     Returns:
         A settled assistant message with ``text`` (markers ``[N]``), ``references``
@@ -434,7 +441,7 @@ def cite(raw_text: str, *, sources: Sequence[Passage] | None = None,
         ValueError: unknown ``offset_unit``.
     """
     check_unit(offset_unit)
-    citer = _Citer(sources, resolver)
+    citer = _Citer(sources, resolver, posts)
     citer.emit(scan(raw_text))
     text, spans, verbatim = _assemble(citer.segments)
     if not _reads_back(text, spans, verbatim):

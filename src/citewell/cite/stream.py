@@ -171,21 +171,22 @@ def _last_ws(s: str, lo: int, hi: int) -> int:
 class StreamingCiter:
     """Cite a generator's output while it streams (see the module docstring).
 
-    ``sources``/``resolver``/``offset_unit`` as for :func:`~citewell.cite.cite`;
+    ``sources``/``resolver``/``offset_unit``/``posts`` as for :func:`~citewell.cite.cite`;
     ``support(sentence_text, passage) -> dict`` checks one (part, passage) pair (rule 8);
     ``min_delta``: render once this many settled characters wait (1 = every word).
     """
 
     def __init__(self, *, sources: Sequence[Passage] | None = None, resolver: SourceResolver | None = None,
                  offset_unit: str = "codepoint", support: Callable[[str, Passage], dict] | None = None,
-                 min_delta: int = 32) -> None:
+                 min_delta: int = 32, posts: Iterable[tuple[str, str]] = ()) -> None:
         check_unit(offset_unit)
         self._sources = list(sources) if sources is not None else None
+        self._posts = list(posts)
         self._resolver = resolver
         self._unit = offset_unit
         self._support = support
         self._min_delta = max(1, min_delta)
-        self._citer = _Citer(self._sources, resolver)
+        self._citer = _Citer(self._sources, resolver, self._posts)
         self._chunks: list[str] = []
         self._closed = False
         # raw text: _buf == raw[_B:]; _n == len(raw); raw[:_W] is rendered and sent
@@ -273,7 +274,8 @@ class StreamingCiter:
             raise RuntimeError("close() called twice")
         self._closed = self._halt = True
         raw = "".join(self._chunks)
-        message = cite(raw, sources=self._sources, resolver=self._resolver, offset_unit=self._unit)
+        message = cite(raw, sources=self._sources, resolver=self._resolver, offset_unit=self._unit,
+                       posts=self._posts)
         sent = "".join(self._sent)
         events: list[Event] = []
         if not message.text.startswith(sent):  # never expected: the client must replace its text

@@ -356,8 +356,10 @@ def ingest(
 
 @app.command()
 def cite(
-    sources_file: Optional[Path] = typer.Option(None, "--sources", help="JSON list of the retrieved sources: "
-                                                "posts as {source, id}, passages as {chunk_id}."),
+    sources_file: Optional[Path] = typer.Option(None, "--sources", help="JSON list of the sources the model saw, "
+                                                "in order: passages as {chunk_id, text, title?, metadata?} or "
+                                                "{chunk_id} (from the store), posts as {source, id, text?, "
+                                                "title?, metadata?}."),
     offsets: str = typer.Option("codepoint", "--offsets", help="Offset unit: codepoint, utf16 or utf8."),
     policy: str = typer.Option("flag", "--policy", help="Unsupported citations: flag (mark) or drop (remove)."),
     chunks_file: Optional[Path] = typer.Option(None, "--chunks", help="JSON array of text chunks to stream "
@@ -367,7 +369,8 @@ def cite(
     store: Optional[Path] = StoreOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Cite your own model's output: raw text with [label](chunk:ID) / [label](post:SOURCE:ID)
-    links on stdin (or --chunks), the Message JSON on stdout."""
+    links (or, with --numbered, [1] [1, 2] [1-3] 【1】) on stdin (or --chunks), the Message
+    JSON on stdout. Sources given with their text need not be in the store."""
 
     if offsets not in OFFSET_UNITS:
         raise ExitError(f"--offsets must be one of {', '.join(OFFSET_UNITS)}", 2)
@@ -382,24 +385,24 @@ def cite(
     if chunks is not None and policy == "drop":
         raise ExitError("--chunks streams as the text arrives: --policy drop needs the whole text (omit --chunks)", 2)
     with _engine(store, workspace, config) as engine:
-        passages = None
-        if items is not None:
-            passages, unknown = engine.resolve_sources(items)
-            for item in unknown:
-                err.print(f"warning: source {json.dumps(item, ensure_ascii=False)} is not in workspace "
-                          f"{engine.workspace!r}: it cannot be numbered", markup=False)
+        given = engine.resolve_sources(items) if items is not None else None
+        for warning in given.warnings if given is not None else ():
+            err.print(f"warning: {warning.message}", markup=False)
         if chunks is None:
             raw = sys.stdin.read() if sys.stdin is not None else ""
-            message = engine.cite(raw, sources=passages, offsets=offsets, policy=policy, numbered=numbered)
+            message = engine.cite(raw, sources=given, offsets=offsets, policy=policy, numbered=numbered)
             _write(json.dumps(message.model_dump(mode="json"), ensure_ascii=False) + "\n")
             return
         if numbered:
-            expander = NumberedExpander(passages or [])
+            expander = NumberedExpander(given.targets if given is not None else [])
             chunks = [*(expander.feed(c) for c in chunks), expander.close()]
-        for event in stream_cite(chunks, sources=passages, resolver=engine.resolver, offset_unit=offsets,
-                                 support=part_support):
+        for event in stream_cite(chunks, sources=given.passages if given is not None else None,
+                                 posts=given.posts if given is not None else (), resolver=engine.resolver,
+                                 offset_unit=offsets, support=part_support):
             if event.kind == "done":
                 final = apply_support(Message(**event.data["message"]), policy=policy)
+                if given is not None:
+                    final.warnings[:0] = given.warnings
                 if numbered:
                     final.warnings.extend(Notice(**w) for w in expander.warnings)
                 final = convert_offsets(final, offsets) if offsets != "codepoint" else final
