@@ -75,7 +75,10 @@ POST_PASSAGE = Passage(
 MENTION = Mention(source="reddit", id="t3_abc", text="Refinery strike looms",
                   url="https://reddit.com/r/oil/comments/abc", dataset_id="r-posts", chunk_id="c-post")
 
-EMPTY_METADATA = {key: ([] if key in LIST_KEYS or key == "participants" else None) for key in SEED_003_ORDER}
+#: seed 004 declares these enums without null: absent when unknown (seed 003's example prints null)
+ABSENT_WHEN_NULL = {"document_category", "document_subcategory", "rms_document_type", "rms_type"}
+EMPTY_METADATA = {key: ([] if key in LIST_KEYS or key == "participants" else None) for key in SEED_003_ORDER
+                  if key not in ABSENT_WHEN_NULL}
 EMPTY_METADATA["blocks"] = None
 
 
@@ -118,7 +121,9 @@ def test_pdf_chunk_reference_exact() -> None:
         "offset_unit": "codepoint",
     }]
     # seed keys first, in seed 003's order, then 004's blocks, then the chunk's provenance
-    assert list(refs[0]["metadata"])[:len(SEED_003_ORDER) + 1] == [*SEED_003_ORDER, "blocks"]
+    present = [k for k in SEED_003_ORDER if k not in ABSENT_WHEN_NULL or k in ("document_category",
+                                                                            "document_subcategory")]
+    assert list(refs[0]["metadata"])[:len(present) + 1] == [*present, "blocks"]
     assert message.text[12:15] == "[1]"
     # the resource-level extras are not ReferenceMetadata keys
     assert "page_count" not in refs[0]["metadata"] and "external_url" not in refs[0]["metadata"]
@@ -182,7 +187,7 @@ def test_post_unknown_to_the_workspace() -> None:
     assert ref["chunk_id"] is None and "document_id" not in ref and ref["text"] is None
     assert (ref["text_type"], ref["chunk_text_type"]) == ("news", "post")
     assert ref["metadata"]["source"] == "tiktok" and ref["metadata"]["id"] == "99"
-    assert set(SEED_004_KEYS) <= set(ref["metadata"])
+    assert set(SEED_004_KEYS) - ABSENT_WHEN_NULL <= set(ref["metadata"])
     # with its mention the text and URL come from the post
     mention = Mention(source="tiktok", id="99", text="strike!", url="https://tiktok.com/@a/video/99")
     (ref,) = analytics.render_references(message, {}, {("tiktok", "99"): mention})
@@ -298,11 +303,12 @@ def test_typed_metadata_keys_all_present_with_the_seed_json_types(metadata: dict
         assert isinstance(ref["id"], str) and isinstance(ref["citation_idx"], str)
         assert all(isinstance(ref[k], int) for k in ("start_index", "end_index"))
         meta = ref["metadata"]
-        assert SEED_004_KEYS <= set(meta)
+        assert SEED_004_KEYS - ABSENT_WHEN_NULL <= set(meta)
+        assert all(meta[key] is not None for key in ABSENT_WHEN_NULL if key in meta)  # absent, never null
         for key in LIST_KEYS:
             assert isinstance(meta[key], list) and all(isinstance(v, str) for v in meta[key]), key
         for key in STRING_KEYS:
-            assert meta[key] is None or isinstance(meta[key], str), key
+            assert meta.get(key) is None or isinstance(meta[key], str), key
         assert meta["fiscal_year"] is None or type(meta["fiscal_year"]) is int
         assert meta["fiscal_quarter"] in (None, "1", "2", "3", "4")
         assert isinstance(meta["participants"], list)
@@ -365,11 +371,13 @@ def test_enum_keys_carry_only_seed_004_members(stored: dict[str, Any], shown: di
     message = answer("X [a](chunk:c-pdf).")
     resources = {"r-pdf": UBS.model_copy(update={"metadata": stored})}
     meta = analytics.render_references(message, resources)[0]["metadata"]
-    assert {key: meta[key] for key in shown} == shown
+    assert {key: meta.get(key) for key in shown} == shown
     assert meta["as_given"] == as_given
     for key, members in analytics.ENUMS.items():
-        values = meta[key] if isinstance(meta[key], list) else [meta[key]]
+        values = meta.get(key) if isinstance(meta.get(key), list) else [meta.get(key)]
         assert all(v is None or v in members for v in values), key
+        if key in ABSENT_WHEN_NULL:
+            assert meta.get(key, "absent") is not None  # left out, never null
 
 
 def test_as_given_is_absent_when_every_value_passes() -> None:

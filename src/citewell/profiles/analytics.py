@@ -27,15 +27,17 @@ Shape of :func:`render_reference` (JSON-ready; seed fields first, in the seeds' 
      "viewer_url": str}          # only when the caller links references to a viewer
                                  # (render_references(viewer_url=…); the HTTP API signs it)
 
-``ReferenceMetadata`` carries every key of seed 004, in seed 003's order, always present::
+``ReferenceMetadata`` carries every key of seed 004, in seed 003's order, always present
+except the four enum keys without a value (see below)::
 
     calendar_date: str | None    # ISO date-time, "2026-03-02T00:00:00Z" (a bare date gets T00:00:00Z)
     fiscal_year: int | None
     fiscal_quarter: str | None   # "1".."4" (see below)
     source: str | None           # post: the post's source (reddit …); else metadata source (filing …)
     tickers, company_names, stock_ids: list[str]            # [] when unknown
-    document_category, document_subcategory: str | None
-    rms_document_type, rms_type, rms_sub_type: str | None
+    document_category, document_subcategory: str   # absent when unknown
+    rms_document_type, rms_type: str                 # absent when unknown
+    rms_sub_type: str | None
     sector, subsector: list[str]                            # [] when unknown
     publisher: str | None
     countries, regions: list[str]                           # [] when unknown
@@ -74,6 +76,14 @@ compared case-insensitively and ignoring spaces, ``_`` and ``-`` (``10k`` → ``
 answer. Whenever a value was renamed or left out (and for an unreadable date or year),
 the value as stored is kept in the additive ``metadata.as_given`` (``{key: stored value}``;
 absent when nothing changed).
+
+Seed 004 declares ``document_category``, ``document_subcategory``, ``rms_type`` and
+``rms_document_type`` ``nullable`` with an enum that has no null, which under OpenAPI 3.0
+(3.0.3: "other constraints retain their defined behavior") admits no null: a client
+validating against it (openapi-core) refuses ``"rms_type": null``. Seed 003's example
+prints null there; where the two disagree the declared schema wins (as for
+``fiscal_quarter``), so these keys are left out when they have no value (a typed client
+reads an absent optional key as unknown, as it would read null).
 
 ``text_type`` (seed 004 enum ``paragraph | table | image | news``): a chunk's own type
 when it is one of those; a transcript passage is ``paragraph`` (spoken prose), a post is
@@ -120,6 +130,8 @@ LIST_KEYS: frozenset[str] = frozenset({
     "tickers", "company_names", "stock_ids", "sector", "subsector", "countries", "regions", "tags",
     "document_tags",
 })
+#: Seed keys left out when they have no value: seed 004 declares them enums without null.
+ABSENT_WHEN_NULL: tuple[str, ...] = ("document_category", "document_subcategory", "rms_document_type", "rms_type")
 #: Seed keys that are chunk provenance (null when the chunk's kind has none).
 PROVENANCE_KEYS: frozenset[str] = frozenset({"offset", "blocks"})
 
@@ -315,7 +327,8 @@ def render_metadata(ref: Reference, resource: Resource | None,
                     mention: Mention | None = None) -> dict[str, Any]:
     """The ``metadata`` object (ReferenceMetadata, see the module docstring).
 
-    Every key of :data:`METADATA_KEYS` is present with the seed's JSON type; the typed
+    Every key of :data:`METADATA_KEYS` is present with the seed's JSON type (the scalar
+    enum keys, :data:`ABSENT_WHEN_NULL`, only when they have a value); the typed
     values come from ``resource.metadata`` (nothing when the resource is deleted), the
     provenance (``offset``, ``blocks``, and the additive keys after them) from the
     reference's chunk metadata; a post's ``source`` is the post's.
@@ -341,6 +354,9 @@ def render_metadata(ref: Reference, resource: Resource | None,
             out[key] = value
     if ref.type == "post" and "id" not in out and ref.id is not None:
         out["id"] = ref.id
+    for key in ABSENT_WHEN_NULL:
+        if out[key] is None:
+            del out[key]
     if as_given:
         out["as_given"] = as_given
     return out
@@ -533,6 +549,7 @@ def render_references(message: Message, resources: Mapping[str, Resource],
 
 
 __all__ = [
+    "ABSENT_WHEN_NULL",
     "ENUMS",
     "LIST_KEYS",
     "METADATA_KEYS",

@@ -462,10 +462,15 @@ def _no_default(schema: dict[str, Any]) -> None:
     schema.pop("default", None)
 
 
+def _absent() -> Any:
+    """An optional field that is absent (never null) when it has no value."""
+    return Field(None, json_schema_extra=_no_default)
+
+
 class ReferenceMetadata(_Open):
-    """RMSReference ``metadata``: the seed's typed keys (always present; enum keys hold only
-    seed 004's values, the stored value being in ``as_given`` when it differs) plus the
-    chunk's provenance."""
+    """RMSReference ``metadata``: the seed's typed keys (always present, but for the scalar
+    enum keys, which are absent when unknown; enum keys hold only seed 004's values, the
+    stored value being in ``as_given`` when it differs) plus the chunk's provenance."""
 
     calendar_date: str | None = Field(description="ISO 8601 date-time, UTC (2026-03-02T00:00:00Z).")
     fiscal_year: int | None
@@ -474,10 +479,11 @@ class ReferenceMetadata(_Open):
     tickers: list[str]
     company_names: list[str]
     stock_ids: list[str]
-    document_category: _enum("document_category") | None  # type: ignore[valid-type]
-    document_subcategory: _enum("document_subcategory") | None  # type: ignore[valid-type]
-    rms_document_type: _enum("rms_document_type") | None  # type: ignore[valid-type]
-    rms_type: _enum("rms_type") | None  # type: ignore[valid-type]
+    # seed 004's enums admit no null: these are absent when unknown
+    document_category: _enum("document_category") = _absent()  # type: ignore[valid-type]
+    document_subcategory: _enum("document_subcategory") = _absent()  # type: ignore[valid-type]
+    rms_document_type: _enum("rms_document_type") = _absent()  # type: ignore[valid-type]
+    rms_type: _enum("rms_type") = _absent()  # type: ignore[valid-type]
     rms_sub_type: str | None
     sector: list[_enum("sector")]  # type: ignore[valid-type]
     subsector: list[_enum("subsector")]  # type: ignore[valid-type]
