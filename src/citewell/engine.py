@@ -41,7 +41,7 @@ from .retrieve import Retriever, parse_filters
 from .retrieve.hybrid import FUSIONS, Ranked
 from .settings import LLMSettings, Settings
 from .store import Store, open_store
-from .store.base import ApiKeyRecord, ChatRecord
+from .store.base import ApiKeyRecord, ChatRecord, question_title
 from .validtext import valid_text
 
 #: Longest chat title (code points).
@@ -493,7 +493,7 @@ class Engine:
         turn = self._prepare(question, k=k, filters=filters, corpus=None, offsets=offsets, chat_id=chat_id,
                              policy=policy, user_id=user_id, generator=generator)
         if chat_id is None:
-            chat = self.chat(turn.question[:80], user_id=user_id, user_email=user_email)
+            chat = self.chat(question_title(turn.question), user_id=user_id, user_email=user_email)
             turn = Turn(**{**turn.__dict__, "chat_id": chat.id})
         else:
             chat = self.store.chat(self.workspace_id, chat_id, user_id=user_id)
