@@ -291,7 +291,8 @@ class Client(_Base):
     def viewer(self, citation_idx: int | str, *, chat_message_id: str | None = None,
                conversation_id: str | None = None) -> str:
         """``GET /rms/viewer``: the HTML page showing citation ``citation_idx`` of an answer
-        (``chat_message_id``) or of a conversation's latest answer citing it."""
+        (``chat_message_id``: its ``[N]``) or of a conversation (``conversation_id``: the
+        ``citation_idx`` of its references route, numbered across the conversation)."""
         return self._send(routes.viewer(citation_idx, chat_message_id, conversation_id))
 
     def viewer_page(self, citation_idx: int | str, *, chat_message_id: str | None = None,

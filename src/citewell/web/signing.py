@@ -7,8 +7,8 @@ process serving the store signs and checks alike):
 - a **document link** (``GET /v1/presigned_url`` → ``/v1/presigned_url/{document_id}``):
   the original bytes of one resource; signed fields: document id, workspace id, expiry;
 - a **viewer link** (``viewer_url`` of every analytics reference → ``/rms/viewer``, and
-  the page images the viewer embeds): one citation of one message (or of a conversation's
-  latest answer citing it); signed fields: workspace id, ``chat_message_id`` or
+  the page images the viewer embeds): one citation of one message (or the reference with
+  that ``citation_idx`` across a conversation); signed fields: workspace id, ``chat_message_id`` or
   ``conversation_id`` and its value, ``citation_idx``, expiry.
 
 The query of a signed link carries ``workspace_id``, ``key_id`` (the id of the API key
