@@ -661,10 +661,10 @@ def test_pdf_reference_has_boxes(api: Api) -> None:
     refs = api.client.get("/v1/references", params={"chat_message_id": answer["id"]}).json()["references"]
     assert refs
     for ref in refs:
-        # seed 004's enums: "report" is no document_category (left out, kept in as_given), "Annual Report"
-        # names the document_subcategory annual_report
+        # seed 004's enums: "report" is no document_category (left out: absent, never null; kept in
+        # as_given), "Annual Report" names the document_subcategory annual_report
         meta = ref["metadata"]
-        assert ref["document_name"] == "OTSL paper" and meta["document_category"] is None
+        assert ref["document_name"] == "OTSL paper" and "document_category" not in meta
         assert meta["document_subcategory"] == "annual_report"
         assert meta["as_given"] == {"document_category": "report", "document_subcategory": "Annual Report"}
         assert ref["metadata"]["blocks"] is None
