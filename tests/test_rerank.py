@@ -12,7 +12,7 @@ from citewell import Engine
 from citewell.models import Chunk, Passage, Resource
 from citewell.retrieve.query import question_terms, search_terms
 from citewell.retrieve.rerank import Reranker, asks_for_figure, resource_context, resource_priors
-from citewell.retrieve.terms import porter_stem, question_concepts, tokens
+from citewell.text.terms import porter_stem, question_concepts, tokens
 
 CASH_FLOW_ROWS = """\
 (Millions) 2022 2021 2020
@@ -72,7 +72,7 @@ def test_capex_concept_expands_to_the_cash_flow_line_item() -> None:
 
 def test_generator_and_retriever_share_the_expansion_table() -> None:
     from citewell.generate import EXPANSIONS as generator_expansions
-    from citewell.retrieve.terms import EXPANSIONS
+    from citewell.text.terms import EXPANSIONS
     assert generator_expansions is EXPANSIONS
 
 

@@ -75,7 +75,7 @@ def test_terms_are_quoted_for_fts() -> None:
 
 
 def test_a_forecast_is_what_a_filing_expects_or_plans() -> None:
-    from citewell.retrieve.terms import content_terms, question_concepts
+    from citewell.text.terms import content_terms, question_concepts
 
     forecast = next(c for c in question_concepts("What production rates is Boeing forecasting for 2023?")
                     if c.head == "forecast")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citewell.sentences import sentence_spans
+from citewell.text.sentences import sentence_spans
 
 
 def test_known_sentences() -> None:
@@ -37,7 +37,7 @@ def test_spans_partition_the_non_space_text(text: str) -> None:
 
 
 def test_word_count_measures_text_without_spaces() -> None:
-    from citewell.sentences import cut_at_words, word_count
+    from citewell.text.sentences import cut_at_words, word_count
 
     assert word_count("Net sales rose 4%.") == 4
     assert word_count("東" * 120) == 20 and word_count("x" * 20) == 1
@@ -52,7 +52,7 @@ def test_text_without_spaces_is_chunked_and_quotes_are_bounded() -> None:
     from citewell.generate import ExtractiveGenerator
     from citewell.ingest.text import MAX_WORDS, extract_text
     from citewell.models import Chunk, Passage
-    from citewell.sentences import word_count
+    from citewell.text.sentences import word_count
 
     text = "東京の寿司は美味しい" * 20_000
     ex = extract_text(text.encode(), name="jp.txt")

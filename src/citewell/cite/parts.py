@@ -8,7 +8,7 @@ sentence joins the last part. A part's ``source`` is the passage of the last mar
 its sentence (the one "at the end"); the other passages cited in it go in ``sources``
 (text order, each once). Uncited parts have ``source: None``.
 
-Sentences come from :func:`citewell.sentences.sentence_spans` run on the text with every
+Sentences come from :func:`citewell.text.sentences.sentence_spans` run on the text with every
 marker and the whitespace directly before it removed (what the sessions profile shows),
 so markers never split or merge sentences.
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from citewell.models import Citation, Part, Passage, SourceRef
-from citewell.sentences import sentence_spans
+from citewell.text.sentences import sentence_spans
 
 from .offsets import OffsetMap
 from .resolver import post_key

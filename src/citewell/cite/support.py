@@ -98,7 +98,7 @@ Verdicts and rules (in this order)
    - ``low_overlap:<coverage>``: the share of the sentence's concepts found in the
      passage is below :data:`MIN_COVERAGE_WITH_NUMBERS` (0.5) when the sentence has a
      number, else below :data:`MIN_COVERAGE` (0.6). Concepts are
-     :func:`citewell.retrieve.terms.question_concepts` of the sentence (content words,
+     :func:`citewell.text.terms.question_concepts` of the sentence (content words,
      stop words out, Porter stems, the finance synonyms of ``EXPANSIONS``: ``capital
      expenditures`` is found as ``purchases of property, plant and equipment``),
      without numbers and without the words numbers and periods are written with
@@ -182,8 +182,10 @@ from typing import Any, Callable
 
 from citewell.embed import Embedder
 from citewell.models import Message, Notice, Occurrence, Passage, Reference, SourceRef
-from citewell.retrieve.terms import NAME_BOOST, content_terms, porter_stem, question_concepts, tokens
-from citewell.sentences import sentence_spans
+from citewell.text.terms import NAME_BOOST, content_terms, porter_stem, question_concepts, tokens
+from citewell.text.numbers import YEAR_PATTERN
+from citewell.text.sentences import sentence_spans
+from citewell.text.tables import looks_tabular, row_spans
 
 from .links import escape_numbers, scan
 from .offsets import OffsetMap, convert_offsets
@@ -294,7 +296,7 @@ _MONTHS = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7,
            "oct": 10, "nov": 11, "dec": 12}
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
           r"Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
-_YEAR4 = r"(?:19|20)\d{2}"
+_YEAR4 = YEAR_PATTERN
 _ISO_DATE_RE = re.compile(rf"\b({_YEAR4})-(\d{{1,2}})-(\d{{1,2}})\b")
 _SLASH_DATE_RE = re.compile(rf"\b(\d{{1,2}})/(\d{{1,2}})/({_YEAR4}|\d{{2}})\b")
 _MONTH_DAY_RE = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?!,\d)(?:,?\s+({_YEAR4})\b)?", re.IGNORECASE)
@@ -619,40 +621,12 @@ class _PassageInfo:
     units: tuple[_Unit, ...]
 
 
-def _looks_tabular(text: str) -> bool:
-    """Heuristic table test: at least 4 non-blank lines, most of them short and numeric
-    (a line counts when it has no letters or at least as many numbers as words)."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    if len(lines) < 4:
-        return False
-    numeric = 0
-    for ln in lines:
-        nums = len(re.findall(r"\d[\d,.]*", ln))
-        words = len(re.findall(r"[^\W\d_]{2,}", ln))
-        if nums and (words == 0 or nums >= words):
-            numeric += 1
-    return numeric * 2 >= len(lines)
-
-
-def _row_texts(text: str) -> list[str]:
-    rows: list[str] = []
-    for line in text.splitlines():
-        s = line.strip()
-        if not s:
-            continue
-        if rows and not re.search(r"[^\W\d_]", s):
-            rows[-1] = rows[-1] + " " + s
-        else:
-            rows.append(s)
-    return rows
-
-
 @lru_cache(maxsize=512)
 def _passage(text: str, table: bool | None) -> _PassageInfo:
-    is_table = _looks_tabular(text) if table is None else table
+    is_table = looks_tabular(text) if table is None else table
     norm = _normalise(text)
     if is_table:
-        pieces = _row_texts(text)
+        pieces = [text[a:b] for a, b in row_spans(text)]
     else:
         pieces = [text[a:b] for a, b in sentence_spans(text)]
     units = tuple(_Unit(_normalise(p), content_terms(_normalise(p)), _extract(_normalise(p))) for p in pieces)

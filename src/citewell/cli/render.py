@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..generate import unescape_quote
 from ..models import Message, Reference
+from ..text.tables import column_header
 
 EXCERPT_CHARS = 300
 _MARKER = re.compile(r"\s*\[\d+\]")
@@ -128,24 +129,11 @@ def excerpt(message: Message, ref: Reference, *, full: bool = False, limit: int 
             end = min(len(flat), start + limit)
             break
     body = ("…" if start > 0 else "") + flat[start:end] + ("…" if end < len(flat) else "")
-    if ref.text_type == "table" and start > 0:
-        header = column_header(text, flat[start:end])
-        if header:  # the years or units a row's numbers belong to
+    if ref.text_type == "table":  # the years or units a row's numbers belong to
+        header = column_header(text, ref.metadata)
+        if header and header not in flat[start:end]:
             body = f"{header} {body}"
     return body
-
-
-_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
-
-
-def column_header(table_text: str, window: str) -> str | None:
-    """The first line of a table chunk that names two or more years (its column header),
-    unless ``window`` already shows it; whitespace collapsed. None if there is none."""
-    for line in table_text.splitlines():
-        flat = _SPACE.sub(" ", line).strip()
-        if len(_YEAR.findall(flat)) >= 2:
-            return None if flat in window else flat
-    return None
 
 
 def render_answer(message: Message, *, full: bool = False) -> str:

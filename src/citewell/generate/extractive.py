@@ -17,7 +17,7 @@ Units (exact code-point spans of ``chunk.text``):
   into sentences, and a line that finishes such an unfinished sentence joins it even when
   it looks like a row (``… open approximately`` / ``5 Outlet Centers in fiscal 2024.``);
 - every other chunk (paragraph, transcript, news, post, image): the sentences of
-  :func:`citewell.sentences.sentence_spans` (syntok). A transcript chunk has one cue per
+  :func:`citewell.text.sentences.sentence_spans` (syntok). A transcript chunk has one cue per
   line and a sentence may run over several cues: syntok does not break on a single line
   break, and scoring treats line breaks as spaces. Two repairs: a line starting with a
   list bullet starts a unit (a bullet list is not one run-on sentence), and a sentence
@@ -72,13 +72,13 @@ unit's words are header).
 Scoring (deterministic: no hashing order, no randomness, float sums in a fixed order,
 scores rounded to 9 places before comparison):
 
-- text is read by :mod:`citewell.retrieve.terms`, the term analysis the retriever
+- text is read by :mod:`citewell.text.terms`, the term analysis the retriever
   uses too: lower-cased; ``1,749`` -> ``1749``; ``FY2022``/``FY22`` -> ``2022``;
   ``3M's`` -> ``3m``; ``PP&E``, ``SG&A`` stay one token; line breaks are spaces. Stop
   words are dropped (and ``long``/``much``/``many``… after ``how``); other words get
   their Porter stem (``purchases``/``purchased`` -> ``purchas``);
 - each remaining question term is a *concept*; phrases of :data:`EXPANSIONS` (the
-  shared table of :mod:`citewell.retrieve.terms`) are one concept with alternatives
+  shared table of :mod:`citewell.text.terms`) are one concept with alternatives
   (``capex`` also matches a unit containing ``capital expenditures`` or ``purchases of
   property, plant and equipment``). A one-word alternative that is only part of a
   longer one (``PP&E`` of *capex*, inside ``purchases of PP&E``; ``sales`` of *revenue*,
@@ -185,18 +185,22 @@ from citewell.cite.links import format_link
 from citewell.models import Passage
 from citewell.generate.base import GenerationRequest
 from citewell.retrieve.rerank import asks_for_figure
-from citewell.retrieve.terms import (
+from citewell.text.numbers import is_year, states_value, years as _years
+from citewell.text.sentences import cut_at_words, sentence_spans, word_count
+from citewell.text.tables import ends_in_value as _ends_in_value
+from citewell.text.tables import is_header_row as _is_header
+from citewell.text.tables import is_prose_row as _is_prose_row
+from citewell.text.tables import row_spans as _row_spans
+from citewell.text.terms import (
     EXPANSIONS,
     NAME_BOOST,
     Concept,
     Token,
     content_terms,
-    is_year,
     near,
     question_concepts,
     tokens,
 )
-from citewell.sentences import cut_at_words, sentence_spans, word_count
 
 #: The whole answer when nothing retrieved answers the question (one sentence, no link).
 NO_EVIDENCE_TEXT = "No passage in the sources answers this question."
@@ -277,12 +281,6 @@ _CODE_RE = re.compile(r"[A-Za-z0-9]\(|[A-Za-z0-9]_[A-Za-z0-9]")
 _RELAXED_FLOOR = 0.5
 _LATER_WEIGHT = 0.5
 _DIGIT_RE = re.compile(r"\d")
-#: The day of a date ("December 31"), and references to a note, item, part or page:
-#: numbers that state no value.
-_NOT_VALUE_RE = re.compile(
-    r"\b(?:(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?|January|February|March|April|May|"
-    r"June|July|August|September|October|November|December)\s+\d{1,2}(?:st|nd|rd|th)?\b|"
-    r"\b(?:Notes?|Items?|Parts?|Sections?|Exhibits?|pages?|p\.)\s+\d+[A-Za-z]?\b", re.IGNORECASE)
 _BULLET_RE = re.compile(r"[-*+\u2022\u25aa\u25cf\u25e6\u2023\u2043\u2219\u2013]\s+")
 _BULLET_LINE_RE = re.compile(r"\n[ \t]*(?=[-*+\u2022\u25aa\u25cf\u25e6\u2023\u2043\u2219\u2013]\s)")
 _CLOSERS = "\"'\u201d\u2019)]"
@@ -292,7 +290,6 @@ _QUESTION_END_RE = re.compile(rf"\?[{re.escape(_CLOSERS)}]*$")
 _LEAD_IN_RE = re.compile(r":\s*$")
 _OPEN_END_RE = re.compile(r"[,;]$")
 _CUT_END_RE = re.compile(r"(?:\s[a-z][a-z'\u2019-]*|[,;:(\u2013\u2014-])$")
-_YEAR_RE = re.compile(r"(?<![\d,.$])(?:19|20)\d{2}(?!\d|[,.]\d)")
 _QUANTITY_RE = re.compile(r"\bhow\s+(?:many|much|long|often|large|big|high|low|far)\b|\bwhat\s+(?:percentage|"
                           r"percent|share|amount|number|ratio|rate)\b", re.IGNORECASE)
 _FIGURE_START_RE = re.compile(r"^\W*(?:what|which)\s+(?:is|was|were|are)\b", re.IGNORECASE)
@@ -469,52 +466,6 @@ class _Candidate:
     read: frozenset[str] = frozenset()  # what the unit is read with: a row's labels, a sentence's heading
 
 
-def _ends_in_value(row: str) -> bool:
-    """The row's last cell is a value (``34,229``, ``(1,749)``, ``12%``, ``$``, ``—``)."""
-    cells = row.split()
-    last = cells[-1] if cells else ""
-    return bool(_NUMERIC_CELL_RE.match(last) and not last.endswith((".", ","))) or last in (
-        "$", "\u2014", "-", "%")
-
-
-def _row_spans(text: str) -> list[tuple[int, int]]:
-    """Rows of a table chunk: non-blank lines, letterless lines joined to the row above
-    (unless a blank line comes between: a page number set apart is not a cell), and a
-    line starting with a lower-case letter joined to a label row above it that it
-    continues (``… net cash provided by operating`` / ``activities``)."""
-    spans: list[tuple[int, int]] = []
-    pos = 0
-    blank = False
-    for line in text.splitlines(keepends=True):
-        body = line.strip()
-        if body:
-            start = pos + (len(line) - len(line.lstrip()))
-            end = start + len(body)
-            above = text[spans[-1][0]:spans[-1][1]] if spans and not blank else ""
-            if above and not _LETTER_RE.search(body) or (above and body[0].islower() and not _ends_in_value(above)
-                  and not _TERMINAL_RE.search(above) and not above.endswith(":")):
-                spans[-1] = (spans[-1][0], end)
-            else:
-                spans.append((start, end))
-        blank = not body  # a blank line sets apart what follows (a page footer): never joined
-        pos += len(line)
-    return spans
-
-
-_NUMERIC_CELL_RE = re.compile(r"^[($\u2014\u2013-]*\d[\d,.]*%?\)?$")
-
-
-def _is_prose_row(row: str) -> bool:
-    """A line of running text inside a table chunk (a note under a table, a caption):
-    at least 6 words, fewer than a third of them numeric cells, and not ending in a
-    value cell (a table row ends in its last column's value)."""
-    cells = row.split()
-    if len(cells) < 6 or _ends_in_value(row):
-        return False
-    numeric = sum(1 for c in cells if _NUMERIC_CELL_RE.match(c))
-    return numeric * 3 < len(cells)
-
-
 def _prose_spans(text: str, lo: int = 0, hi: int | None = None) -> list[tuple[int, int]]:
     """Sentences of ``text[lo:hi]`` (syntok), with two repairs: a line that starts with a
     list bullet starts a unit of its own (syntok does not break at a single line break, so
@@ -624,28 +575,6 @@ def _is_junk(text: str) -> bool:
     ``(``, an ``_`` inside a name) and more of them than one per ten letters."""
     marks = sum(1 for ch in text if ch in _JUNK_CHARS) + len(_CODE_RE.findall(text))
     return marks >= 3 and marks * 10 > len(_LETTER_RE.findall(text))
-
-
-def _states_value(text: str) -> bool:
-    """True when ``text`` has a number that states a value: not a year (``2022``), not the
-    day of a date (``December 31``), not a note, item, part, section, exhibit or page
-    number (``see Note 3``). A figure question ("What was the capex in 2022?") wants a
-    unit that gives an amount, not one that only names the year it asks about."""
-    return any(t.number and not is_year(t.term) for t in tokens(_NOT_VALUE_RE.sub(" ", text)))
-
-
-def _is_header(row: str) -> bool:
-    """A column header row: it names two or more years and has no other value cell
-    (``(Millions) 2022 2021 2020``, ``Year Ended December 31, 2015 2016 2017``); it labels
-    the rows below it and is quoted only with one of them."""
-    if len(_years(row)) < 2:
-        return False
-    cells = [c.strip("$(),.%") for c in row.split() if _NUMERIC_CELL_RE.match(c)]
-    return all(_YEAR_RE.fullmatch(c) or len(c) <= 2 for c in cells)
-
-
-def _years(text: str) -> frozenset[str]:
-    return frozenset(_YEAR_RE.findall(text))
 
 
 def _headers(text: str, spans: Sequence[_Span]) -> list[tuple[tuple[int, int] | None, bool]]:
@@ -1070,7 +999,7 @@ class ExtractiveGenerator:
                 seq = tuple(t.term for t in toks if t.content)
                 terms = frozenset(seq)
                 numbers = any(t.number for t in toks)
-                values = numbers and _states_value(text)
+                values = numbers and states_value(text)
                 read = frozenset().union(*labels[-_LABEL_ROWS:]) if span.row else heading
                 if span.row and (not numbers or _is_header(text)):
                     labels.append(terms)  # a table title, section label or column header

@@ -27,6 +27,8 @@ from statistics import median
 
 import numpy as np
 
+from citewell.text.numbers import YEAR_PATTERN
+
 #: Chunk size limits in words (whitespace-separated tokens).
 MIN_WORDS = 50
 MAX_WORDS = 250
@@ -326,7 +328,7 @@ def cluster_rows(segs: list[Seg]) -> list[list[Seg]]:
     return [members for _, members in rows]
 
 
-_YEARISH = re.compile(r"^(?:\(?(?:19|20)\d\d\)?|%|\(\d\)|\$)$")
+_YEARISH = re.compile(rf"^(?:\(?{YEAR_PATTERN}\)?|%|\(\d\)|\$)$")
 
 
 def _header_like(cell: list[Seg]) -> bool:

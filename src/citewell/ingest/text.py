@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..errors import IngestError
-from ..sentences import cut_at_words, sentence_spans, word_count
+from ..text.sentences import cut_at_words, sentence_spans, word_count
 from .base import ChunkDraft, Extraction
 
 MIN_WORDS = 50

@@ -47,7 +47,7 @@ from typing import Any, Literal
 
 from citewell.digits import whole_number
 from citewell.errors import IngestError
-from citewell.sentences import word_count
+from citewell.text.sentences import word_count
 from citewell.ingest.base import ChunkDraft, Extraction, TextBuilder
 
 __all__ = [

@@ -1,7 +1,7 @@
 """Retrieval: question → ranked passages, always scoped to one workspace and filtered.
 
-BM25 (the store's full-text index) fills a candidate pool, :class:`Reranker` reorders it;
-:mod:`citewell.retrieve.terms` is the term analysis shared with the extractive generator.
+BM25 (the store's full-text index) fills a candidate pool, :class:`Reranker` reorders it.
+The term analysis it shares with the generator and the cite stage is :mod:`citewell.text`.
 Dense retrieval (:mod:`~citewell.retrieve.embedder`, :mod:`~citewell.retrieve.dense`) and
 the fusion of both (:mod:`~citewell.retrieve.hybrid`) are imported from their modules:
 they need numpy, onnxruntime and tokenizers.

@@ -8,7 +8,7 @@ from ..models import Passage, Resource
 from ..store.base import Condition, Store
 from .query import search_terms
 from .rerank import Reranker, resource_context, resource_priors
-from .terms import question_concepts
+from ..text.terms import question_concepts
 
 
 class BM25Retriever:

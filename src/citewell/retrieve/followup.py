@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from .terms import tokens
+from ..text.terms import tokens
 
 #: Words that point back to something the chat named before.
 ANAPHORA = frozenset({

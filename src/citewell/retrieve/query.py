@@ -1,6 +1,6 @@
 """Question → full-text search terms (plain words; the store quotes each one).
 
-Both functions read the question with :func:`citewell.retrieve.terms.tokens` (the
+Both functions read the question with :func:`citewell.text.terms.tokens` (the
 tokeniser the reranker and the extractive generator use too): lower-cased words,
 ``3M's`` -> ``3m``, ``FY2022`` -> ``2022``, stop words dropped. The terms are plain
 words; the store quotes each one before it reaches its query language, so punctuation,
@@ -10,7 +10,7 @@ never raise.
 
 from __future__ import annotations
 
-from .terms import STOP_WORDS, question_concepts, tokens
+from ..text.terms import STOP_WORDS, question_concepts, tokens
 
 __all__ = ["STOP_WORDS", "question_terms", "search_terms"]
 

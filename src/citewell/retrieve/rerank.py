@@ -4,7 +4,7 @@
 ``k``. The final score of a passage is the sum of
 
 - ``coverage`` (0–1): the IDF-weighted share of the question's concepts
-  (:func:`citewell.retrieve.terms.question_concepts`, expansions included) that the
+  (:func:`citewell.text.terms.question_concepts`, expansions included) that the
   passage matches. A concept matches through the chunk text, or through its resource's
   *context* (title, file name, company names, tickers, fiscal year, ``q1``–``q4``
   fiscal quarter): a question word such as ``Boeing`` or ``2022`` that names the
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..models import Passage, Resource
-from .terms import Concept, content_terms, question_concepts, tokens
+from ..text.terms import Concept, content_terms, question_concepts, tokens
 
 __all__ = ["Reranker", "asks_for_figure", "resource_context", "resource_priors"]
 
@@ -82,7 +82,7 @@ def _title_names(title: str) -> frozenset[str]:
     return frozenset(t.term for t in tokens(title) if t.content and not t.number) - DOC_WORDS
 
 
-#: :func:`~citewell.retrieve.terms.content_terms` of company names, cached as :func:`_title_names`
+#: :func:`~citewell.text.terms.content_terms` of company names, cached as :func:`_title_names`
 _company_terms = lru_cache(maxsize=16384)(content_terms)
 
 
@@ -90,7 +90,7 @@ def resource_priors(question: str, resources: Sequence[Resource]) -> dict[str, f
     """Resources the question names, by id: 1.0 named, 1.5 named and its fiscal year asked.
 
     A resource is named when a question word written like a name (``AMCOR``, ``JnJ``,
-    ``3M``, ``Best Buy`` — see :class:`~citewell.retrieve.terms.Token`) is one of its
+    ``3M``, ``Best Buy`` — see :class:`~citewell.text.terms.Token`) is one of its
     tickers, a title word other than a number or a document-type word (:data:`DOC_WORDS`),
     or when every word of one of its company names is in the question. Resources that
     nothing names are left out (prior 0).

@@ -116,7 +116,6 @@ Porter stems), so plurals and case do not matter. Longest phrase in the question
 _TOKEN_RE = re.compile(r"[^\W_]+(?:(?:[&'\u2019]|(?<=\d)[.,](?=\d))[^\W_]+)*")
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
 _FISCAL_RE = re.compile(r"(?:fy|cy)(\d{2}|\d{4})")
-_YEAR_RE = re.compile(r"(?:19|20)\d{2}")
 
 
 # --------------------------------------------------------------------------- Porter
@@ -313,11 +312,6 @@ def content_terms(text: str) -> frozenset[str]:
     return frozenset(t.term for t in tokens(text) if t.content)
 
 
-def is_year(term: str) -> bool:
-    """True for a four-digit year 1900–2099 (``2022``)."""
-    return bool(_YEAR_RE.fullmatch(term))
-
-
 # --------------------------------------------------------------------------- concepts
 
 
@@ -430,7 +424,6 @@ __all__ = [
     "Concept",
     "Token",
     "content_terms",
-    "is_year",
     "near",
     "porter_stem",
     "question_concepts",

@@ -1,0 +1,116 @@
+"""Numbers, years and reporting periods in text: one definition for every stage.
+
+Used by the PDF extractor (column headers of tables), the retriever (which years a page
+reports), the extractive generator (which rows state a value for the year asked) and the
+support checks (numbers and dates of a cited sentence).
+
+- :data:`YEAR_PATTERN`: a four-digit year 1900–2099 as a regular-expression fragment
+  (no anchors); :data:`YEAR_RE` finds free-standing years in text: not inside a longer
+  number (``12,019``, ``2019.5``, ``$2019``).
+- :func:`years`: the set of years a text names.
+- :func:`states_value`: the text has a number that states a value — not a year, not the
+  day of a date (``December 31``), not a note, item, part, section, exhibit or page
+  number (``see Note 3``).
+- :func:`column_periods`: the reporting periods of a table's column header, left to
+  right (``Three Months Ended June 30, 2023 2022`` → two three-month periods, 2023 and
+  2022), following the column headings of the financial statements of SEC filings
+  (Regulation S-X, Article 3: fiscal years, and quarters or year-to-date periods for
+  interim statements).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .terms import tokens
+
+__all__ = ["YEAR_PATTERN", "YEAR_RE", "NUMERIC_CELL_RE", "Period", "column_periods", "is_year",
+           "states_value", "years"]
+
+#: A year 1900–2099 (a fragment for larger patterns).
+YEAR_PATTERN = r"(?:19|20)\d{2}"
+#: A free-standing year: not part of a longer number, amount or decimal.
+YEAR_RE = re.compile(rf"(?<![\d,.$]){YEAR_PATTERN}(?!\d|[,.]\d)")
+_YEAR_TERM_RE = re.compile(YEAR_PATTERN)
+#: One table cell holding a number: ``34,229``, ``(1,749)``, ``12%``, ``$5``, ``—3``.
+NUMERIC_CELL_RE = re.compile(r"^[($\u2014\u2013-]*\d[\d,.]*%?\)?$")
+#: The day of a date ("December 31"), and references to a note, item, part or page:
+#: numbers that state no value.
+NOT_VALUE_RE = re.compile(
+    r"\b(?:(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?|January|February|March|April|May|"
+    r"June|July|August|September|October|November|December)\s+\d{1,2}(?:st|nd|rd|th)?\b|"
+    r"\b(?:Notes?|Items?|Parts?|Sections?|Exhibits?|pages?|p\.)\s+\d+[A-Za-z]?\b", re.IGNORECASE)
+
+
+def is_year(term: str) -> bool:
+    """True for a four-digit year 1900–2099 (``"2022"``), as a whole term."""
+    return bool(_YEAR_TERM_RE.fullmatch(term))
+
+
+def years(text: str) -> frozenset[str]:
+    """The free-standing years of ``text`` (:data:`YEAR_RE`) as four-digit strings."""
+    return frozenset(YEAR_RE.findall(text))
+
+
+def states_value(text: str) -> bool:
+    """True when ``text`` has a number that states a value (module docstring): a figure
+    question ("What was the capex in 2022?") wants a unit that gives an amount, not one
+    that only names the year it asks about."""
+    return any(t.number and not is_year(t.term) for t in tokens(NOT_VALUE_RE.sub(" ", text)))
+
+
+@dataclass(frozen=True)
+class Period:
+    """One column of a table header: the ``year`` it reports and, when the header says
+    so, the ``months`` it spans (3 for a quarter, 6/9 for year-to-date columns, 12 for a
+    fiscal year; None when the header gives only the year, as annual statements do)."""
+
+    year: int
+    months: int | None = None
+
+    def label(self) -> str:
+        """``"2023"``, or ``"3 months 2023"`` for a column spanning months."""
+        return str(self.year) if self.months in (None, 12) else f"{self.months} months {self.year}"
+
+
+_SPAN_RE = re.compile(r"\b(three|six|nine|twelve|3|6|9|12|thirteen|fourteen|twenty[- ]six|twenty[- ]seven|"
+                      r"thirty[- ]nine|forty|fifty[- ]two|fifty[- ]three|13|14|26|27|39|40|52|53)[- ]"
+                      r"(months?|weeks?)\b|\b(quarters?|years?|fiscal years?)\s+ended\b", re.IGNORECASE)
+_WORD_NUMBERS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "thirteen": 13, "fourteen": 14,
+                 "twenty-six": 26, "twenty six": 26, "twenty-seven": 27, "twenty seven": 27,
+                 "thirty-nine": 39, "thirty nine": 39, "forty": 40, "fifty-two": 52, "fifty two": 52,
+                 "fifty-three": 53, "fifty three": 53}
+
+
+def _months(match: re.Match[str]) -> int:
+    """Months spanned by a column-group heading (``Three Months``, ``13 Weeks``,
+    ``Year Ended``, ``Quarter Ended``); weeks are retail fiscal calendars (13 weeks a
+    quarter, 52–53 a year)."""
+    if match.group(3):
+        return 3 if match.group(3).lower().startswith("quarter") else 12
+    raw = match.group(1).lower()
+    count = int(raw) if raw.isdigit() else _WORD_NUMBERS[raw.replace("  ", " ")]
+    if match.group(2).lower().startswith("week"):
+        return max(3, round(count / 13) * 3) if count < 50 else 12
+    return count
+
+
+def column_periods(header: str) -> list[Period]:
+    """The periods of a table header row, one per year it names, left to right.
+
+    Each year takes the span of the nearest column-group heading before it (``Three
+    Months Ended``, ``Six Months Ended``, ``13 Weeks Ended``, ``Year Ended``); years
+    before any such heading, or in a header without one, have ``months`` None.
+    ``column_periods("Three Months Ended June 30, 2023 2022 Six Months Ended 2023 2022")``
+    gives ``[3 months 2023, 3 months 2022, 6 months 2023, 6 months 2022]``.
+    """
+    spans = [(m.start(), _months(m)) for m in _SPAN_RE.finditer(header)]
+    out: list[Period] = []
+    for m in YEAR_RE.finditer(header):
+        months = None
+        for at, span in spans:
+            if at < m.start():
+                months = span
+        out.append(Period(int(m.group()), months))
+    return out
