@@ -59,6 +59,10 @@ def _flat(text: str) -> str:
     return re.sub(r"\s+", " ", _ESCAPES.sub(r"\1", text)).strip()
 
 
+_RESTATED = re.compile(r"(?P<label>[^:]+): (?P<values>.+\))")
+_VALUE = re.compile(r"(\S+) \(([^()]*)\)")
+
+
 def check_message(message: dict) -> None:
     """Offsets, numbering and 'the passage contains the cited sentence' for every [N]."""
     text = message["text"]
@@ -79,7 +83,14 @@ def check_message(message: dict) -> None:
         if sentence.endswith("…"):
             sentence = sentence[:-1]
         for n in cited:
-            assert sentence in _flat(numbered[n]["text"]), (sentence, numbered[n]["text"][:200])
+            passage = _flat(numbered[n]["text"])
+            restated = _RESTATED.fullmatch(sentence)
+            if restated and sentence not in passage:  # a statement row as "Label: value (period), …"
+                assert restated["label"] in passage, (sentence, passage[:200])
+                for value, _period in _VALUE.findall(restated["values"]):
+                    assert value.lstrip("$").lstrip("(").lstrip("$") in passage, (value, passage[:200])
+            else:
+                assert sentence in passage, (sentence, numbered[n]["text"][:200])
 
 
 def test_ask_cites_pdf_pages(corpus: Path, store: Path) -> None:
@@ -214,6 +225,11 @@ def test_shared_corpus_readme_question_runs(store: Path) -> None:
                        "document_name=3M_2022_10K")
     check_message(message)
     assert {r["resource_title"] for r in message["references"]} == {"3M_2022_10K"}
+    # the capex row of the cash-flow statement, with the years of its columns
+    assert message["text"].startswith("Purchases of property, plant and equipment")
+    assert "(1,749) (2022)" in message["text"]
+    assert "Purchases of property, plant and equipment" in message["references"][0]["text"]
+    assert message["parts"][0]["support"]["verdict"] == "supported"
 
 
 def test_cite_command_reads_stdin_and_streams_chunks(corpus: Path, store: Path, tmp_path: Path) -> None:

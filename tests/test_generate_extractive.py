@@ -168,7 +168,13 @@ def assert_exact(units: list[QuotedUnit], passages: list[Passage]) -> None:
         chunk = by_id[u.chunk_id]
         assert chunk.text[u.start : u.end] == u.text
         assert u.text == u.text.strip() and u.text
-        if u.truncated:
+        if u.restated:  # "Label: value (period), …": the row's label and each of its values
+            label, _, values = u.quote.partition(": ")
+            assert collapse_breaks(u.text).startswith(label)
+            flat = "".join(u.text.split())
+            cells = [item.rsplit(" (", 1)[0] for item in values.split("), ")]
+            assert cells and all(cell in flat for cell in cells), (u.quote, u.text)
+        elif u.truncated:
             assert u.quote.endswith("…")
             assert collapse_breaks(u.text).startswith(u.quote[:-1])
         else:
@@ -192,16 +198,18 @@ def test_capex_question_quotes_the_capex_row_of_the_cash_flow_table() -> None:
     # the best-scored unit (a column header shares its row's score) is the capex row
     assert max((u for u in units if not u.header_words), key=lambda u: u.score).text == CAPEX_ROW
 
+    assert units[0].restated and len(units) == 1  # a figure question: the statement row, restated
     answer = gen.generate("What was 3M's capex in FY2022?", ps)
-    # the row comes first, after its column header (which says which figure is 2022)
+    # the row with each value paired with the year of its column (the header says which figure is 2022)
     link = f"[1](chunk:{cid('cashflow')})"
-    assert answer.startswith(f"(Millions) 2022 2021 2020 {link}. {CAPEX_ROW} {link}.")
+    assert answer == ("Purchases of property, plant and equipment (PP&E): (1,749) (2022), (1,603) (2021), "
+                      f"(1,501) (2020) {link}.")
 
 
 def test_capital_expenditures_phrase_also_finds_the_pp_and_e_row() -> None:
     units = ExtractiveGenerator().select("How much were capital expenditures in 2021?", tenk_passages())
-    assert [u.text for u in units[:2]] == ["(Millions) 2022 2021 2020", CAPEX_ROW]
-    assert units[0].header_words == 4 and units[1].header_words == 0
+    assert [u.text for u in units] == [CAPEX_ROW]
+    assert units[0].quote.endswith("(1,603) (2021), (1,501) (2020)")
 
 
 def test_cell_per_line_table_gives_whole_rows() -> None:
@@ -212,13 +220,11 @@ def test_cell_per_line_table_gives_whole_rows() -> None:
     net = [u for u in units if u.chunk_id == cid("income")]
     assert net, units
     assert net[0].text == "Net sales\n$\n34,229 $\n35,355 $\n32,184"
-    assert net[0].quote == "Net sales $ 34,229 $ 35,355 $ 32,184"
-    # its header right above ("(Millions, except per share amounts)\n2022\n2021\n2020") is not
-    # quoted with it: the cite stage (syntok) would read "(Millions, except per share amounts)"
-    # as a sentence of its own, without a citation; every quoted unit is one cited sentence
-    assert net[0].header_words == 0
+    # the header above ("(Millions, except per share amounts)\n2022\n2021\n2020", one cell a line)
+    # names the year of each value
+    assert net[0].quote == "Net sales: $34,229 (2022), $35,355 (2021), $32,184 (2020)"
     answer = gen.generate("What were 3M's net sales in FY2022?", ps)
-    assert f"Net sales $ 34,229 $ 35,355 $ 32,184 [3](chunk:{cid('income')})." in answer
+    assert f"Net sales: $34,229 (2022), $35,355 (2021), $32,184 (2020) [3](chunk:{cid('income')})." in answer
 
 
 def test_table_rows_with_crlf_line_ends_keep_exact_offsets() -> None:
@@ -831,11 +837,11 @@ def test_a_table_row_is_quoted_with_its_column_header() -> None:
     p = passage("amcor", AMCOR_RESULTS, text_type="table", title="AMCOR_2023_10K", metadata={"page": 32})
     units = ExtractiveGenerator().select("What were Amcor's net sales in 2023?", [p])
     assert_exact(units, [p])
-    # the header is the row right above: one exact span from the header to the row
-    assert units[0].text == "($ in millions, except per share data) 2023 2022\nNet sales $ 14,694 $ 14,544"
+    # the row, each value with the year of its column from the header right above
+    assert units[0].text == "Net sales $ 14,694 $ 14,544"
     assert AMCOR_RESULTS[units[0].start:units[0].end] == units[0].text
     answer = ExtractiveGenerator().generate("What were Amcor's net sales in 2023?", [p])
-    assert answer.startswith("($ in millions, except per share data) 2023 2022 Net sales $ 14,694 $ 14,544 [1](chunk:")
+    assert answer.startswith("Net sales: $14,694 (2023), $14,544 (2022) [1](chunk:")
     # a header alone is never an answer
     assert all(u.text != "($ in millions, except per share data) 2023 2022" for u in units)
 
@@ -847,17 +853,16 @@ def test_the_row_carrying_the_asked_figure_comes_first() -> None:
     units = gen.select("What was 3M's capital expenditure in FY2022?", ps)
     assert_exact(units, ps)
     assert units[0].chunk_id == cid("capex")
-    assert units[0].quote == ("Year ended December 31, (Millions) 2022 2021 Purchases of property, plant and "
-                              "equipment (PP&E) $ (1,749) $ (1,603)")
-    # net PP&E (a balance) is not capital expenditure: PP&E alone is only part of the concept
-    assert all("net property, plant and equipment" not in u.quote for u in units)
+    assert units[0].quote == "Purchases of property, plant and equipment (PP&E): $(1,749) (2022), $(1,603) (2021)"
+    # net PP&E (a balance) is not capital expenditure: it is another line item
+    assert all("net property, plant and equipment" not in u.quote.lower() for u in units)
     answer = gen.generate("What was 3M's capital expenditure in FY2022?", ps)
-    assert answer.startswith("Year ended December 31, (Millions) 2022 2021 Purchases of property")
+    assert answer.startswith("Purchases of property, plant and equipment (PP&E): $(1,749) (2022)")
     # the cite stage numbers the first cited passage [1]: the capex page
     from citewell.cite import cite
     message = cite(answer, sources=ps)
-    assert message.text.startswith("Year ended December 31, (Millions) 2022 2021 Purchases of property, plant and "
-                                   "equipment (PP&E) $ (1,749) $ (1,603) [1].")
+    assert message.text.startswith("Purchases of property, plant and equipment (PP&E): $(1,749) (2022), $(1,603) "
+                                   "(2021) [1].")
     assert message.references[0].metadata["page"] == 39
 
 

@@ -39,6 +39,7 @@ from .models import Mention, Message, Notice, Passage, Resource
 from .processes import process_owner
 from .retrieve import Retriever, parse_filters
 from .retrieve.hybrid import FUSIONS, Ranked
+from .retrieve.pages import page_context
 from .settings import LLMSettings, Settings
 from .store import Store, open_store
 from .store.base import ApiKeyRecord, ChatRecord, question_title
@@ -470,16 +471,18 @@ class Engine:
             turn.notes.extend(self._retrieval.prepare(turn.conditions, turn.under, turn.query))
             facts = self._retrieval.scope_facts(turn.query, conditions=turn.conditions, under=turn.under)
             turn.scope["facts"] = facts  # the scope check and relevance read them
-            return self._retrieval.retrieve(turn.query, k=turn.k, conditions=turn.conditions, under=turn.under,
-                                            facts=facts)
+            passages = self._retrieval.retrieve(turn.query, k=turn.k, conditions=turn.conditions,
+                                                under=turn.under, facts=facts)
         except CitewellError as exc:
             if exc.code != "EMBED_UNAVAILABLE":
                 raise
             turn.notes.append(Notice(code="DENSE_UNAVAILABLE",
                                      message=f"{exc.message}; this answer used lexical (BM25) retrieval only"))
             facts = turn.scope.get("facts")
-            return self._retrieval.lexical.retrieve(facts.query if facts is not None else turn.query, k=turn.k,
-                                                    conditions=turn.conditions, under=turn.under)
+            passages = self._retrieval.lexical.retrieve(facts.query if facts is not None else turn.query, k=turn.k,
+                                                        conditions=turn.conditions, under=turn.under)
+        # the rest of the best passage's page: every row of a statement it starts
+        return passages + page_context(self.store, self.workspace_id, passages)
 
     # -- asynchronous turns (the chats and analytics profiles) ---------------------------
     def begin_turn(self, question: str, *, chat_id: str | None = None, k: int = 5,

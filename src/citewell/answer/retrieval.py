@@ -21,6 +21,7 @@ from ..retrieve import BM25Retriever, Retriever
 from ..retrieve import embedder as _embedder
 from ..retrieve.dense import DenseRetriever, embed_missing, embed_passages
 from ..retrieve.hybrid import FUSIONS, MODES, HybridRetriever, Ranked
+from ..retrieve.pages import PageRanker
 from ..retrieve.query import search_terms
 from ..scope.check import ScopeFacts, gather
 from ..store.base import Condition, Store
@@ -81,19 +82,19 @@ class Retrieval:
 
     @property
     def retriever(self) -> Retriever:
-        """The retriever of :attr:`mode` (BM25 when lexical or when no embedder is installed)."""
+        """The retriever of :attr:`mode`: a :class:`HybridRetriever` whose candidates are
+        re-ranked by page (:mod:`citewell.retrieve.pages`), BM25 alone when lexical or when
+        no embedder is installed; or the custom one."""
         if self.custom is not None:
             return self.custom
         embedder = self.embedder if self.mode != "lexical" else None
-        if embedder is None:
-            return self.lexical
-        key = f"{self.mode}:{self.fusion}"
+        key = f"{self.mode}:{self.fusion}" if embedder is not None else "lexical"
         cached = self._hybrid.get(key)
-        if cached is None or cached.dense is None or cached.dense.embedder is not embedder:
+        if cached is None or (embedder is not None and (cached.dense is None or cached.dense.embedder is not embedder)):
+            dense = DenseRetriever(self.store, self.workspace_id, embedder) if embedder is not None else None
             cached = self._hybrid[key] = HybridRetriever(
-                self.store, self.workspace_id, lexical=self.lexical,
-                dense=DenseRetriever(self.store, self.workspace_id, embedder), mode=self.mode,
-                fusion=self.fusion)
+                self.store, self.workspace_id, lexical=self.lexical, dense=dense, mode=self.mode,
+                fusion=self.fusion, pages=PageRanker())
         return cached
 
     @property
@@ -197,7 +198,7 @@ class Retrieval:
         retriever = self.retriever
         if isinstance(retriever, HybridRetriever):
             return retriever.ranked(question, k=k, conditions=conditions, under=under)
-        return [Ranked(p, p.rank if retriever is self.lexical else None, None, p.rank, p.score)
+        return [Ranked(p, None, None, p.rank, p.score)
                 for p in retriever.retrieve(question, k=k, conditions=conditions, under=under)]
 
 

@@ -185,7 +185,7 @@ from citewell.models import Message, Notice, Occurrence, Passage, Reference, Sou
 from citewell.text.terms import NAME_BOOST, content_terms, porter_stem, question_concepts, tokens
 from citewell.text.numbers import YEAR_PATTERN
 from citewell.text.sentences import sentence_spans
-from citewell.text.tables import looks_tabular, row_spans
+from citewell.text.tables import looks_tabular, row_spans, table_header
 
 from .links import escape_numbers, scan
 from .offsets import OffsetMap, convert_offsets
@@ -812,16 +812,17 @@ def _fmt(x: float) -> str:
 
 
 def check_support(sentence: str, passage: str | None, *, embedder: Embedder | None = None,
-                  text_type: str | None = None, title: str | None = None, judge: Judge | None = None) -> Support:
+                  text_type: str | None = None, title: str | None = None, judge: Judge | None = None,
+                  header: str | None = None) -> Support:
     """:func:`check_rules`, then, for an ``uncertain`` verdict and a ``judge``, the judge's
     opinion: True makes it ``supported`` (reason ``judge:supported``, score at least 0.5),
     False ``unsupported`` (``judge:unsupported``, score at most 0.3); None, or a judge that
     raises, leaves it ``uncertain`` (``judge:none`` / ``judge:failed``)."""
-    support = check_rules(sentence, passage, embedder=embedder, text_type=text_type, title=title)
+    support = check_rules(sentence, passage, embedder=embedder, text_type=text_type, title=title, header=header)
     if judge is None or support.verdict != "uncertain" or passage is None:
         return support
     try:
-        opinion = judge(sentence, passage)
+        opinion = judge(sentence, f"{header}\n{passage}" if header else passage)
     except Exception:  # noqa: BLE001 - a judge failure must not fail the answer
         return Support(support.verdict, support.score, (*support.reasons, "judge:failed"))
     if opinion is True:
@@ -833,7 +834,7 @@ def check_support(sentence: str, passage: str | None, *, embedder: Embedder | No
 
 
 def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None = None,
-                text_type: str | None = None, title: str | None = None) -> Support:
+                text_type: str | None = None, title: str | None = None, header: str | None = None) -> Support:
     """Check whether ``passage`` supports ``sentence`` (DESIGN.md rule 8).
 
     Args:
@@ -845,12 +846,18 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
         text_type: the chunk's ``text_type``; ``table`` selects the table rules, any
             other value the prose rules; ``None`` guesses from the text.
         title: resource title (or other names): its names count for entity overlap.
+        header: the column header the extractor recorded for a table chunk whose rows
+            it labels from an earlier chunk of the page
+            (:func:`citewell.text.tables.table_header`): read as the passage's first
+            line, so the years of a quoted row are found.
 
     Returns:
         A :class:`Support`; the rules are in the module docstring. Deterministic.
     """
     if passage is None or not passage.strip():
         return Support("unchecked", 0.0, ("no_passage",))
+    if header:
+        passage = f"{header}\n{passage}"
     norm_s = _normalise(sentence)
     table = None if text_type is None else text_type == "table"
     info = _passage(passage, table)
@@ -1055,7 +1062,7 @@ def _check_message(msg: Message, embedder: Embedder | None, judge: Judge | None 
                 if ck not in cache:
                     title = " ".join(str(t) for t in (ref.resource_title, getattr(ref, "file_name", None)) if t)
                     cache[ck] = check_support(sentence, ref.text, embedder=embedder, text_type=ref.text_type,
-                                              title=title or None, judge=judge)
+                                              title=title or None, judge=judge, header=table_header(ref.metadata))
                 pairs[pk] = _Pair(index, ref, [], cache[ck])
                 supports.append(cache[ck])
             pairs[pk].spans.append((x, y))
@@ -1317,7 +1324,7 @@ def part_support(part_text: str, passage: Passage, *, embedder: Embedder | None 
     chunk = passage.chunk
     plain = unescape_markdown(_PART_MARKER_RE.sub("", part_text)).strip()
     return check_support(plain, chunk.text, text_type=chunk.text_type, title=passage.resource_title,
-                         embedder=embedder, judge=judge).to_dict()
+                         embedder=embedder, judge=judge, header=table_header(chunk.metadata)).to_dict()
 
 
 _CONTENT_RE = re.compile(r"[^\W_]")

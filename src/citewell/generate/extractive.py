@@ -176,15 +176,18 @@ With no passages, or no unit that answers enough of the question, the answer is 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
 from citewell.cite.links import format_link
+from citewell.generate.rows import FoundRow, find_rows, render_row
+from citewell.text.finance import mentions
+from citewell.text.questions import asks_calculation, asks_figure, asks_why
 from citewell.models import Passage
 from citewell.generate.base import GenerationRequest
-from citewell.retrieve.rerank import asks_for_figure
 from citewell.text.numbers import is_year, states_value, years as _years
 from citewell.text.sentences import cut_at_words, sentence_spans, word_count
 from citewell.text.tables import ends_in_value as _ends_in_value
@@ -206,6 +209,9 @@ from citewell.text.terms import (
 NO_EVIDENCE_TEXT = "No passage in the sources answers this question."
 #: Said instead when the question names something no retrieved passage mentions.
 NO_MENTION_TEXT = "No passage in the sources mentions {names}."
+#: Said first when the answer is a calculation: the rows it needs follow, each cited.
+CALCULATION_TEXT = ("The sources state no single figure for this: it is a calculation for the reader, from the "
+                    "figures that follow.")
 _ALNUM_RE = re.compile(r"[^0-9a-z]+")
 
 
@@ -290,10 +296,6 @@ _QUESTION_END_RE = re.compile(rf"\?[{re.escape(_CLOSERS)}]*$")
 _LEAD_IN_RE = re.compile(r":\s*$")
 _OPEN_END_RE = re.compile(r"[,;]$")
 _CUT_END_RE = re.compile(r"(?:\s[a-z][a-z'\u2019-]*|[,;:(\u2013\u2014-])$")
-_QUANTITY_RE = re.compile(r"\bhow\s+(?:many|much|long|often|large|big|high|low|far)\b|\bwhat\s+(?:percentage|"
-                          r"percent|share|amount|number|ratio|rate)\b", re.IGNORECASE)
-_FIGURE_START_RE = re.compile(r"^\W*(?:what|which)\s+(?:is|was|were|are)\b", re.IGNORECASE)
-_WHY_RE = re.compile(r"\b(?:why|explain|drove|drive|driven|cause[sd]?)\b", re.IGNORECASE)
 #: Stems of words that say what form an answer takes, not what it is about ("the amount
 #: in USD millions"): never a key concept.
 _FORM_TERMS = content_terms("amount amounts usd dollars million millions billion billions thousand thousands "
@@ -316,23 +318,29 @@ _FRAME_TERMS = content_terms(
     "totals totaled")
 
 
-def _asks_quantity(question: str) -> bool:
-    """True for questions whose answer is a quantity (``how many``, ``what percentage`` …)."""
-    return bool(_QUANTITY_RE.search(question))
+def figure_rows(question: str, passages: Sequence[Passage]) -> list[FoundRow]:
+    """The statement rows that answer a figure or calculation question
+    (:func:`~citewell.generate.rows.find_rows`), or ``[]`` when the question asks why or
+    asks for no figure: a quantity, a ``what was/is`` question about a line item, a
+    change or share computed from line items (:func:`~citewell.text.questions.asks_calculation`), or any question
+    about a ratio (:data:`citewell.text.finance.RATIOS`: "Does X have positive working
+    capital?" is answered by its current assets and current liabilities)."""
+    if asks_why(question):
+        return []
+    if not (asks_figure(question) or asks_calculation(question)
+            or any(m.kind == "ratio" for m in mentions(question))):
+        return []
+    asked = frozenset(int(t.term) for t in tokens(question) if t.number and is_year(t.term))
+    return find_rows(question, passages, asked_years=asked)
 
 
-def _asks_figure(question: str, concepts: Sequence[Concept]) -> bool:
-    """True when the answer is a figure: a quantity question, or ``what was/is …`` about a
-    statement line item (a phrase of :data:`EXPANSIONS`, or a money word such as
-    ``sales``, ``cash``, ``income``: :func:`~citewell.retrieve.rerank.asks_for_figure`),
-    unless it asks why (``why``, ``what drove``). Units without any number then score
-    ×0.6, and go altogether when some eligible unit has one."""
-    if _asks_quantity(question):
-        return True
-    if _WHY_RE.search(question) or not _FIGURE_START_RE.match(question):
-        return False
-    return any(c.expanded for c in concepts) or asks_for_figure(question)
-
+def _row_unit(row: FoundRow, passages: Sequence[Passage]) -> "QuotedUnit":
+    """The :class:`QuotedUnit` restating ``row`` (its passage's rank as the label)."""
+    passage = passages[row.passage_index]
+    text = passage.chunk.text
+    return QuotedUnit(chunk_id=passage.chunk.id, label=str(passage.rank if passage.rank > 0 else row.passage_index + 1),
+                      passage_index=row.passage_index, start=row.start, end=row.end, text=text[row.start:row.end],
+                      quote=render_row(row, text), score=1.0, restated=True)
 
 
 # --------------------------------------------------------------------------- escaping
@@ -407,7 +415,10 @@ class QuotedUnit:
     - ``header_words``: how many words of ``quote`` are a table's column header quoted
       for a row (the whole quote for a header quoted on its own, the header's words for
       a header merged with the row right below it, else 0); they are outside the
-      ``max_words`` budget.
+      ``max_words`` budget;
+    - ``restated``: a statement row answering a figure question, written as ``Label: v1
+      (period 1), …`` (:func:`~citewell.generate.rows.render_row`) rather than quoted:
+      ``text`` is still the row's exact text, ``quote`` its restatement.
     """
 
     chunk_id: str
@@ -420,6 +431,7 @@ class QuotedUnit:
     score: float
     truncated: bool = False
     header_words: int = 0
+    restated: bool = False
 
     def render(self) -> str:
         """The unit as it appears in the answer (see :func:`render_unit`)."""
@@ -635,7 +647,8 @@ def _weak_alternatives(concept: Concept) -> dict[int, tuple[frozenset[str], ...]
     return weak
 
 
-def _title_names(question: str, title_keys: Sequence[str]) -> frozenset[str]:
+@lru_cache(maxsize=4096)
+def _title_names(question: str, title_keys: tuple[str, ...]) -> frozenset[str]:
     """Terms of the name words of ``question`` (a run of them, or one of three letters or
     more) whose letters, run together, are in a resource title or file name even where no
     title word is the name (``MGM`` in ``MGMRESORTS_2022Q4_EARNINGS``, ``Alpha Vertex`` in
@@ -771,8 +784,11 @@ class ExtractiveGenerator:
         if not units:
             yield NO_EVIDENCE_TEXT
             return
-        for i, unit in enumerate(units):
-            yield unit.render() if i == 0 else " " + unit.render()
+        pieces = [unit.render() for unit in units]
+        if units[0].restated and (len(units) > 1 or asks_calculation(question)):
+            pieces.insert(0, CALCULATION_TEXT)
+        for i, piece in enumerate(pieces):
+            yield piece if i == 0 else " " + piece
 
     def generate(self, question: str, passages: Sequence[Passage]) -> str:
         """Return the whole answer: ``"".join(self.stream(question, passages))``."""
@@ -781,8 +797,14 @@ class ExtractiveGenerator:
     def select(self, question: str, passages: Sequence[Passage]) -> list[QuotedUnit]:
         """Choose the units to quote, in output order (empty: no evidence).
 
-        ``passages`` are best first; a repeated chunk id counts once (first place).
+        ``passages`` are best first; a repeated chunk id counts once (first place). A
+        figure or calculation question answered by statement rows
+        (:func:`figure_rows`) gets those rows, restated, one per line item in question
+        order.
         """
+        rows = figure_rows(question, passages)
+        if rows:
+            return [_row_unit(row, passages) for row in rows]
         scored = self._score(question, passages)
         if not scored:
             return []
@@ -831,12 +853,12 @@ class ExtractiveGenerator:
         candidates = self._candidates(passages)
         if not concepts or not candidates or _abstain_names(question, passages):
             return []
-        figure = _asks_figure(question, concepts)
+        figure = asks_figure(question)
 
         # Numbers and words of a resource title describe documents: they match a unit
         # through its chunk or title too (half credit), and their rarity is counted there.
         titles = frozenset().union(*(c.title_terms for c in candidates))
-        joined = _title_names(question, sorted({c.title_key for c in candidates}))
+        joined = _title_names(question, tuple(sorted({c.title_key for c in candidates})))
         contextual = [c.number or c.matches(titles) or (c.head is not None and (c.head in joined or bool(
             _QUARTER_RE.match(c.head)))) for c in concepts]
         n = len(candidates)
@@ -899,8 +921,9 @@ class ExtractiveGenerator:
             if long_question:  # any key concept will do (the relative floor does the rest)
                 enough = any(i in own for i in key) or key_own >= _KEY_SHARE * key_total
             else:  # half the key weight, and two concepts (a title word counts) when it has two
+                named = _title_names(question, (cand.title_key,))  # names run together in its title
                 covered = sum(1 for i in key if i in own or i in read) + sum(
-                    1 for i in titled if concepts[i].matches(cand.context))
+                    1 for i in titled if concepts[i].matches(cand.context) or concepts[i].head in named)
                 enough = (key_total <= 0 or key_own >= _KEY_SHARE * key_total) and covered >= need
             if not enough:
                 continue  # does not answer enough of the question by itself

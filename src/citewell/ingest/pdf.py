@@ -12,6 +12,11 @@
   "offset": [box, …]}`` (+ ``page_label`` when the PDF defines printed labels); a box is
   ``{"page", "top", "left", "width", "height"}`` in fractions (0..1, 4 decimals) of the
   page as displayed (CropBox and /Rotate applied, top-left origin), one per column run.
+  Also, from :mod:`citewell.ingest.pdf_tables`: ``page_heading`` (the title lines at the
+  top of the page, such as ``CONSOLIDATED BALANCE SHEETS (in millions)``) and, for a
+  chunk holding table rows, ``table`` ``{"rows": [[start, end], …], "header", "periods"}``
+  (row spans in the chunk text, the column header labelling them — carried from an
+  earlier chunk of the page when the table started there — and its periods).
 - ``warnings``: ``{"code": "NO_TEXT_LAYER", "message", "page"}`` per page without text.
 - ``metadata``: ``{"page_count": N}`` (+ ``pdf_title`` from the info dictionary).
 
@@ -34,6 +39,7 @@ import pypdfium2.raw as pdfium_c
 from citewell.errors import IngestError
 from citewell.ingest.base import ChunkDraft, Extraction, TextBuilder
 from citewell.ingest.pdf_layout import SOFT_HYPHEN, ChunkPlan, Frame, Seg, make_blocks, make_chunks, order_lines
+from citewell.ingest.pdf_tables import page_heading, page_tables
 
 __all__ = ["extract_pdf"]
 
@@ -84,8 +90,10 @@ def extract_pdf(data: bytes, *, name: str) -> Extraction:
             laid_out.append((page_no, label, plans, frame_display, frame_read))
         _mark_running_lines(laid_out)
         for page_no, label, plans, frame_display, frame_read in laid_out:
-            for plan in plans:
-                piece = plan.text
+            heading = page_heading(plans)
+            texts = [plan.text for plan in plans]
+            tables = page_tables(texts, [plan.text_type for plan in plans])
+            for plan, piece, table in zip(plans, texts, tables):
                 if builder.length:
                     builder.sep(_CHUNK_SEP)
                 start, end = builder.add(piece)
@@ -96,6 +104,10 @@ def extract_pdf(data: bytes, *, name: str) -> Extraction:
                 meta: dict[str, Any] = {"source_type": "pdf", "page": page_no, "offset": boxes}
                 if label and label.strip():
                     meta["page_label"] = label.strip()
+                if heading:
+                    meta["page_heading"] = heading
+                if table is not None:
+                    meta["table"] = table
                 chunks.append(ChunkDraft(piece, start, end, plan.text_type, meta))
         metadata: dict[str, Any] = {"page_count": n_pages}
         try:

@@ -39,7 +39,7 @@ from .text import extract_text
 
 #: Bump an entry when that extractor's chunk boundaries, texts or provenance change: it is
 #: part of every chunk id, and a failed row is retried only under a new version.
-EXTRACTOR_VERSIONS = {"pdf": "pdf-3", "vtt": "vtt-1", "srt": "srt-1", "text": "text-1", "md": "text-1",
+EXTRACTOR_VERSIONS = {"pdf": "pdf-4", "vtt": "vtt-1", "srt": "srt-1", "text": "text-1", "md": "text-1",
                       "posts": "posts-1"}
 FORMATS = {".pdf": "pdf", ".vtt": "vtt", ".srt": "srt", ".txt": "text", ".md": "md", ".markdown": "md",
            ".jsonl": "posts"}

@@ -54,6 +54,7 @@ from ..models import Passage
 from ..store.base import Condition, Store
 from .bm25 import BM25Retriever
 from .dense import DenseRetriever
+from .pages import PAGE_DEPTH, PageRanker
 from .rerank import resource_priors
 
 MODES = ("lexical", "dense", "hybrid")
@@ -141,7 +142,8 @@ class HybridRetriever:
 
     def __init__(self, store: Store, workspace_id: str, *, lexical: BM25Retriever,
                  dense: DenseRetriever | None, mode: str = "hybrid", depth: int | None = None,
-                 fusion: str = FUSIONS[0], alpha: float = CONVEX_ALPHA) -> None:
+                 fusion: str = FUSIONS[0], alpha: float = CONVEX_ALPHA, pages: PageRanker | None = None,
+                 page_depth: int = PAGE_DEPTH) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}")
         if fusion not in FUSIONS:
@@ -154,20 +156,38 @@ class HybridRetriever:
         self.depth = depth
         self.fusion = fusion
         self.alpha = alpha
+        self.pages = pages
+        self.page_depth = page_depth
 
     def retrieve(self, question: str, *, k: int, conditions: Sequence[Condition] = (),
                  under: str | None = None) -> list[Passage]:
-        """Top ``k`` passages, best first (``score``: the fused RRF score in hybrid mode)."""
-        if self.mode == "lexical":
+        """Top ``k`` passages, best first (``score``: the page score with ``pages``, else
+        the fused score in hybrid mode, the reranker's in lexical mode)."""
+        if self.mode == "lexical" and self.pages is None:
             return self.lexical.retrieve(question, k=k, conditions=conditions, under=under)
         return [r.passage for r in self.ranked(question, k=k, conditions=conditions, under=under)]
 
     def ranked(self, question: str, *, k: int, conditions: Sequence[Condition] = (),
                under: str | None = None) -> list[Ranked]:
         """The top ``k`` as :class:`Ranked` (for ``--explain``): each with its BM25, dense
-        and fused rank."""
+        and fused rank. With ``pages``, the best ``max(k, page_depth)`` fused passages are
+        re-ranked by page (:class:`~citewell.retrieve.pages.PageRanker`) and ``fused_rank``
+        is the place after that."""
         if k <= 0:
             return []
+        if self.pages is None:
+            return self._fused(question, k=k, conditions=conditions, under=under)
+        candidates = self._fused(question, k=max(k, self.page_depth), conditions=conditions, under=under)
+        by_id = {r.passage.chunk.id: r for r in candidates}
+        return [Ranked(p, by_id[p.chunk.id].bm25_rank, by_id[p.chunk.id].dense_rank, p.rank, p.score)
+                for p in self.pages.rerank(question, [r.passage for r in candidates], k=k)]
+
+    def _fused(self, question: str, *, k: int, conditions: Sequence[Condition],
+               under: str | None) -> list[Ranked]:
+        """The top ``k`` of the mode's ranking (module docstring), before any page re-ranking."""
+        if self.mode == "lexical":
+            return [Ranked(p, p.rank, None, p.rank, p.score)
+                    for p in self.lexical.retrieve(question, k=k, conditions=conditions, under=under)]
         depth = max(k, self.depth or max(4 * k, 20))
         lexical: list[Passage] = []
         if self.mode in ("lexical", "hybrid"):

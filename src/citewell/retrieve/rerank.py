@@ -17,7 +17,7 @@
   text (phrase proximity), weighted like the concepts;
 - ``bm25_weight`` × the passage's BM25 score divided by the best BM25 score of the pool;
 - ``table_bonus`` for a table chunk when the question asks for a figure
-  (:func:`asks_for_figure`);
+  (:func:`citewell.text.questions.asks_for_figure`);
 - ``prior_weight`` × the resource prior given (see :func:`resource_priors`).
 
 Ties are broken by BM25 order. Returned passages carry ``rank`` 1..k and ``score`` =
@@ -32,32 +32,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..models import Passage, Resource
+from ..text.questions import asks_for_figure
 from ..text.terms import Concept, content_terms, question_concepts, tokens
 
-__all__ = ["Reranker", "asks_for_figure", "resource_context", "resource_priors"]
+__all__ = ["Reranker", "resource_context", "resource_priors"]
 
-#: Question stems that ask for a figure read off a statement or table.
-FIGURE_CUES = frozenset({
-    "amount", "ratio", "margin", "percent", "percentag", "total", "usd", "million", "billion", "thousand",
-    "calcul", "comput", "round", "statement", "sheet", "dpo", "dso", "ebit", "ebitda", "ebitdar", "ep",
-    "capex", "valu", "cash", "revenu", "sale", "incom", "expens", "cost", "asset", "liabil", "debt",
-})
 #: Title words that name a kind of document rather than its subject.
 DOC_WORDS = frozenset({"10k", "10q", "8k", "10", "k", "q", "earn", "date", "report", "annual", "quarterli",
                        "pdf", "inc", "corp", "compani", "plc", "group", "hold", "intern"})
-
-
-def asks_for_figure(question: str) -> bool:
-    """True when ``question`` asks for a money figure: ``how much``, or a stem of
-    :data:`FIGURE_CUES` (``amount``, ``ratio``, ``margin``, ``USD``, ``balance sheet`` …).
-    ``how many`` is not one: counts (employees, stores, shares) are as often stated in prose."""
-    toks = tokens(question)
-    for i, tok in enumerate(toks):
-        if tok.term == "much" and i > 0 and toks[i - 1].term == "how":
-            return True
-        if tok.content and tok.term in FIGURE_CUES:
-            return True
-    return False
 
 
 def resource_context(resource: Resource) -> frozenset[str]:

@@ -123,6 +123,11 @@ class ApiKeyRecord:
     created_at: datetime
 
 
+#: Chunks looked at on each side of a chunk for the rest of its page (a page has at most a
+#: few dozen 50–250-word chunks).
+PAGE_REACH = 40
+
+
 class Store(Protocol):
     """Persistence of workspaces, resources, chunks, mentions and file records."""
 
@@ -273,6 +278,12 @@ class Store(Protocol):
 
     def resource_chunks(self, workspace_id: str, resource_id: str) -> list[Chunk]:
         """All chunks of one resource in ``chunk_index`` order."""
+        ...
+
+    def page_passages(self, workspace_id: str, chunk_id: str, *, reach: int = PAGE_REACH) -> list[Passage]:
+        """The passages on the same page as chunk ``chunk_id`` (itself included), in
+        ``chunk_index`` order, looking at most ``reach`` chunks before and after it; ``[]``
+        for a chunk without a ``page`` or not in this workspace."""
         ...
 
     def post_passage(self, workspace_id: str, source: str, post_id: str) -> Passage | None:

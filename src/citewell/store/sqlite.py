@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import NotFoundError, StoreError, UsageError
 from ..ingest.base import Extraction
 from ..models import FORMAT_VERSION, Chunk, Mention, Message, Notice, Passage, Resource, utcnow
-from .base import ApiKeyRecord, ChatRecord, Condition, FileRecord, question_title
+from .base import PAGE_REACH, ApiKeyRecord, ChatRecord, Condition, FileRecord, question_title
 from .ids import chunk_id_for, post_chunk_id, text_hash
 from .searchcache import GenerationCache, Scope, TermScores, VectorScope, rank_rows, select
 
@@ -922,6 +922,24 @@ class SQLiteStore:
         return Passage(chunk=self._chunk_from_row(row), resource_title=resource["title"],
                        resource_kind=resource["kind"], file_name=resource["file_name"], score=score,
                        rank=rank)
+
+    def page_passages(self, workspace_id: str, chunk_id: str, *, reach: int = PAGE_REACH) -> list[Passage]:
+        """The passages on the page of chunk ``chunk_id`` (a PDF chunk of this workspace's
+        current extraction), by ``chunk_index``: the chunks within ``reach`` places of it
+        whose ``page`` is its page. ``[]`` for an unknown chunk or one without a page."""
+        conn = self._conn()
+        row = conn.execute("SELECT c.resource_id, c.chunk_index, json_extract(c.metadata, '$.page') AS page "
+                           "FROM chunks c WHERE c.id = ? AND c.workspace_id = ? AND c.post_source IS NULL",
+                           (chunk_id, workspace_id)).fetchone()
+        if row is None or not isinstance(row["page"], int):
+            return []
+        rows = conn.execute(
+            self._PASSAGE_SELECT + "WHERE c.workspace_id = ? AND c.resource_id = ? AND c.chunk_index BETWEEN ? AND ? "
+            "AND c.post_source IS NULL AND c.version IS r.extractor_version "
+            "AND json_extract(c.metadata, '$.page') = ? ORDER BY c.chunk_index",
+            (workspace_id, row["resource_id"], row["chunk_index"] - reach, row["chunk_index"] + reach,
+             row["page"])).fetchall()
+        return [self._passage_from_row(r) for r in rows]
 
     def resource_chunks(self, workspace_id: str, resource_id: str) -> list[Chunk]:
         """All chunks of a resource, by ``chunk_index``."""

@@ -62,16 +62,24 @@ def states_value(text: str) -> bool:
 
 @dataclass(frozen=True)
 class Period:
-    """One column of a table header: the ``year`` it reports and, when the header says
-    so, the ``months`` it spans (3 for a quarter, 6/9 for year-to-date columns, 12 for a
-    fiscal year; None when the header gives only the year, as annual statements do)."""
+    """One column of a table header: the ``year`` it reports; when the header says so,
+    the ``months`` it spans (3 for a quarter, 6/9 for year-to-date columns, 12 for a fiscal
+    year; None when the header gives only the year, as annual statements do); and
+    ``date``, the column's end date as the header writes it (``July 29, 2023``), when it
+    gives one."""
 
     year: int
     months: int | None = None
+    date: str | None = None
 
     def label(self) -> str:
-        """``"2023"``, or ``"3 months 2023"`` for a column spanning months."""
-        return str(self.year) if self.months in (None, 12) else f"{self.months} months {self.year}"
+        """How an answer names the column: ``"2023"`` or ``"July 29, 2023"``, with the span
+        first for a column spanning months (``"3 months to July 29, 2023"``, ``"6 months
+        2023"``)."""
+        when = self.date or str(self.year)
+        if self.months in (None, 12):
+            return when
+        return f"{self.months} months {'to ' if self.date else ''}{when}"
 
 
 _SPAN_RE = re.compile(r"\b(three|six|nine|twelve|3|6|9|12|thirteen|fourteen|twenty[- ]six|twenty[- ]seven|"
@@ -100,17 +108,37 @@ def column_periods(header: str) -> list[Period]:
     """The periods of a table header row, one per year it names, left to right.
 
     Each year takes the span of the nearest column-group heading before it (``Three
-    Months Ended``, ``Six Months Ended``, ``13 Weeks Ended``, ``Year Ended``); years
-    before any such heading, or in a header without one, have ``months`` None.
+    Months Ended``, ``Six Months Ended``, ``13 Weeks Ended``, ``Year Ended``). When all
+    the group headings stand before the first year (a two-line header: ``Three Months
+    Ended Six Months Ended`` over ``July 29, 2023 July 30, 2022 July 29, 2023 July 30,
+    2022``) and the years divide evenly among them, they take the headings in order, an
+    equal number each. Years in a header without such a heading have ``months`` None.
     ``column_periods("Three Months Ended June 30, 2023 2022 Six Months Ended 2023 2022")``
     gives ``[3 months 2023, 3 months 2022, 6 months 2023, 6 months 2022]``.
     """
     spans = [(m.start(), _months(m)) for m in _SPAN_RE.finditer(header)]
+    found = list(YEAR_RE.finditer(header))
+    dates = [_date_before(header, m) for m in found]
+    if len(spans) > 1 and found and spans[-1][0] < found[0].start() and len(found) % len(spans) == 0:
+        each = len(found) // len(spans)
+        return [Period(int(m.group()), spans[i // each][1], d) for i, (m, d) in enumerate(zip(found, dates))]
     out: list[Period] = []
-    for m in YEAR_RE.finditer(header):
+    for m, date in zip(found, dates):
         months = None
         for at, span in spans:
             if at < m.start():
                 months = span
-        out.append(Period(int(m.group()), months))
+        out.append(Period(int(m.group()), months, date))
     return out
+
+
+_MONTH_DAY_RE = re.compile(r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+                           r"Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?\s+\d{1,2},?\s*$")
+
+
+def _date_before(header: str, year: re.Match[str]) -> str | None:
+    """``Month D, YYYY`` when the header writes the month and day right before ``year``."""
+    month_day = _MONTH_DAY_RE.search(header, 0, year.start())
+    if month_day is None:
+        return None
+    return f"{' '.join(month_day.group().split()).rstrip(',')}, {year.group()}"

@@ -25,15 +25,26 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .numbers import NUMERIC_CELL_RE, YEAR_RE, column_periods, years
+from .numbers import NUMERIC_CELL_RE, YEAR_PATTERN, YEAR_RE, column_periods, years
 
 __all__ = ["column_header", "ends_in_value", "header_before", "is_header_row", "is_prose_row",
-           "looks_tabular", "row_spans", "table_header", "table_metadata"]
+           "looks_tabular", "row_label", "row_spans", "table_header", "table_metadata"]
 
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _CLOSERS = "\"'\u201d\u2019)]"
 _TERMINAL_RE = re.compile(rf"[.!?\u2026][{re.escape(_CLOSERS)}]*$")
 _SPACE_RE = re.compile(r"\s+")
+
+
+def row_label(row: str) -> str:
+    """The label of a table row: its text before the first value cell (a number, ``$``
+    or a dash standing for nil), trailing ``:``/``,`` removed (``Total net revenues $
+    6,489 $ 7,500`` -> ``Total net revenues``); the whole row when it has no value."""
+    cells = row.split()
+    for i, cell in enumerate(cells):
+        if NUMERIC_CELL_RE.match(cell) or cell in ("$", "\u2014", "\u2013", "-"):
+            return " ".join(cells[:i]).rstrip(":,; ")
+    return " ".join(cells).rstrip(":,; ")
 
 
 def ends_in_value(row: str) -> bool:
@@ -78,14 +89,35 @@ def is_prose_row(row: str) -> bool:
     return numeric * 3 < len(cells)
 
 
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_YEAR_CELL_RE = re.compile(rf"^\(?{YEAR_PATTERN}\)?[,.;:]?$")
+
+
+def _between_years(cell: str) -> bool:
+    """A cell that may stand between the years of a column header: the month and day of
+    a date (``December 31,``), a footnote mark (``(a)``, ``(1)``), ``at``/``as of``/``and``."""
+    low = cell.lower().strip(",.;:")
+    return (low[:3] in _MONTHS and low.isalpha()) or (low.isdigit() and len(low) <= 2) or low in (
+        "at", "as", "of", "and", "&") or bool(re.fullmatch(r"\(\w{1,2}\)|\(unaudited\)", low))
+
+
 def is_header_row(row: str) -> bool:
-    """A column header row: it names two or more years and has no other value cell
-    (``(Millions) 2022 2021 2020``, ``Year Ended December 31, 2015 2016 2017``; the day
-    of a date and one- or two-digit cells such as footnote marks are allowed)."""
-    if len(years(row)) < 2:
+    """A column header row: two or more years in one run, with only the month and day of
+    a date, footnote marks or ``at``/``as of`` between them (``(Millions) 2022 2021
+    2020``, ``Year Ended December 31, 2015 2016 2017``, ``At December 31, 2019 At December
+    31, 2018``), and no other value cell in the row (words before or after the run are
+    labels: ``Fiscal Year 2020 2019 2018 Cash Flows - Operating Activities``). Running
+    text naming two years far apart is not one."""
+    cells = row.split()
+    at = [i for i, c in enumerate(cells) if _YEAR_CELL_RE.match(c)]
+    run = best = 1 if at else 0
+    for a, b in zip(at, at[1:]):
+        run = run + 1 if b - a <= 5 and all(_between_years(c) for c in cells[a + 1:b]) else 1
+        best = max(best, run)
+    if best < 2:
         return False
-    cells = [c.strip("$(),.%") for c in row.split() if NUMERIC_CELL_RE.match(c)]
-    return all(YEAR_RE.fullmatch(c) or len(c) <= 2 for c in cells)
+    values = [c.strip("$(),.%") for c in cells if NUMERIC_CELL_RE.match(c)]
+    return all(YEAR_RE.fullmatch(c) or len(c) <= 2 for c in values)
 
 
 def header_before(text: str, spans: Sequence[tuple[int, int]], index: int) -> tuple[int, int] | None:
@@ -119,14 +151,19 @@ def column_header(text: str, metadata: Mapping[str, Any] | None = None) -> str |
 
 def table_metadata(text: str, header: str | None) -> dict[str, Any]:
     """What the PDF extractor records of a table chunk: ``rows`` (the :func:`row_spans`
-    of ``text`` as ``[start, end]`` pairs) and, when a column header labels them
-    (``header``: one found in this chunk or carried from an earlier chunk of the page),
-    ``header`` (its text) and ``periods`` (:func:`~citewell.text.numbers.column_periods`
-    as ``{"year", "months"}``)."""
-    out: dict[str, Any] = {"rows": [[a, b] for a, b in row_spans(text)]}
+    of ``text`` as ``[start, end]`` pairs); ``header``, when a column header carried from
+    an earlier chunk of the page labels the chunk's first rows; and ``periods``, the
+    periods of every column header labelling rows of the chunk (that one, then each header
+    row of ``text``), as ``{"year", "months", "date"?}`` in order without repeats
+    (:func:`~citewell.text.numbers.column_periods`)."""
+    spans = row_spans(text)
+    out: dict[str, Any] = {"rows": [[a, b] for a, b in spans]}
     if header:
         out["header"] = header
-        out["periods"] = [{"year": p.year, "months": p.months} for p in column_periods(header)]
+    heads = ([header] if header else []) + [text[a:b] for a, b in spans if is_header_row(text[a:b])]
+    periods = list(dict.fromkeys((p.year, p.months, p.date) for h in heads for p in column_periods(h)))
+    if periods:
+        out["periods"] = [{"year": y, "months": m, **({"date": d} if d else {})} for y, m, d in periods]
     return out
 
 

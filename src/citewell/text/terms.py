@@ -29,6 +29,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .vocabulary import LINE_ITEMS, RATIOS, STATEMENTS
+
 STOP_WORDS = frozenset(
     """
     a about above after again against all also am an and any are as at be because been
@@ -48,70 +50,14 @@ STOP_WORDS = frozenset(
 HOW_WORDS = frozenset({"long", "much", "many", "often", "far", "larg", "big", "high", "low"})
 """Stems dropped right after ``how`` (``how much``, ``how many`` … ask for a number)."""
 
-EXPANSIONS: dict[str, tuple[str, ...]] = {
-    # abbreviations and their spelled-out forms
-    "capex": ("capital expenditures", "purchases of property plant and equipment", "PP&E",
-              "additions to property and equipment"),
-    "capital expenditures": ("capex", "purchases of property plant and equipment", "PP&E",
-                             "additions to property and equipment"),
-    "PP&E": ("property plant and equipment",),
-    "property plant and equipment": ("PP&E",),
-    "SG&A": ("selling general and administrative",),
-    "selling general and administrative": ("SG&A",),
-    "R&D": ("research and development",),
-    "research and development": ("R&D",),
-    "EPS": ("earnings per share",),
-    "earnings per share": ("EPS",),
-    "COGS": ("cost of sales", "cost of goods sold"),
-    "cost of goods sold": ("COGS", "cost of sales"),
-    "D&A": ("depreciation and amortization",),
-    "depreciation and amortization": ("D&A",),
-    "FCF": ("free cash flow", "cash provided by operating activities"),
-    "free cash flow": ("FCF", "cash provided by operating activities"),
-    "EBIT": ("earnings before interest and taxes", "operating income"),
-    "EBITDA": ("earnings before interest taxes depreciation and amortization",),
-    "DPO": ("days payable outstanding", "accounts payable"),
-    "days payable outstanding": ("DPO", "accounts payable"),
-    "DSO": ("days sales outstanding", "accounts receivable"),
-    "days sales outstanding": ("DSO", "accounts receivable"),
-    "ROA": ("return on assets", "total assets"),
-    "return on assets": ("ROA", "total assets"),
-    "ROE": ("return on equity", "shareholders equity"),
-    "return on equity": ("ROE", "shareholders equity"),
-    # line items named differently from statement to statement
-    "revenue": ("sales", "net sales", "net revenues"),
-    "top line": ("revenue", "net sales", "net revenues"),
-    "topline": ("revenue", "net sales", "net revenues"),
-    "sales": ("revenue",),
-    "net income": ("net earnings", "net profit"),
-    "net earnings": ("net income",),
-    "stock repurchases": ("share repurchases", "treasury stock", "repurchases of common stock"),
-    "share repurchases": ("stock repurchases", "treasury stock", "repurchases of common stock"),
-    "buybacks": ("share repurchases", "stock repurchases", "treasury stock"),
-    # ratios and notions defined by statement line items
-    "operating margin": ("operating income", "income from operations"),
-    "gross margin": ("gross profit", "cost of sales"),
-    "quick ratio": ("current assets", "current liabilities", "cash and cash equivalents"),
-    "current ratio": ("current assets", "current liabilities"),
-    "working capital": ("current assets", "current liabilities"),
-    "liquidity": ("cash and cash equivalents", "current liabilities"),
-    "interest coverage": ("interest expense", "operating income"),
-    "capital intensive": ("capital expenditures", "purchases of property plant and equipment",
-                          "property plant and equipment"),
-    "effective tax rate": ("provision for income taxes", "income tax expense"),
-    "balance sheet": ("statement of financial position", "total assets", "total liabilities"),
-    "cash flow statement": ("statement of cash flows",),
-    "cash flow": ("cash flows", "operating activities"),
-    "income statement": ("statement of income", "statement of operations", "statement of earnings"),
-    # money going out, as statements word it
+GENERAL_EXPANSIONS: dict[str, tuple[str, ...]] = {
+    # money going out, as filings word it
     "spend": ("cost", "expenditure", "expense", "paid"),
     # what a filing says of the future: "forecasting" in a question is "expects" in a 10-K
     "forecast": ("expect", "anticipate", "plan", "outlook", "guidance"),
 }
-"""Question phrases (left) that also match a text containing all words of any phrase on
-the right (generic finance vocabulary: abbreviations, synonyms of line items, the line
-items a ratio is computed from). Both sides go through :func:`tokens` (stop words out,
-Porter stems), so plurals and case do not matter. Longest phrase in the question wins."""
+"""Everyday question words and the words filings use for them (outside the statement
+vocabulary of :mod:`citewell.text.vocabulary`)."""
 
 _TOKEN_RE = re.compile(r"[^\W_]+(?:(?:[&'\u2019]|(?<=\d)[.,](?=\d))[^\W_]+)*")
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
@@ -350,6 +296,51 @@ def _phrase(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(t.term for t in toks), tuple(t.surface for t in toks)
 
 
+def _minimal(phrases: list[str], *, besides: str = "") -> tuple[str, ...]:
+    """``phrases`` without repeats and without any whose terms include another's (a text
+    with ``net sales`` has ``sales``) or ``besides``' terms, in order."""
+    own = frozenset(_phrase(besides)[0]) if besides else None
+    kept: list[tuple[frozenset[str], str]] = []
+    for phrase in phrases:
+        terms = frozenset(_phrase(phrase)[0])
+        if not terms or (own is not None and own <= terms):
+            continue
+        if any(k <= terms for k, _ in kept):
+            continue
+        kept = [(k, p) for k, p in kept if not terms <= k] + [(terms, phrase)]
+    return tuple(p for _, p in kept)
+
+
+def _finance_expansions() -> dict[str, tuple[str, ...]]:
+    """Expansions from the statement vocabulary (:mod:`citewell.text.vocabulary`): a line
+    item's caption also matches its other captions (not its aliases: a text saying
+    ``capex`` or ``profit`` mentions the item, a caption states it), an alias its captions (``COGS``: ``cost of sales``, ``cost of revenue`` …), a ratio the
+    captions of the items it is computed from, a statement title its other titles.
+    Alternatives that contain another (``net sales`` beside ``sales``) are left out."""
+    items = {item.key: item for item in LINE_ITEMS}
+    out: dict[str, tuple[str, ...]] = {}
+    for item in LINE_ITEMS:
+        for label in item.labels:
+            out[label] = _minimal(list(item.labels), besides=label)
+        for alias in item.aliases:
+            out.setdefault(alias, _minimal(list(item.labels), besides=alias))
+    for ratio in RATIOS:
+        for name in ratio.names:
+            out[name] = _minimal([items[key].labels[0] for key in ratio.items], besides=name)
+    for titles in STATEMENTS.values():
+        for title in titles:
+            out.setdefault(title, _minimal(list(titles), besides=title))
+    return {phrase: alts for phrase, alts in out.items() if alts}
+
+
+EXPANSIONS: dict[str, tuple[str, ...]] = {**_finance_expansions(), **GENERAL_EXPANSIONS}
+"""Question phrases (left) that also match a text containing all words of any phrase on
+the right: the statement vocabulary's captions, abbreviations and ratios
+(:func:`_finance_expansions`) and :data:`GENERAL_EXPANSIONS`. Both sides go through
+:func:`tokens` (stop words out, Porter stems), so plurals and case do not matter. Longest
+phrase in the question wins."""
+
+
 def _build_expansions() -> dict[tuple[str, ...], tuple[tuple[frozenset[str], tuple[str, ...]], ...]]:
     table: dict[tuple[str, ...], tuple[tuple[frozenset[str], tuple[str, ...]], ...]] = {}
     for phrase, alts in EXPANSIONS.items():
@@ -417,6 +408,7 @@ def near(seq: tuple[str, ...] | list[str], first: str, second: str, window: int 
 
 __all__ = [
     "EXPANSIONS",
+    "GENERAL_EXPANSIONS",
     "HOW_WORDS",
     "NAME_BOOST",
     "NUMBER_BOOST",

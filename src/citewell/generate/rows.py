@@ -1,0 +1,156 @@
+"""Answers read off financial statement rows: the figures a question names, each with its
+row label and the periods of its columns.
+
+A figure question ("What is the year-end FY2019 total amount of inventories?") and a
+question that needs a calculation ("the FY2018 fixed asset turnover ratio, revenue over
+average PP&E") are answered by the rows of the statements that state the line items they
+name — not by a sentence, which a filing rarely writes for them. :func:`find_rows` picks,
+for each line item the question names (:func:`citewell.text.finance.item_mentions`:
+directly, by an abbreviation, or through a ratio computed from it), the row of the best
+retrieved passages that states it:
+
+- the row's label must state the item by one of its captions
+  (:func:`~citewell.text.finance.items_of_row`): ``Total net revenues`` states revenues,
+  ``Property and equipment, net`` states PP&E;
+- among such rows, the one whose label is most nearly the caption itself
+  (:func:`~citewell.text.finance.caption_share`: ``Total net revenues`` before
+  ``Subscription, licensing, and other revenues`` or ``Product sales``: a total before
+  its parts), then one on a page titled as a statement the question names ("according
+  to the statement of cash flows"), then the one whose column header reports more of the
+  years asked, then the better-ranked passage, then the earlier row.
+
+Each row is rendered (:func:`render_row`) as ``Label: v1 (period 1), v2 (period 2) …``
+when its value cells and its column header's periods pair up one to one (the label and
+values exactly as the row writes them, the periods as the header names them), otherwise
+as the column header and the row quoted verbatim; both are one cited sentence. The
+column header is the nearest header row above the row in its chunk, else the one the
+PDF extractor recorded for the chunk (:func:`citewell.text.tables.table_header`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from citewell.models import Passage
+from citewell.text.finance import caption_share, item_mentions, items_of_row, statement_of_heading, statements_named
+from citewell.text.numbers import NUMERIC_CELL_RE, column_periods, years
+from citewell.text.tables import header_before, is_header_row, row_label, row_spans, table_header
+
+__all__ = ["FoundRow", "find_rows", "render_row", "value_cells"]
+
+#: A value cell written apart from its number (``$ 6,489``) or standing for nil.
+_NIL = ("\u2014", "\u2013", "-")
+
+
+@dataclass(frozen=True)
+class FoundRow:
+    """A row stating a line item.
+
+    ``item``: the line-item key; ``passage_index``: position of its passage in the list
+    given; ``start``/``end``: the row's span in the chunk text; ``label``: its label;
+    ``values``: its value cells in column order (``$`` joined to its number);
+    ``header``: the column header labelling it (text) or None; ``header_in_text``: that
+    header's span in the chunk text, None when it comes from the chunk's metadata;
+    ``years``: the years of the header.
+    """
+
+    item: str
+    passage_index: int
+    start: int
+    end: int
+    label: str
+    values: tuple[str, ...]
+    header: str | None
+    header_in_text: tuple[int, int] | None
+    years: frozenset[int]
+
+
+def value_cells(row: str, label: str) -> list[str]:
+    """The value cells of ``row`` after its ``label``, in order: numbers (``6,489``,
+    ``(1,749)``, ``12%``), a ``$`` joined to the number after it (``$ 6,489`` ->
+    ``$6,489``), and a dash standing for nil. Empty when anything else follows the label
+    (the row is not a clean label-and-values row)."""
+    rest = row[len(label):].lstrip(":, ").split() if row.startswith(label) else []
+    cells: list[str] = []
+    pending = ""
+    for cell in rest:
+        if cell == "$":
+            pending = "$"
+        elif NUMERIC_CELL_RE.match(cell):
+            cells.append(pending + cell)
+            pending = ""
+        elif cell in _NIL:
+            cells.append(cell)
+            pending = ""
+        else:
+            return []
+    return cells
+
+
+def _rows_of(passage: Passage) -> list[tuple[int, int, str | None, tuple[int, int] | None]]:
+    """``(start, end, header text, header span or None)`` of each row of a passage's
+    chunk: the extractor's rows when it recorded them, else :func:`row_spans` of a table
+    chunk's text; header rows themselves are left out."""
+    chunk = passage.chunk
+    table = chunk.metadata.get("table") if isinstance(chunk.metadata.get("table"), Mapping) else None
+    if table is not None and isinstance(table.get("rows"), list):
+        spans = [(int(a), int(b)) for a, b in table["rows"]]
+    elif chunk.text_type == "table":
+        spans = row_spans(chunk.text)
+    else:
+        return []
+    carried = table_header(chunk.metadata)
+    out: list[tuple[int, int, str | None, tuple[int, int] | None]] = []
+    for i, (a, b) in enumerate(spans):
+        if is_header_row(chunk.text[a:b]):
+            continue
+        span = header_before(chunk.text, spans, i)
+        out.append((a, b, chunk.text[span[0]:span[1]] if span else carried, span))
+    return out
+
+
+def find_rows(question: str, passages: Sequence[Passage], *, asked_years: frozenset[int] = frozenset()
+              ) -> list[FoundRow]:
+    """For each line item ``question`` names, in question order, the row stating it (module
+    docstring); items no row states are left out. ``asked_years``: the years the question
+    names (a row whose header reports them is preferred)."""
+    wanted = item_mentions(question)
+    if not wanted:
+        return []
+    named = statements_named(question)
+    best: dict[str, tuple[tuple, FoundRow]] = {}
+    for index, passage in enumerate(passages):
+        text = passage.chunk.text
+        statement = statement_of_heading(str(passage.chunk.metadata.get("page_heading") or ""))
+        on_named = bool(named) and statement in named
+        for order, (a, b, header, span) in enumerate(_rows_of(passage)):
+            row = " ".join(text[a:b].split())
+            label = row_label(row)
+            items = [i for i in items_of_row(label) if i in wanted]
+            if not items:
+                continue
+            values = value_cells(row, label)
+            if not values:
+                continue
+            head_years = frozenset(p.year for p in column_periods(header)) if header else frozenset()
+            found_years = head_years or frozenset(int(y) for y in years(row))
+            covered = len(asked_years & found_years)
+            for item in items:
+                key = (-round(caption_share(label, item), 6), not on_named, -covered, index, order)
+                if item not in best or key < best[item][0]:
+                    best[item] = (key, FoundRow(item, index, a, b, label, tuple(values), header, span,
+                                                found_years))
+    return [best[i][1] for i in wanted if i in best]
+
+
+def render_row(row: FoundRow, text: str) -> str:
+    """The sentence stating ``row`` (module docstring), without its link: ``Label: v1
+    (period 1), v2 (period 2)`` when values and periods pair up, else the header (when
+    there is one) and the row's text, whitespace collapsed, joined by `` … ``."""
+    periods = column_periods(row.header) if row.header else []
+    if periods and len(periods) == len(row.values):
+        pairs = ", ".join(f"{v} ({p.label()})" for v, p in zip(row.values, periods))
+        return f"{row.label}: {pairs}"
+    body = " ".join(text[row.start:row.end].split())
+    return f"{' '.join(row.header.split())} \u2026 {body}" if row.header else body

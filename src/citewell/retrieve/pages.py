@@ -1,0 +1,213 @@
+"""Pages as a retrieval unit: the passages a question gets come from its best pages.
+
+A filing answers most questions on one page: a statement, a note, a section of the
+management's discussion. Ranking chunks alone loses that page to a better-matching
+sentence elsewhere (a note that repeats the words of the question, a summary table of
+another period), and the chunks of one statement page compete with each other instead of
+adding up. :class:`PageRanker` re-ranks a retriever's deep candidate list by page:
+
+1. the candidates (best first, with their retrieval scores) are grouped by page — a PDF
+   chunk by ``(resource, page)``; a chunk without a page (transcripts, posts, text) is a
+   unit of its own;
+2. each page is scored from its chunks and from what the extractor recorded of it
+   (:mod:`citewell.ingest.pdf_tables`)::
+
+       page = best + support × Σ(next chunks' scores, halved at each step)
+              + statement × [the page is a primary statement the question asks about]
+              + items × (share of the question's line items that the page's rows state)
+              + periods × (share of the question's years that the page's column headers report)
+
+   where chunk scores are divided by the best candidate's, so ``best`` is at most 1. A
+   question asks about a statement when it names it (``balance sheet``, ``P&L``) or names
+   a line item it presents, directly or through a ratio (:mod:`citewell.text.finance`):
+   "inventory turnover" asks for cost of sales and inventories, so for the statement of
+   income and the balance sheet;
+3. the passages returned are the chunks of the pages in page order: each page's best
+   chunk first (so the top ``k`` cover ``k`` pages when there are that many), then the
+   pages' further chunks, up to ``per_page`` per page, in the same page order.
+
+The weights are in :class:`PageWeights`; they were set on one FinanceBench dev set and
+checked on the other (``benchmarks/RESULTS.md``, "Pages as a retrieval unit").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..models import Passage
+from ..store.base import Store
+from ..text.finance import (
+    item_mentions,
+    items_of_row,
+    measure_items,
+    measures_of_row,
+    statement_of_heading,
+    statements_named,
+    statements_of_items,
+)
+from ..text.numbers import is_year
+from ..text.questions import asks_why
+from ..text.tables import row_label
+from ..text.terms import tokens
+
+__all__ = ["PAGE_CONTEXT", "PAGE_DEPTH", "PageRanker", "PageWeights", "QuestionNeeds", "page_context", "question_needs"]
+
+
+#: How many of the best fused passages are re-ranked by page (the candidates).
+PAGE_DEPTH = 40
+
+
+@dataclass(frozen=True)
+class PageWeights:
+    """Weights of the page score (module docstring)."""
+
+    support: float = 0.3
+    statement: float = 0.3
+    items: float = 0.3
+    periods: float = 0.15
+
+
+@dataclass(frozen=True)
+class QuestionNeeds:
+    """What a question asks of a page: ``statements`` (kinds it names or whose line items
+    it names), ``items`` (line-item keys) and ``years`` (four-digit years it names)."""
+
+    statements: frozenset[str] = frozenset()
+    items: tuple[str, ...] = ()
+    years: frozenset[int] = frozenset()
+
+
+@lru_cache(maxsize=1024)
+def question_needs(question: str) -> QuestionNeeds:
+    """The :class:`QuestionNeeds` of ``question`` (``FY2019``, ``FY 19`` and ``2019`` all
+    name 2019); a question asking why (:func:`~citewell.text.questions.asks_why`) needs
+    no statement: its answer is in the discussion of the figures."""
+    years = frozenset(int(t.term) for t in tokens(question) if t.number and is_year(t.term))
+    items = tuple(item_mentions(question))
+    if asks_why(question):  # a reason is written in the discussion of the figures, not in the statements
+        return QuestionNeeds(frozenset(), items, years)
+    statements = frozenset(statements_named(question) | statements_of_items(items))
+    return QuestionNeeds(statements, items, years)
+
+
+@dataclass
+class _Page:
+    key: tuple[str, int] | str
+    passages: list[Passage] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+    order: int = 0
+
+
+def _page_key(passage: Passage) -> tuple[str, int] | str:
+    page = passage.chunk.metadata.get("page")
+    return (passage.chunk.resource_id, page) if isinstance(page, int) else passage.chunk.id
+
+
+@lru_cache(maxsize=16384)
+def _chunk_facts(chunk_id: str, heading: str, rows: tuple[str, ...], prose: str,
+                 periods: tuple[int, ...]) -> tuple[str | None, frozenset[str], frozenset[int]]:
+    """``(statement, line items, years)`` a chunk shows: the statement its page heading
+    titles; the items its row labels state by caption, or state through a measure computed
+    from them (a row ``Adjusted EBITDA`` states EBITDA's items), or that its running text
+    (``prose``: the text of a chunk without rows) names by caption; the years its column
+    headers report. Cached by chunk id: a chunk's text and metadata never change."""
+    items = {k for label in rows for k in items_of_row(label)}
+    items |= {k for label in rows for name in measures_of_row(label) for k in measure_items(name)}
+    if prose:
+        items |= set(items_of_row(prose))
+    return statement_of_heading(heading), frozenset(items), frozenset(periods)
+
+
+def _facts(passage: Passage) -> tuple[str | None, frozenset[str], frozenset[int]]:
+    meta: Mapping = passage.chunk.metadata
+    table = meta.get("table") if isinstance(meta.get("table"), Mapping) else {}
+    text = passage.chunk.text
+    rows = tuple(row_label(text[a:b]) for a, b in table.get("rows") or ())
+    periods = tuple(p.get("year") for p in table.get("periods") or () if isinstance(p, Mapping)
+                    and isinstance(p.get("year"), int))
+    return _chunk_facts(passage.chunk.id, str(meta.get("page_heading") or ""), rows, "" if rows else text, periods)
+
+
+class PageRanker:
+    """Re-ranks candidate passages by page (module docstring). ``weights``: the page
+    score's weights; ``per_page``: most chunks of one page among the passages returned."""
+
+    def __init__(self, weights: PageWeights | None = None, *, per_page: int = 3, lead: int = 1) -> None:
+        if per_page < 1 or lead < 1:
+            raise ValueError("per_page and lead must be at least 1")
+        self.weights = weights or PageWeights()
+        self.per_page = per_page
+        self.lead = min(lead, per_page)
+
+    def rerank(self, question: str, candidates: Sequence[Passage], *, k: int) -> list[Passage]:
+        """The top ``k`` passages of ``candidates`` (best first, ``score`` higher is
+        better) drawn from the best pages; ``rank`` 1..k and ``score`` the page score,
+        rounded to 9 places. Deterministic: ties keep candidate order."""
+        if k <= 0 or not candidates:
+            return []
+        top = max(max(p.score for p in candidates), 1e-12)
+        pages: dict[tuple[str, int] | str, _Page] = {}
+        for i, p in enumerate(candidates):
+            page = pages.setdefault(_page_key(p), _Page(_page_key(p), order=i))
+            page.passages.append(p)
+            page.scores.append(max(p.score, 0.0) / top)
+        needs = question_needs(question)
+        ranked = sorted(pages.values(), key=lambda pg: (-self._score(pg, needs), pg.order))
+        # the best page's first ``lead`` chunks, then each page's next chunk in page order
+        order: list[tuple[_Page, Passage]] = [(ranked[0], p) for p in ranked[0].passages[:self.lead]]
+        for depth in range(self.per_page):
+            for page in ranked:
+                if depth < len(page.passages) and not (page is ranked[0] and depth < self.lead):
+                    order.append((page, page.passages[depth]))
+        return [p.model_copy(update={"rank": i, "score": round(self._score(page, needs), 9)})
+                for i, (page, p) in enumerate(order[:k], start=1)]
+
+    def _score(self, page: _Page, needs: QuestionNeeds) -> float:
+        w = self.weights
+        scores = sorted(page.scores, reverse=True)
+        score = scores[0] + w.support * sum(s * 0.5 ** i for i, s in enumerate(scores[1:]))
+        if not (needs.statements or needs.items or needs.years):
+            return score
+        statements: set[str] = set()
+        items: set[str] = set()
+        years: set[int] = set()
+        for p in page.passages:
+            statement, its, yrs = _facts(p)
+            if statement:
+                statements.add(statement)
+            items |= its
+            years |= yrs
+        if needs.statements and statements & needs.statements:
+            score += w.statement
+        if needs.items:
+            score += w.items * sum(1 for i in needs.items if i in items) / len(needs.items)
+        if needs.years:
+            score += w.periods * len(needs.years & years) / len(needs.years)
+        return score
+
+
+
+#: Most chunks of the best passage's page added after the retrieved passages.
+PAGE_CONTEXT = 6
+
+
+def page_context(store: Store, workspace_id: str, passages: Sequence[Passage], *,
+                 limit: int = PAGE_CONTEXT) -> list[Passage]:
+    """The rest of the best passage's page: the chunks on the page of ``passages[0]`` that
+    are not among ``passages`` (at most ``limit``, in page order), ranked after them.
+
+    A statement page is cut into several chunks and a question's line items may sit in
+    different ones (current assets above, current liabilities below); retrieval ranks the
+    page first with its best-matching chunk, and this offers the generator the rest of
+    that page too, so the answer can quote every row it needs from the page that states
+    them. ``[]`` when the best passage has no page.
+    """
+    if not passages or limit <= 0:
+        return []
+    have = {p.chunk.id for p in passages}
+    rest = [p for p in store.page_passages(workspace_id, passages[0].chunk.id) if p.chunk.id not in have]
+    start = max(p.rank for p in passages) + 1
+    return [p.model_copy(update={"rank": start + i, "resource_names": passages[0].resource_names})
+            for i, p in enumerate(rest[:limit])]

@@ -1,0 +1,146 @@
+"""Finance questions, page headings and row labels read through the field's vocabulary.
+
+Retrieval and the extractive generator read a finance question through
+:mod:`citewell.text.vocabulary`: which statement it is about, which line items it names
+(directly, by an analyst's abbreviation, or through a ratio computed from them), which
+statement a page heading titles, and which line item a table row states.
+
+Matching works on :func:`citewell.text.terms.tokens` (lower case, stop words out, Porter
+stems), so plurals, case and punctuation do not matter: a phrase matches a text when its
+content terms occur there consecutively (stop words between them are skipped).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .terms import tokens
+from .vocabulary import LINE_ITEMS, RATIOS, STATEMENTS
+
+__all__ = ["Mention", "caption_share", "item_mentions", "items_of_row", "measure_items", "measures_of_row", "mentions",
+           "statement_of_heading", "statements_named", "statements_of_items"]
+
+_ITEMS = {item.key: item for item in LINE_ITEMS}
+
+
+@lru_cache(maxsize=4096)
+def _terms(text: str) -> tuple[str, ...]:
+    """Content terms of ``text`` in order (stems; stop words out)."""
+    return tuple(t.term for t in tokens(text) if t.content)
+
+
+def _phrases(row: bool) -> list[tuple[tuple[str, ...], str, str]]:
+    """The phrases to look for, as ``(terms, kind, key)``, longest first: in a question
+    (``row`` False) statement titles, ratio names (before a line item of the same
+    length: ``gross margin`` asked is the ratio), then line items by label or alias; in a
+    row label (``row`` True) line-item captions only."""
+    out: list[tuple[tuple[str, ...], str, str]] = []
+    if not row:
+        for kind, titles in STATEMENTS.items():
+            out.extend((_terms(t), "statement", kind) for t in titles)
+        for ratio in RATIOS:
+            out.extend((_terms(n), "ratio", ratio.names[0]) for n in ratio.names)
+    for item in LINE_ITEMS:
+        out.extend((_terms(t), "item", item.key) for t in (item.labels if row else (*item.labels, *item.aliases)))
+    out = [p for p in out if p[0]]
+    out.sort(key=lambda p: -len(p[0]))  # stable: the order above breaks ties
+    return out
+
+
+_PHRASES = {False: _phrases(False), True: _phrases(True)}
+_RATIO_BY_NAME = {r.names[0]: r for r in RATIOS}
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A vocabulary phrase found in a text: ``kind`` statement / item / ratio, its
+    ``key``, and ``start``/``end``: its position in the text's content terms."""
+
+    kind: str
+    key: str
+    start: int
+    end: int
+
+
+@lru_cache(maxsize=8192)
+def mentions(text: str, *, row: bool = False) -> tuple[Mention, ...]:
+    """The vocabulary phrases of ``text`` in text order, the longest where they overlap
+    (:func:`_phrases`; ``row``: ``text`` is a table row's label, read for captions only)."""
+    seq = _terms(text)
+    taken = [False] * len(seq)
+    found: list[Mention] = []
+    for terms, kind, key in _PHRASES[row]:
+        n = len(terms)
+        for i in range(len(seq) - n + 1):
+            if seq[i:i + n] == terms and not any(taken[i:i + n]):
+                taken[i:i + n] = [True] * n
+                found.append(Mention(kind, key, i, i + n))
+    found.sort(key=lambda m: m.start)
+    return tuple(found)
+
+
+def item_mentions(text: str) -> list[str]:
+    """The line items ``text`` names, in text order without repeats: named directly (a
+    caption or an alias) or through a ratio computed from them (:data:`RATIOS`)."""
+    out: list[str] = []
+    for m in mentions(text):
+        keys = [m.key] if m.kind == "item" else list(_RATIO_BY_NAME[m.key].items) if m.kind == "ratio" else []
+        out.extend(k for k in keys if k not in out)
+    return out
+
+
+def statements_named(text: str) -> set[str]:
+    """Statement kinds ``text`` names by title (``balance sheet``, ``P&L``, ``statement
+    of cash flows``)."""
+    return {m.key for m in mentions(text) if m.kind == "statement"}
+
+
+def statements_of_items(keys: list[str] | tuple[str, ...]) -> set[str]:
+    """The statement kinds that present these line items."""
+    return {_ITEMS[k].statement for k in keys if k in _ITEMS}
+
+
+_CONSOLIDATING_RE = re.compile(r"\bconsolidating\b|\bguarantor", re.IGNORECASE)
+_NOTES_RE = re.compile(r"\bnotes? to\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=8192)
+def statement_of_heading(heading: str) -> str | None:
+    """The primary statement a page heading titles (``CONSOLIDATED BALANCE SHEETS`` ->
+    ``balance_sheet``), or None: no statement title, or the page is a note about the
+    statements or a consolidating schedule of guarantor subsidiaries, which repeat the
+    statements' captions for parts of the group."""
+    if not heading or _CONSOLIDATING_RE.search(heading) or _NOTES_RE.search(heading):
+        return None
+    kinds = [m.key for m in mentions(heading) if m.kind == "statement"]
+    return kinds[0] if kinds else None
+
+
+def caption_share(label: str, key: str) -> float:
+    """How much of a row label is the caption of line item ``key``: the content terms its
+    caption covers over the label's content terms other than ``total`` (``Total net
+    revenues`` is all revenues, 1.0; ``Product sales`` half, 0.5); 0.0 when the label does
+    not state the item."""
+    seq = [t for t in _terms(label) if t != "total"]
+    covered = sum(m.end - m.start for m in mentions(label, row=True) if m.key == key)
+    return min(1.0, covered / len(seq)) if seq else 0.0
+
+
+def items_of_row(label: str) -> list[str]:
+    """The line items a table row's label states by its caption, in order without
+    repeats (aliases do not count: a row reading ``Cash dividends`` does not state cash)."""
+    return list(dict.fromkeys(m.key for m in mentions(label, row=True)))
+
+
+def measures_of_row(label: str) -> list[str]:
+    """The ratios and derived measures (:data:`~citewell.text.vocabulary.RATIOS`, by first
+    name) a row's label states itself (``Adjusted EBITDA``, ``Free cash flow``)."""
+    return list(dict.fromkeys(m.key for m in mentions(label) if m.kind == "ratio"))
+
+
+def measure_items(name: str) -> tuple[str, ...]:
+    """The line items of ratio ``name`` (its first name, as :func:`measures_of_row` gives)."""
+    ratio = _RATIO_BY_NAME.get(name)
+    return ratio.items if ratio else ()
