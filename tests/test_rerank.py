@@ -11,7 +11,8 @@ import pytest
 from citewell import Engine
 from citewell.models import Chunk, Passage, Resource
 from citewell.retrieve.query import question_terms, search_terms
-from citewell.retrieve.rerank import Reranker, asks_for_figure, resource_context, resource_priors
+from citewell.retrieve.rerank import Reranker, resource_context, resource_priors
+from citewell.text.questions import asks_for_figure
 from citewell.text.terms import porter_stem, question_concepts, tokens
 
 CASH_FLOW_ROWS = """\

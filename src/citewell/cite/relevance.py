@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ..models import Message, Reference
-from ..retrieve.terms import content_terms
+from ..text.terms import content_terms
 from .offsets import convert_offsets
 from .support import message_sentence, periods
 

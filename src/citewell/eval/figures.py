@@ -5,7 +5,7 @@ Gold figure
 
 A question's gold answer (FinanceBench ``answer``, or a generic row's ``answer``) *is a
 figure* when its first sentence holds exactly one quantity; that quantity is the gold
-figure. Sentences are :func:`citewell.sentences.sentence_spans` of each line; a first
+figure. Sentences are :func:`citewell.text.sentences.sentence_spans` of each line; a first
 sentence that is only ``Yes``/``No`` (``"No. Verizon's debt decreased by $229
 million."``) is skipped, since the sentence after it states the figure. Quantities are
 read as the support checks read numbers (:func:`citewell.cite.support.quantities`):
@@ -59,7 +59,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from ..cite.support import Quantity, declared_scales, quantities, rounds_to, unescape_markdown
-from ..sentences import sentence_spans
+from ..text.sentences import sentence_spans
 
 #: Significant digits an answer number needs to count as a rounding of the gold figure.
 MIN_SIGNIFICANT = 2

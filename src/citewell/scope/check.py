@@ -30,7 +30,7 @@ citation). The rules, in order (the first that applies decides):
    target); otherwise, when no passage of those sources names the year in any form, it
    abstains (a period no source covers).
 3. **Topic.** The topic concepts are the concepts of the question's first sentence
-   (:func:`~citewell.retrieve.terms.question_concepts`) other than names, numbers and
+   (:func:`~citewell.text.terms.question_concepts`) other than names, numbers and
    the words numbers and periods are written with
    (:data:`~citewell.cite.support.FILLER_WORDS`), each weighted by its inverse document
    frequency in the workspace, ``ln((n + 1) / (df + 0.5))``. A concept is *missing* when
@@ -52,8 +52,8 @@ from dataclasses import dataclass, field
 
 from ..cite.support import FILLER_WORDS, periods
 from ..models import Notice, Passage, Resource
-from ..retrieve.terms import NAME_BOOST, Concept, content_terms, porter_stem, question_concepts
-from ..sentences import sentence_spans
+from ..text.terms import NAME_BOOST, Concept, content_terms, porter_stem, question_concepts
+from ..text.sentences import sentence_spans
 from ..store.base import Condition, Store
 from .names import (
     Name,

@@ -7,7 +7,7 @@ Runs of name-cased words of the question, joined by spaces, ``&``, ``-`` or ``'`
 (``Johnson & Johnson``, ``Coca-Cola``, ``Best Buy``): a word is name-cased when it has
 an upper-case letter and is all capitals (``ATVI``, ``EBITDA``), holds a digit (``3M``),
 starts lower-case (``eBay``), or is capitalised and not the question's first word. A
-trailing ``'s`` is dropped. Stop words (:data:`citewell.retrieve.terms.STOP_WORDS`), period
+trailing ``'s`` is dropped. Stop words (:data:`citewell.text.terms.STOP_WORDS`), period
 labels (``FY2022``, ``Q4``, ``H1``, ``10-K``), numbers and one-letter words end a run.
 The capitalised first word of a sentence of the question starts a run only when a name-cased word follows
 it (``General Motors``) and is otherwise a *weak* name (``Boeing total revenues …``):
@@ -49,7 +49,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..models import Resource
-from ..retrieve.terms import STOP_WORDS
+from ..text.terms import STOP_WORDS
 
 _WORD_RE = re.compile(r"\$?[^\W_]+(?:['\u2019&][^\W_]+)*(?:\.[A-Z]{1,2}\b)?")
 _JOINER_RE = re.compile(r"^\s*(?:&|-|and(?=\s+[A-Z]))?\s*$")

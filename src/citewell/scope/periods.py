@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 from ..cite.support import periods
 from ..models import Resource
-from ..retrieve.terms import porter_stem
+from ..text.terms import porter_stem
 
 #: Words that mark a forward-looking question (the vocabulary 10-K safe-harbor paragraphs
 #: list for forward-looking statements).
