@@ -389,6 +389,51 @@ def test_mentions_by_refs_in_the_order_asked(api: Api) -> None:
         assert (r.status_code, r.json()["error"]["code"]) == (400, "INVALID_REQUEST_BODY"), body
 
 
+def test_two_datasets_keep_their_own_copy_of_a_post_in_mentions_answers_and_references(api: Api) -> None:
+    """Issue 14: b.jsonl repeating a.jsonl's post (source in another case) with other text
+    keeps its own copy; mentions, answers and references show the cited dataset's text, and
+    deleting b changes nothing of a's."""
+    def upload(name: str, text: str) -> dict[str, Any]:
+        body = json.dumps({"source": "Reddit", "id": "z1", "text": text, "score": len(text)}) + "\n"
+        r = api.client.post("/v1/resources", files={"file": (name, body.encode(), "application/jsonl")})
+        assert r.status_code == 202, r.text
+        for _ in range(1500):
+            resource = api.client.get(f"/v1/resources/{r.json()['data']['resource']['id']}").json()["data"]["resource"]
+            if resource["status"] != "processing":
+                return resource
+            time.sleep(0.02)
+        raise AssertionError("still processing")
+
+    a = upload("a.jsonl", "Original zeppelin maintenance note.")
+    b = upload("b.jsonl", "Rewritten zeppelin claim from another file.")
+    ref = {"source": "reddit", "id": "z1"}
+    got = api.client.post("/v1/mentions", json={"post_refs": [{**ref, "dataset_id": a["id"]},
+                                                              {**ref, "dataset_id": b["id"]}, ref]}).json()["mentions"]
+    assert [(m["dataset_id"], m["text"], m["score"]) for m in got] == [
+        (a["id"], "Original zeppelin maintenance note.", 35), (b["id"], "Rewritten zeppelin claim from another file.", 43),
+        (b["id"], "Rewritten zeppelin claim from another file.", 43)]  # no dataset: the newest one's copy
+    listed = api.client.post("/v1/mentions", json={"query": "zeppelin"}).json()["mentions"]
+    assert sorted((m["dataset_id"], m["text"]) for m in listed) == sorted([
+        (a["id"], "Original zeppelin maintenance note."), (b["id"], "Rewritten zeppelin claim from another file.")])
+    first = api.client.post("/v1/mentions", json={"query": "zeppelin", "limit": 1}).json()
+    second = api.client.post("/v1/mentions", json={"query": "zeppelin", "limit": 1,
+                                                  "cursor": first["next_cursor"]}).json()
+    assert [first["mentions"][0]["dataset_id"], second["mentions"][0]["dataset_id"]] == [m["dataset_id"] for m in listed]
+    # an answer restricted to a cites a's copy, with a's text, everywhere it is shown
+    _, message = api.turn("zeppelin maintenance", filters={"resource_id": a["id"]})
+    (post,) = [r for r in message["references"] if r["type"] == "post"]
+    assert (post["source"], post["id"], post["resource_id"], post["text"]) == (
+        "reddit", "z1", a["id"], "Original zeppelin maintenance note.")
+    refs = api.client.get("/v1/references", params={"chat_message_id": message["id"]}).json()["references"]
+    assert [(r["document_id"], r["text"]) for r in refs] == [(a["id"], "Original zeppelin maintenance note.")]
+    assert api.client.delete(f"/v1/resources/{b['id']}").status_code == 200
+    (left,) = api.client.post("/v1/mentions", json={"post_refs": [ref]}).json()["mentions"]
+    assert (left["dataset_id"], left["text"]) == (a["id"], "Original zeppelin maintenance note.")
+    _, again = api.turn("zeppelin maintenance")
+    assert [(r["resource_id"], r["text"]) for r in again["references"] if r["type"] == "post"] == [
+        (a["id"], "Original zeppelin maintenance note.")]
+
+
 def test_mentions_by_query_and_cursor_paging(api: Api) -> None:
     dataset = api.upload(REDDIT)
     posts = corpus_posts(REDDIT)

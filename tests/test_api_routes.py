@@ -194,6 +194,71 @@ def test_worker_log_lines_carry_the_upload_request_id(api: Api, caplog: pytest.L
         ("upload-7", f"upload {resource['id']} is ready (1 chunks)")]
 
 
+def test_an_upload_is_streamed_to_disk_not_held_in_memory(api: Api) -> None:
+    """Issue 14: a 24 MB upload, sent in pieces, never sits whole in the server's memory
+    (it was collected in a bytearray); its bytes reach the store intact."""
+    import hashlib
+    import tracemalloc
+
+    piece = bytes(range(256)) * 4096  # 1 MB
+    boundary = "citewell-boundary-7f3a"
+    head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.txt\"\r\n"
+            "Content-Type: text/plain\r\n\r\n").encode()
+    tail = f"\r\n--{boundary}--\r\n".encode()
+
+    def send_raw(chunks: list[bytes] | Any) -> tuple[int, dict[str, Any]]:
+        """POST /v1/resources straight to the app, the body in pieces (an HTTP test client
+        would buffer it whole first)."""
+        import asyncio
+
+        scope = {"type": "http", "method": "POST", "path": "/v1/resources", "raw_path": b"/v1/resources",
+                 "query_string": b"", "root_path": "", "scheme": "http", "server": ("testserver", 80),
+                 "client": ("127.0.0.1", 1), "http_version": "1.1", "asgi": {"version": "3.0"},
+                 "headers": [(b"x-api-key", api.key.encode()),
+                             (b"content-type", f"multipart/form-data; boundary={boundary}".encode())]}
+        pieces = iter(chunks)
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            chunk = next(pieces, None)
+            return {"type": "http.request", "body": chunk or b"", "more_body": chunk is not None}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        asyncio.run(api.client.app(scope, receive, send))
+        return sent[0]["status"], json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
+
+    def body():
+        yield head
+        for _ in range(24):
+            yield piece
+        yield tail
+
+    tracemalloc.start()
+    try:
+        status, answer = send_raw(body())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert status == 202, answer
+    resource = answer["data"]["resource"]
+    assert resource["size_bytes"] == 24 << 20
+    assert resource["sha256"] == hashlib.sha256(piece * 24).hexdigest()
+    assert peak < 8 << 20, peak  # pieces in flight, not the file
+    incoming = api.engine.store.blob_dir / ".incoming"
+    for _ in range(600):  # processed (it fails: binary bytes are no UTF-8 text); nothing left to spool
+        resource = api.client.get(f"/v1/resources/{resource['id']}").json()["data"]["resource"]
+        if resource["status"] != "processing":
+            break
+        time.sleep(0.05)
+    assert resource["status"] == "failed" and resource["error"]["code"] == "TEXT_ENCODING"
+    assert not [p.name for p in incoming.iterdir()] if incoming.is_dir() else True
+    # an upload refused midway leaves no spool file behind
+    assert send_raw([head, piece, b"--" + boundary.encode()])[0] == 400
+    assert not [p.name for p in incoming.iterdir()] if incoming.is_dir() else True
+
+
 def test_unknown_route_and_wrong_method(api: Api) -> None:
     r = api.client.get("/v1/nothing-here")
     assert r.status_code == 404
@@ -402,6 +467,21 @@ def test_upload_request_errors(api: Api, monkeypatch: pytest.MonkeyPatch) -> Non
     for metadata in ("{not json", "[1, 2]", '"title"', '{"fiscal_year": "soon"}'):
         r = upload(c, "ok.txt", b"fine text", metadata)
         assert (r.status_code, r.json()["error"]["code"]) == (400, "INVALID_REQUEST_BODY"), metadata
+    # issue 14: a clean message for fields of the wrong kind (was Python's "dictionary update sequence …"), and a
+    # title is one line of text (a NUL was accepted)
+    for metadata, message in (
+            ({"custom_metadata": "notadict"}, "metadata: custom_metadata must be a JSON object of fields (such as "
+                                              '{"team": "ocr"}), not a string'),
+            ({"custom_metadata": [1, 2]}, "metadata: custom_metadata must be a JSON object of fields (such as "
+                                          '{"team": "ocr"}), not a list'),
+            ({"title": "Q3\u0000report"}, "metadata: title: a title may not contain control characters such as NUL "
+                                         "or line breaks (found U+0000 at position 2)"),
+            ({"title": {"x": 1}}, "metadata: title must be text, not an object")):
+        r = upload(c, "ok.txt", b"fine text", metadata)
+        assert (r.status_code, r.json()["error"]) == (400, {"code": "INVALID_REQUEST_BODY", "message": message})
+    r = c.post("/v1/sessions", json={"title": "a\u0000b"})
+    assert (r.status_code, r.json()["error"]["code"]) == (400, "INVALID_REQUEST_BODY")
+    assert "control characters" in r.json()["error"]["message"]
     r = c.post("/v1/resources", content=b"--xyz\r\nbroken", headers={"Content-Type": "multipart/form-data; boundary=xyz"})
     assert r.status_code == 400 and r.json()["error"]["code"] in ("INVALID_REQUEST_BODY", "FILE_MISSING")
     assert c.get("/v1/resources").json()["data"]["total"] == 0

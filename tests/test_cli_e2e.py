@@ -302,6 +302,31 @@ def test_cite_numbered_with_a_marker_of_thousands_of_digits(tmp_path: Path) -> N
     assert [(w["code"], w["label"]) for w in message["warnings"]] == [("unknown_target", f"[{huge}]")]
 
 
+def test_names_with_control_and_bidi_characters_are_printed_escaped(tmp_path: Path) -> None:
+    """Issue 14: ``citewell resources`` and ingest reports printed file names raw: a
+    right-to-left override made ``evil\u202etxt.exe`` show as another name, a newline
+    forged a line of the listing."""
+    folder = tmp_path / "f"
+    folder.mkdir()
+    (folder / "evil\u202etxt.exe.txt").write_text("Pumps run at forty bar.\n", encoding="utf-8")
+    (folder / "two\nlines\x1b[31m.md").write_text("Valves open at ten bar.\n", encoding="utf-8")
+    (folder / "bad\u200b\u202e.txt").write_bytes(b"Caf\xe9 menus\n")  # not UTF-8
+    store = tmp_path / "s.sqlite"
+    ingest = run("ingest", str(folder), store=store)
+    assert ingest.returncode == 1
+    assert "bad\\u200b\\u202e.txt: TEXT_ENCODING" in ingest.stderr
+    listing = run("resources", store=store)
+    assert listing.returncode == 0, listing.stderr
+    lines = listing.stdout.splitlines()
+    assert len(lines) == 4  # the header and one line per resource: no name breaks a line
+    printed = listing.stdout + ingest.stderr
+    assert not any(c in printed for c in "\u202e\u200b\x1b")
+    assert any("evil\\u202etxt.exe (evil\\u202etxt.exe.txt)" in line for line in lines)
+    assert any("two\\x0alines\\x1b[31m (two\\x0alines\\x1b[31m.md)" in line for line in lines)
+    as_json = json.loads(run("resources", "--json", store=store).stdout)  # JSON keeps the names as they are
+    assert sorted(r["file_name"] for r in as_json) == sorted(p.name for p in folder.iterdir())
+
+
 def test_warnings_go_to_stderr_not_into_the_answer(corpus: Path, store: Path) -> None:
     done = run("ask", "capex", "--corpus", str(corpus), "--filter", "ticker=NOPE", store=store)
     assert done.returncode == 0, done.stderr

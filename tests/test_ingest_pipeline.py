@@ -14,6 +14,7 @@ import pytest
 from fpdf import FPDF
 
 from citewell import Engine
+from citewell.ingest import pipeline
 from citewell.ingest.pipeline import EXTRACTOR_VERSIONS
 from citewell.store.ids import chunk_id_for, post_chunk_id
 
@@ -190,26 +191,39 @@ def test_resource_text_slices_equal_chunk_texts(engine: Engine, tmp_path: Path) 
             assert text[chunk.char_start:chunk.char_end] == chunk.text
 
 
-def test_posts_are_unique_by_source_and_id_and_keep_their_chunk_id(engine: Engine, tmp_path: Path,
-                                                                     store_path: Path) -> None:
-    first = tmp_path / "a.jsonl"
-    _write_posts(first, POSTS)
-    engine.sync(tmp_path)
-    cid = post_chunk_id(engine.workspace_id, "stocktwits", "77")
+def test_each_posts_file_keeps_its_own_copy_of_a_post(engine: Engine, tmp_path: Path, store_path: Path,
+                                                        monkeypatch) -> None:
+    """DESIGN.md "Posts": the same (source, id) in another file is that file's copy; a post
+    seen again in the same file (re-extracted) keeps its chunk id."""
+    _write_posts(tmp_path / "a.jsonl", POSTS)
+    (a,) = [o.resource_id for o in engine.sync(tmp_path).outcomes]
+    cid = post_chunk_id(engine.workspace_id, a, "stocktwits", "77")
     passage = engine.store.post_passage(engine.workspace_id, "STOCKTWITS", "77")
-    assert passage is not None and passage.chunk.id == cid
+    assert passage is not None and passage.chunk.id == cid and passage.chunk.resource_id == a
     assert passage.chunk.metadata["source"] == "StockTwits" and passage.chunk.metadata["id"] == "77"
-    # the same post in another file, edited: updated in place, same chunk id, one mention
-    second = tmp_path / "b.jsonl"
-    _write_posts(second, [{**POSTS[1], "text": "Bullish on $TSLA deliveries, edited", "likes": 3}])
+    # the same post in another file, edited: that file's copy; the first file's is untouched
+    _write_posts(tmp_path / "b.jsonl", [{**POSTS[1], "source": "STOCKTWITS", "text": "Bullish on $TSLA deliveries, "
+                                                                                    "edited", "likes": 3}])
     report = engine.sync(tmp_path)
     assert [o.action for o in report.outcomes] == ["unchanged", "ingested"]
-    assert _rows(store_path, "SELECT count(*) FROM mentions WHERE id = '77'") == [(1,)]
-    mention = engine.store.mentions(engine.workspace_id, [("stocktwits", "77"), ("reddit", "nope")])
-    assert mention[0] is not None and mention[0].text.endswith("edited") and mention[0].chunk_id == cid
-    assert mention[0].model_extra.get("likes") == 3
-    assert mention[1] is None
-    assert engine.store.post_passage(engine.workspace_id, "stocktwits", "77").chunk.text.endswith("edited")
+    b = report.outcomes[1].resource_id
+    assert _rows(store_path, "SELECT dataset_id, text FROM mentions WHERE id = '77' ORDER BY text") == [
+        (a, "Bullish on $TSLA deliveries"), (b, "Bullish on $TSLA deliveries, edited")]
+    mine, theirs, nope = engine.store.mentions(engine.workspace_id, [("stocktwits", "77")] * 2 + [("reddit", "x")],
+                                               dataset_ids=[a, b, None])
+    assert (mine.text, mine.dataset_id, mine.chunk_id) == ("Bullish on $TSLA deliveries", a, cid)
+    assert (theirs.text, theirs.dataset_id, theirs.model_extra.get("likes")) == (
+        "Bullish on $TSLA deliveries, edited", b, 3)
+    assert nope is None
+    assert [c.text for c in engine.store.resource_chunks(engine.workspace_id, a)] == [p["text"] for p in POSTS]
+    # without a dataset: the most recently added ready one
+    assert engine.store.mentions(engine.workspace_id, [("stocktwits", "77")])[0].dataset_id == b
+    # re-extracted by a newer posts extractor: the same chunk ids, in place
+    monkeypatch.setitem(pipeline.EXTRACTOR_VERSIONS, "posts", "posts-99")
+    assert [o.action for o in engine.sync(tmp_path).outcomes] == ["reindexed", "reindexed"]
+    again = engine.store.post_passage(engine.workspace_id, "stocktwits", "77", dataset_id=a)
+    assert (again.chunk.id, again.chunk.text) == (cid, "Bullish on $TSLA deliveries")
+    assert _rows(store_path, "SELECT count(*) FROM chunks WHERE post_id = '77'") == [(2,)]
 
 
 def test_corpus_jsonl_that_is_not_posts_is_skipped(engine: Engine, tmp_path: Path) -> None:
@@ -219,7 +233,8 @@ def test_corpus_jsonl_that_is_not_posts_is_skipped(engine: Engine, tmp_path: Pat
     assert actions["financebench_dev_docs.jsonl"] == ("skipped", "not_a_posts_file")
     assert actions["reddit_wallstreetbets_2022-01.jsonl"] == ("ingested", None)
     (posts,) = engine.resources()
-    assert posts.kind == "post" and posts.chunk_count == 300
+    # 300 posts; the 31 longer than 250 words are cut into pieces (issue 14)
+    assert posts.kind == "post" and posts.metadata["post_count"] == 300 and posts.chunk_count == 380
     mentions = engine.store.mentions(engine.workspace_id, [("reddit", "t3_s74lpw")])
     assert mentions[0].text == "Elon Musk want you to have more kids but won't help you to raise your kids"
     assert mentions[0].model_extra["num_comments"] == 17 and mentions[0].dataset_id == posts.id
@@ -288,10 +303,15 @@ def test_corpus_post_keys_and_texts(engine: Engine, tmp_path: Path) -> None:
         rows = [json.loads(line) for line in (CORPUS / "posts" / name).read_text(encoding="utf-8").splitlines()]
         found = engine.store.mentions(engine.workspace_id, [(r["source"], str(r["id"])) for r in rows])
         assert [(m.source, m.id, m.text) for m in found] == [(source, str(r["id"]), r["text"]) for r in rows]
+        chunks = engine.store.resource_chunks(engine.workspace_id, found[0].dataset_id)
         for row, mention in zip(rows, found):
             passage = engine.store.post_passage(engine.workspace_id, source, str(row["id"]))
-            assert passage.chunk.text == row["text"] and passage.chunk.id == mention.chunk_id
+            assert passage.chunk.id == mention.chunk_id and row["text"].startswith(passage.chunk.text)
             assert passage.chunk.text_type == "post" and passage.chunk.metadata["created_at"] == row["created_at"]
+            pieces = [c for c in chunks if c.metadata["id"] == str(row["id"])]  # a long post: its pieces, in order
+            assert pieces[0].id == mention.chunk_id
+            assert "".join("".join(c.text.split()) for c in pieces) == "".join(row["text"].split())
+            assert [c.metadata.get("part", 0) for c in pieces] == list(range(len(pieces)))
     first = engine.store.mentions(engine.workspace_id, [("stocktwits", "468303772")])[0]
     assert first.author == "user_0001" and first.model_extra["cashtags"] == ["$BTC.X", "$ETH.X"]
     assert first.model_extra["likes"] == 0 and first.created_at == "2022-06-25T13:39:06Z"
@@ -376,18 +396,34 @@ def test_post_sources_differing_in_case_are_one_post(engine: Engine, tmp_path: P
     assert [(c.chunk_index, c.text) for c in chunks] == [(0, "second")]
 
 
-def test_a_post_in_two_files_survives_the_deletion_of_either(engine: Engine, tmp_path: Path) -> None:
-    shared = {"source": "reddit", "id": "t3_s", "text": "shared revenue post"}
-    _write_posts(tmp_path / "a.jsonl", [shared, {"source": "reddit", "id": "t3_a", "text": "only in a"}])
-    _write_posts(tmp_path / "b.jsonl", [shared])
+def test_deleting_or_changing_one_posts_file_never_changes_anothers_post(engine: Engine, tmp_path: Path) -> None:
+    """Issue 14: b.jsonl holding a.jsonl's post with other text, then deleted, must leave
+    a.jsonl's post, its mention and its answers with a's text."""
+    _write_posts(tmp_path / "a.jsonl", [{"source": "reddit", "id": "z1", "text": "Original turbine revenue post"},
+                                        {"source": "reddit", "id": "t3_a", "text": "only in a"}])
+    (a,) = [o.resource_id for o in engine.sync(tmp_path).outcomes]
+    b = engine.upload("b.jsonl", json.dumps({"source": "REDDIT", "id": "z1", "text": "Rewritten turbine revenue "
+                                                                                     "claim"}).encode())
+    assert engine.process(b.id).status == "ready"
+    hits = engine.retrieve("turbine revenue", k=5, corpus=tmp_path)
+    assert [(p.chunk.text, p.chunk.resource_id) for p in hits] == [("Original turbine revenue post", a)]
+    answer = engine.ask("turbine revenue", corpus=tmp_path)
+    assert [(r.resource_id, r.text) for r in answer.references] == [(a, "Original turbine revenue post")]
+    engine.delete_resource(b.id)
+    assert [c.text for c in engine.store.resource_chunks(engine.workspace_id, a)] == [
+        "Original turbine revenue post", "only in a"]
+    (mention,) = engine.store.mentions(engine.workspace_id, [("reddit", "z1")])
+    assert (mention.text, mention.dataset_id) == ("Original turbine revenue post", a)
+    assert engine.store.resource_text(engine.workspace_id, a).startswith("Original turbine revenue post")
+    # a changed a.jsonl is a new version of a; the other file's copy is its own
+    c = engine.upload("c.jsonl", json.dumps({"source": "reddit", "id": "z1", "text": "Third turbine copy"}).encode())
+    engine.process(c.id)
+    _write_posts(tmp_path / "a.jsonl", [{"source": "reddit", "id": "z1", "text": "Fourth turbine version"}])
     engine.sync(tmp_path)
-    a = next(r for r in engine.resources() if r.title == "a")
-    assert [c.text for c in engine.store.resource_chunks(engine.workspace_id, a.id)] == ["shared revenue post", "only in a"]
-    (tmp_path / "b.jsonl").unlink()
-    engine.sync(tmp_path)
-    hits = engine.retrieve("shared revenue", k=5, corpus=tmp_path)
-    assert [(p.chunk.text, p.chunk.resource_id) for p in hits] == [("shared revenue post", a.id)]
-    assert engine.store.mentions(engine.workspace_id, [("reddit", "t3_s")])[0].dataset_id == a.id
+    assert engine.store.mentions(engine.workspace_id, [("reddit", "z1")], dataset_ids=[c.id])[0].text == \
+        "Third turbine copy"
+    (hit,) = engine.retrieve("turbine", k=5, corpus=tmp_path)
+    assert hit.chunk.text == "Fourth turbine version"
 
 
 def test_a_foreign_sqlite_database_is_refused_and_left_alone(tmp_path: Path) -> None:
@@ -403,26 +439,123 @@ def test_a_foreign_sqlite_database_is_refused_and_left_alone(tmp_path: Path) -> 
     assert foreign.read_bytes() == before
 
 
-def test_schema_v1_store_migrates_to_the_current_version(store_path: Path, tmp_path: Path) -> None:
-    folder = tmp_path / "p"
-    folder.mkdir()
-    _write_posts(folder / "a.jsonl", POSTS)
-    (folder / "b.txt").write_text("Pumps run at forty bar.\n", encoding="utf-8")
-    with Engine(store_path) as eng:
-        eng.sync(folder)
-    with sqlite3.connect(store_path) as conn:  # make it look like a v1 store
-        conn.execute("DROP TABLE dataset_posts")
-        conn.execute("DROP INDEX files_by_last_resource")
-        conn.execute("ALTER TABLE chunks DROP COLUMN version")
-        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+def _legacy_store(path: Path, version: int) -> sqlite3.Connection:
+    """An empty store of schema ``version`` as that version of citewell made it (the
+    migration scripts up to it), for rows written as that version wrote them."""
+    from citewell.store import sqlite as store_sql
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path)
+    conn.create_function("citewell_sha256", 1, lambda t: hashlib.sha256(t.encode()).hexdigest())
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    for target, script in store_sql._MIGRATIONS:
+        if target <= version:
+            for statement in script.split(";\n"):
+                if statement.strip():
+                    conn.execute(statement)
+    conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(version),))
+    conn.execute("INSERT INTO workspaces VALUES ('ws', 'default', '2024-01-01T00:00:00+00:00')")
+    return conn
+
+
+def _legacy_resource(conn: sqlite3.Connection, rid: str, name: str, kind: str, text: str, version: str,
+                     chunks: int) -> None:
+    conn.execute("INSERT INTO resources (id, workspace_id, sha256, title, file_name, kind, media_type, size_bytes, "
+                 "blob_key, status, warnings, metadata, extractor_version, chunk_count, extracted_text, created_at, "
+                 "updated_at) VALUES (?, 'ws', ?, ?, ?, ?, 'text/plain', 1, NULL, 'ready', '[]', '{}', ?, ?, ?, ?, ?)",
+                 (rid, hashlib.sha256(rid.encode()).hexdigest(), Path(name).stem, name, kind, version, chunks, text,
+                  f"2024-01-0{len(rid)}T00:00:00+00:00", "2024-01-01T00:00:00+00:00"))
+
+
+def _legacy_post(conn: sqlite3.Connection, cid: str, owner: str, index: int, pid: str, text: str, start: int) -> int:
+    meta = {"source_type": "post", "source": "reddit", "id": pid, "dataset_id": owner}
+    rowid = conn.execute("INSERT INTO chunks (id, workspace_id, resource_id, chunk_index, text, text_type, "
+                         "char_start, char_end, metadata, post_source) VALUES (?, 'ws', ?, ?, ?, 'post', ?, ?, ?, "
+                         "'reddit')", (cid, owner, index, text, start, start + len(text), json.dumps(meta))).lastrowid
+    conn.execute("INSERT INTO chunk_fts (rowid, title, text) VALUES (?, '', ?)", (rowid, text))
+    return rowid
+
+
+def test_schema_v1_store_migrates_to_the_current_version(store_path: Path) -> None:
+    conn = _legacy_store(store_path, 1)
+    _legacy_resource(conn, "p1", "a.jsonl", "post", "first post\n\nsecond post", "posts-1", 2)
+    _legacy_resource(conn, "t22", "b.txt", "text", "Pumps run at forty bar.", "text-1", 1)
+    _legacy_post(conn, "c-p1", "p1", 0, "1", "first post", 0)
+    _legacy_post(conn, "c-p2", "p1", 1, "2", "second post", 12)
+    for pid, cid in (("1", "c-p1"), ("2", "c-p2")):
+        conn.execute("INSERT INTO mentions VALUES ('ws', 'reddit', ?, 'reddit', ?, NULL, NULL, NULL, 'p1', ?, ?)",
+                     (pid, f"post {pid}", cid, json.dumps({"source": "reddit", "id": pid})))
+    rowid = conn.execute("INSERT INTO chunks (id, workspace_id, resource_id, chunk_index, text, text_type, char_start, "
+                         "char_end, metadata) VALUES ('c-t', 'ws', 't22', 0, 'Pumps run at forty bar.', 'paragraph', 0, "
+                         "23, '{}')").lastrowid
+    conn.execute("INSERT INTO chunk_fts (rowid, title, text) VALUES (?, 'b', 'Pumps run at forty bar.')", (rowid,))
+    conn.commit()
+    conn.close()
     with Engine(store_path) as eng:
         from citewell.store.sqlite import SCHEMA_VERSION
 
         assert _rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [(str(SCHEMA_VERSION),)]
-        posts, text = sorted(eng.resources(), key=lambda r: r.kind)
-        assert len(eng.store.resource_chunks(eng.workspace_id, posts.id)) == 2
-        assert [c.text for c in eng.store.resource_chunks(eng.workspace_id, text.id)] == ["Pumps run at forty bar."]
-        assert _rows(store_path, "SELECT DISTINCT version FROM chunks WHERE post_source IS NULL") == [("text-1",)]
+        assert [c.id for c in eng.store.resource_chunks(eng.workspace_id, "p1")] == ["c-p1", "c-p2"]
+        assert [c.text for c in eng.store.resource_chunks(eng.workspace_id, "t22")] == ["Pumps run at forty bar."]
+        assert _rows(store_path, "SELECT id, version, post_id FROM chunks ORDER BY id") == [
+            ("c-p1", "posts-1", "1"), ("c-p2", "posts-1", "2"), ("c-t", "text-1", None)]
+        assert [(m.dataset_id, m.chunk_id) for m in eng.store.mentions(eng.workspace_id, [("reddit", "2")])] == [
+            ("p1", "c-p2")]
+        assert [p.chunk.id for p in eng.retrieve("pumps forty", k=3)] == ["c-t"]
+
+
+def test_a_v8_store_gives_each_posts_file_its_own_copy_and_loses_nothing(store_path: Path, tmp_path: Path) -> None:
+    """Schema v9 (issue 14). In a v8 store a post two files held was one row that the last
+    writer had set; opening it gives the other file a copy (and a mention) of its own, and
+    re-extracting that file from its bytes restores its own text."""
+    folder = tmp_path / "f"
+    folder.mkdir()
+    own = [{"source": "reddit", "id": "z1", "text": "Original turbine text"},
+           {"source": "reddit", "id": "t3_a", "text": "only in a"}]
+    _write_posts(folder / "a.jsonl", own)
+    data = (folder / "a.jsonl").read_bytes()
+    a_sha = hashlib.sha256(data).hexdigest()
+    conn = _legacy_store(store_path, 8)
+    _legacy_resource(conn, "a1", "a.jsonl", "post", "Original turbine text\n\nonly in a", "posts-1", 2)
+    conn.execute("UPDATE resources SET sha256 = ? WHERE id = 'a1'", (a_sha,))
+    _legacy_resource(conn, "b22", "b.jsonl", "post", "Rewritten turbine claim", "posts-1", 1)
+    # v8: z1 is one row, rewritten by b (the last writer) and moved to it; a holds it through dataset_posts
+    _legacy_post(conn, "old-z1", "b22", 0, "z1", "Rewritten turbine claim", 0)
+    _legacy_post(conn, "old-a", "a1", 1, "t3_a", "only in a", 23)
+    conn.executemany("INSERT INTO dataset_posts VALUES (?, ?, ?)",
+                     [("a1", "old-z1", 0), ("a1", "old-a", 1), ("b22", "old-z1", 0)])
+    conn.executemany("INSERT INTO mentions VALUES ('ws', 'reddit', ?, 'reddit', ?, NULL, NULL, NULL, ?, ?, ?)",
+                     [("z1", "Rewritten turbine claim", "b22", "old-z1", json.dumps({"source": "reddit", "id": "z1"})),
+                      ("t3_a", "only in a", "a1", "old-a", json.dumps({"source": "reddit", "id": "t3_a"}))])
+    st = (folder / "a.jsonl").stat()
+    conn.execute("INSERT INTO files VALUES ('ws', ?, 'a1', 'a1', ?, ?, ?, 1, '2024-01-01')",
+                 (str(folder / "a.jsonl"), a_sha, st.st_size, st.st_mtime_ns))
+    conn.execute("UPDATE chunks SET version = NULL, text_hash = citewell_sha256(text)")
+    conn.commit()
+    conn.close()
+    with Engine(store_path) as eng:
+        ws = eng.workspace_id
+        assert eng.workspace_id == "ws"
+        assert "dataset_posts" not in {r[0] for r in _rows(store_path, "SELECT name FROM sqlite_master")}
+        copy = post_chunk_id(ws, "a1", "reddit", "z1")
+        assert [(c.id, c.text) for c in eng.store.resource_chunks(ws, "a1")] == [
+            (copy, "Rewritten turbine claim"), ("old-a", "only in a")]
+        assert [c.id for c in eng.store.resource_chunks(ws, "b22")] == ["old-z1"]  # b's row keeps its id
+        a_z1, b_z1 = eng.store.mentions(ws, [("reddit", "z1")] * 2, dataset_ids=["a1", "b22"])
+        assert (a_z1.dataset_id, a_z1.chunk_id, b_z1.dataset_id, b_z1.chunk_id) == ("a1", copy, "b22", "old-z1")
+        assert {p.chunk.resource_id for p in eng.store.search_text(ws, ["turbine"], limit=5)} == {"a1", "b22"}
+        assert len(eng.retrieve("turbine", k=5)) == 1  # one post: one passage offered
+        eng.delete_resource("b22")  # deleting b leaves a's copy
+        assert [c.text for c in eng.store.resource_chunks(ws, "a1")] == ["Rewritten turbine claim", "only in a"]
+        # a's file, re-extracted by posts-2 from its own bytes: its own text again, same ids for its posts
+        report = eng.sync(folder)
+        assert [(o.action, o.resource_id) for o in report.outcomes] == [("reindexed", "a1")]
+        assert [(c.id, c.text) for c in eng.store.resource_chunks(ws, "a1")] == [
+            (copy, "Original turbine text"), (post_chunk_id(ws, "a1", "reddit", "t3_a"), "only in a")]
+        (mention,) = eng.store.mentions(ws, [("reddit", "z1")])
+        assert (mention.text, mention.dataset_id) == ("Original turbine text", "a1")
+        assert eng.store.chunks(ws, ["old-a"])["old-a"].chunk.text == "only in a"  # stored answers still read it
+        assert [p.chunk.text for p in eng.retrieve("turbine", k=5)] == ["Original turbine text"]
 
 
 def test_a_newer_extractor_reindexes_unchanged_files(engine: Engine, tmp_path: Path, monkeypatch) -> None:

@@ -91,3 +91,41 @@ def test_lone_surrogates_are_replaced_at_the_edges(engine: Engine) -> None:
     assert chat.title == "title \ufffd"
     answer = engine.ask("pumps \ud800 bar", chat_id=chat.id)
     assert engine.history(chat.id)[0].text == "pumps \ufffd bar" and answer.references
+
+
+def test_the_cli_extracts_under_the_same_caps_so_a_bomb_fails_alone(tmp_path) -> None:
+    """Issue 14: ``citewell ingest`` and ``ask --corpus`` extracted in-process: a flate bomb
+    aborted the whole run (SIGABRT), the folder's other files were never ingested, and every
+    later ``ask --corpus`` aborted again. The CLI runs here with its own address space
+    limited (a machine with less memory than the bomb needs)."""
+    import json
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "bomb.pdf").write_bytes(flate_bomb(1200))  # about 5 MB on disk, 1.2 GB inflated
+    (folder / "notes.txt").write_text("Pumps run at forty bar.\n", encoding="utf-8")
+    (folder / "posts.jsonl").write_text(json.dumps({"source": "reddit", "id": "1", "text": "Valves open at ten bar."})
+                                        + "\n", encoding="utf-8")
+    assert (folder / "bomb.pdf").stat().st_size < 8 << 20
+    env = {**os.environ, "CITEWELL_EXTRACT_MEMORY_MB": "400", "CITEWELL_RETRIEVAL_MODE": "lexical"}
+
+    def small_machine() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1000 << 20, 1000 << 20))
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "citewell", *args, "--store", str(tmp_path / "s.sqlite")],
+                              capture_output=True, text=True, env=env, preexec_fn=small_machine, timeout=300)
+
+    ingest = run("ingest", str(folder), "--json")
+    assert ingest.returncode == 1, ingest.stderr  # one file failed, after the rest were ingested
+    outcomes = {os.path.basename(o["path"]): (o["action"], o["code"]) for o in json.loads(ingest.stdout)}
+    assert outcomes == {"bomb.pdf": ("failed", "PDF_CORRUPT"), "notes.txt": ("ingested", None),
+                        "posts.jsonl": ("ingested", None)}
+    for _ in range(2):  # later questions on the folder do not abort, and do not retry the bomb
+        ask = run("ask", "At what pressure do pumps run?", "--corpus", str(folder))
+        assert ask.returncode == 0, ask.stderr
+        assert "Pumps run at forty bar" in ask.stdout

@@ -109,3 +109,19 @@ def test_config_mistakes_are_usage_errors(tmp_path: Path, monkeypatch: pytest.Mo
     relative.parent.mkdir()
     relative.write_text('store = "data/c.sqlite"\n', encoding="utf-8")
     assert Settings.resolve(config=relative).store == tmp_path / "conf" / "data" / "c.sqlite"
+
+
+def test_manifest_rows_with_fields_of_the_wrong_kind_are_refused_with_a_clear_reason() -> None:
+    """Issue 14: ``custom_metadata: "notadict"`` raised Python's own message; a NUL title passed."""
+    from citewell.ingest.manifest import entry_from_row
+
+    for row, reason in (({"custom_metadata": "notadict"}, "custom_metadata must be a JSON object of fields"),
+                        ({"metadata": 7}, "metadata must be a JSON object of fields"),
+                        ({"title": "Annual\nreport"}, "title: a title may not contain control characters"),
+                        ({"doc_name": "x\x00"}, "doc_name: a title may not contain control characters"),
+                        ({"title": True}, "title must be text, not true or false")):
+        with pytest.raises(ValueError) as refused:
+            entry_from_row(row)
+        assert str(refused.value).startswith(reason), row
+    entry = entry_from_row({"title": "Annual report 2022", "custom_metadata": {"team": "ocr"}, "region": "EU"})
+    assert (entry.title, entry.custom_metadata) == ("Annual report 2022", {"team": "ocr", "region": "EU"})

@@ -43,7 +43,7 @@ from .retrieve.pages import page_context
 from .settings import LLMSettings, Settings
 from .store import Store, open_store
 from .store.base import ApiKeyRecord, ChatRecord, question_title
-from .validtext import valid_text
+from .validtext import one_line, title_problem, valid_text
 
 #: Longest chat title (code points).
 MAX_TITLE_CHARS = 1000
@@ -63,9 +63,11 @@ class StoreResolver:
         """The passage of a chunk of this workspace, or None."""
         return self.store.chunks(self.workspace_id, [chunk_id]).get(chunk_id)
 
-    def post(self, source: str, id: str) -> Passage | None:  # noqa: A002 - the seed's name
-        """The chunk of post (source, id) as a passage, or None."""
-        return self.store.post_passage(self.workspace_id, source, id)
+    def post(self, source: str, id: str, *, dataset_id: str | None = None) -> Passage | None:  # noqa: A002
+        """The chunk of post (source, id) as a passage, or None: the copy of posts file
+        ``dataset_id``, or without it the copy of the most recently added ready posts file
+        holding it (:meth:`Store.mentions`)."""
+        return self.store.post_passage(self.workspace_id, source, id, dataset_id=dataset_id)
 
     #: research_preview ids being checked on this thread (a legacy message read while
     #: checking may link to itself or back: such a check answers True, it exists)
@@ -308,14 +310,28 @@ class Engine:
         """Sync a folder: new/changed files ingested, unchanged skipped, gone ones missing."""
         return self._ingestor.sync(Path(directory), manifests=[Path(m) for m in manifests], progress=progress)
 
-    def upload(self, file_name: str, data: bytes, *, metadata: Mapping[str, Any] | None = None) -> Resource:
+    def upload(self, file_name: str, data: bytes | Path, *, metadata: Mapping[str, Any] | None = None) -> Resource:
         """Accept an uploaded file: stage its bytes and record one resource with status
         ``processing`` (or return the resource already holding these bytes). Extraction
-        is :meth:`process`, which a server runs in the background. ``metadata``: ``title``,
+        is :meth:`process`, which a server runs in the background. ``data``: the bytes, or
+        a file made by :meth:`spool` (taken over: moved into place or removed), so a
+        server never holds a whole upload in memory. ``metadata``: ``title``,
         ``custom_metadata`` and the seeds' typed fields (as a manifest row). Raises
         ``INVALID_REQUEST`` for an empty file name or a bad metadata value; bad *content*
         is found by :meth:`process`."""
         return self._ingestor.stage_upload(file_name, data, metadata=metadata)
+
+    def spool(self) -> Path:
+        """A new empty file beside the store for an upload being received (write the bytes
+        to it, then pass it to :meth:`upload`)."""
+        return self._ingestor.spool()
+
+    def reindex_stored(self, resource_id: str) -> Resource | None:
+        """Re-extract a ready resource made by an older extractor version from its stored
+        bytes, isolated like an upload (a server does this at start for every such
+        resource); None when there is nothing to do or the new extractor failed (the old
+        passages stay). See :meth:`Ingestor.reindex_stored`."""
+        return self._ingestor.reindex_stored(resource_id)
 
     def process(self, resource_id: str) -> Resource | None:
         """Extract an upload staged by :meth:`upload`: ready, or failed with its coded
@@ -478,9 +494,8 @@ class Engine:
                 raise
             turn.notes.append(Notice(code="DENSE_UNAVAILABLE",
                                      message=f"{exc.message}; this answer used lexical (BM25) retrieval only"))
-            facts = turn.scope.get("facts")
-            passages = self._retrieval.lexical.retrieve(facts.query if facts is not None else turn.query, k=turn.k,
-                                                        conditions=turn.conditions, under=turn.under)
+            passages = self._retrieval.retrieve(turn.query, k=turn.k, conditions=turn.conditions, under=turn.under,
+                                                facts=turn.scope.get("facts"), lexical=True)
         # the rest of the best passage's page: every row of a statement it starts
         return passages + page_context(self.store, self.workspace_id, passages)
 
@@ -496,7 +511,7 @@ class Engine:
         turn = self._prepare(question, k=k, filters=filters, corpus=None, offsets=offsets, chat_id=chat_id,
                              policy=policy, user_id=user_id, generator=generator)
         if chat_id is None:
-            chat = self.chat(question_title(turn.question), user_id=user_id, user_email=user_email)
+            chat = self.chat(question_title(one_line(turn.question)), user_id=user_id, user_email=user_email)
             turn = Turn(**{**turn.__dict__, "chat_id": chat.id})
         else:
             chat = self.store.chat(self.workspace_id, chat_id, user_id=user_id)
@@ -591,6 +606,9 @@ class Engine:
             title = valid_text(title)
             if len(title) > MAX_TITLE_CHARS:
                 raise UsageError(f"the title is longer than {MAX_TITLE_CHARS:,} characters")
+            problem = title_problem(title)
+            if problem:
+                raise UsageError(problem)
         return self.store.create_chat(self.workspace_id, title, user_id=user_id, user_email=user_email)
 
     def get_chat(self, chat_id: str, *, user_id: str | None = None) -> ChatRecord:
@@ -658,9 +676,12 @@ class Engine:
         """The recorded events of an answer's stream with ``seq > after``, in order."""
         return self.store.events(self.workspace_id, message_id, after=after)
 
-    def mentions(self, refs: Sequence[tuple[str, str]]) -> list[Mention | None]:
-        """The posts ``(source, id)`` of this workspace, in the order asked (None: unknown)."""
-        return self.store.mentions(self.workspace_id, list(refs))
+    def mentions(self, refs: Sequence[tuple[str, str]], *,
+                 dataset_ids: Sequence[str | None] | None = None) -> list[Mention | None]:
+        """The posts ``(source, id)`` of this workspace, in the order asked (None: unknown):
+        each the copy of its ``dataset_ids`` entry (a posts file) when given, else the copy
+        :meth:`Store.mentions` chooses."""
+        return self.store.mentions(self.workspace_id, list(refs), dataset_ids=dataset_ids)
 
 
 def _under(corpus: str | os.PathLike[str] | None) -> str | None:

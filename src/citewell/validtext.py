@@ -10,6 +10,7 @@ replace each lone surrogate with U+FFFD (the replacement character).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
@@ -33,3 +34,24 @@ def valid_json(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(valid_json(v) for v in value)
     return value
+
+
+#: Characters a title may not hold: C0 control characters (NUL, line breaks, escape …) and DEL.
+TITLE_FORBIDDEN = "\x00-\x1f\x7f"
+_TITLE_FORBIDDEN = re.compile(f"[{TITLE_FORBIDDEN}]")
+
+
+def title_problem(title: str) -> str | None:
+    """Why ``title`` cannot be a title (a title is one line of text: no NUL, line break or
+    other control character, issue 14), or None when it can."""
+    match = _TITLE_FORBIDDEN.search(title)
+    if match is None:
+        return None
+    return (f"a title may not contain control characters such as NUL or line breaks (found U+{ord(match.group()):04X} "
+            f"at position {match.start()})")
+
+
+def one_line(text: str) -> str:
+    """``text`` made a title: each run of control characters (line breaks, NUL …) becomes
+    one space, and the ends are stripped (a chat titled by its question)."""
+    return re.sub(f"[{TITLE_FORBIDDEN}]+", " ", text).strip()

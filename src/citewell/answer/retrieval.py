@@ -24,6 +24,7 @@ from ..retrieve.hybrid import FUSIONS, MODES, HybridRetriever, Ranked
 from ..retrieve.pages import PageRanker
 from ..retrieve.query import search_terms
 from ..scope.check import ScopeFacts, gather
+from ..cite.resolver import post_key
 from ..store.base import Condition, Store
 
 #: Retrieval mode when none is given (``CITEWELL_RETRIEVAL_MODE`` overrides it): lexical,
@@ -38,6 +39,29 @@ DEFAULT_MODE = "hybrid"
 PRIORITY_POOL = 40
 #: Seconds a question waits at most for the embeddings of its scope (``CITEWELL_EMBED_BUDGET_S``).
 EMBED_BUDGET_S = 10.0
+
+
+def one_per_post(fetch: Callable[[int], list[Passage]], k: int) -> list[Passage]:
+    """The best ``k`` passages of ``fetch(n)`` (a ranking's top ``n``, best first) keeping one
+    passage per post: a long post is cut into pieces and a post may be in several posts
+    files (each its own copy), but an answer numbers a post once (rule 2) and quotes only
+    the passage it shows for it, so only the best-ranked piece of the best-ranked copy is
+    offered. Fetches more (up to 8 × ``k``) while posts repeat; ranks are renumbered 1..n."""
+    want = k
+    while True:
+        found = fetch(want)
+        seen: set[tuple[str, str]] = set()
+        kept: list[Passage] = []
+        for passage in found:
+            key = post_key(passage)
+            if key is None or key not in seen:
+                kept.append(passage)
+                if key is not None:
+                    seen.add(key)
+        if len(kept) >= k or len(found) < want or want >= 8 * k:
+            break
+        want *= 2
+    return [p if p.rank == i else p.model_copy(update={"rank": i}) for i, p in enumerate(kept[:k], start=1)]
 
 
 def budget_from_env() -> float:
@@ -180,13 +204,16 @@ class Retrieval:
                                "citewell serve)")]
 
     def retrieve(self, query: str, *, k: int, conditions: Sequence[Condition], under: str | None,
-                 facts: ScopeFacts | None = None) -> list[Passage]:
-        """Top ``k`` passages of the scope for ``query``, best first (nothing prepared),
-        searched with the linked aliases of its names (``facts.query``; the facts are
-        gathered when not given, :func:`citewell.scope.check.gather`)."""
+                 facts: ScopeFacts | None = None, lexical: bool = False) -> list[Passage]:
+        """Top ``k`` passages of the scope for ``query``, best first, one per post
+        (:func:`one_per_post`; nothing prepared), searched with the linked aliases of its
+        names (``facts.query``; the facts are gathered when not given,
+        :func:`citewell.scope.check.gather`). ``lexical``: BM25 alone, whatever the mode."""
         if facts is None:
             facts = self.scope_facts(query, conditions=conditions, under=under)
-        return self.retriever.retrieve(facts.query or query, k=k, conditions=conditions, under=under)
+        retriever = self.lexical if lexical else self.retriever
+        search = facts.query or query
+        return one_per_post(lambda n: retriever.retrieve(search, k=n, conditions=conditions, under=under), k)
 
     def scope_facts(self, query: str, *, conditions: Sequence[Condition], under: str | None) -> ScopeFacts:
         """What the scope holds of ``query``'s names, years and topic (the scope check's facts)."""
@@ -202,4 +229,4 @@ class Retrieval:
                 for p in retriever.retrieve(question, k=k, conditions=conditions, under=under)]
 
 
-__all__ = ["DEFAULT_MODE", "EMBED_BUDGET_S", "PRIORITY_POOL", "Retrieval", "budget_from_env"]
+__all__ = ["DEFAULT_MODE", "EMBED_BUDGET_S", "PRIORITY_POOL", "Retrieval", "budget_from_env", "one_per_post"]

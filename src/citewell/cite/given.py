@@ -63,6 +63,9 @@ class GivenSource(BaseModel):
     text: str | None = None
     title: str | None = None
     metadata: dict[str, Any] | None = None
+    #: a post by id: the posts file (dataset) whose copy to use (each keeps its own copy of a
+    #: post, DESIGN.md "Posts"); without it, the copy the workspace's resolver chooses
+    dataset_id: str | None = None
 
     @field_validator("id", mode="before")
     @classmethod
@@ -173,7 +176,9 @@ def read_sources(items: Sequence[Passage | Mapping[str, Any]], resolver: SourceR
             continue
         post = item.post
         if post is not None:
-            found = resolver.post(*post) if resolver is not None else None
+            found = None
+            if resolver is not None:
+                found = resolver.post(*post, dataset_id=item.dataset_id) if item.dataset_id else resolver.post(*post)
             if found is None:
                 out.warnings.append(Notice(
                     code="source_text_unknown", position=position, source=post[0], id=post[1],

@@ -21,10 +21,13 @@ class SourceResolver(Protocol):
         """The passage of chunk ``chunk_id``, or ``None`` if not in this workspace."""
         ...
 
-    def post(self, source: str, id: str) -> Passage | None:
+    def post(self, source: str, id: str, *, dataset_id: str | None = None) -> Passage | None:
         """The chunk of post (``source``, ``id``) as a passage, or ``None``.
 
-        ``source`` is passed lower-cased; ``id`` is exact.
+        ``source`` is passed lower-cased; ``id`` is exact. Each posts file keeps its own
+        copy of a post: ``dataset_id`` names the file whose copy (the passage's
+        ``resource_id``); without it, the resolver's choice (a store: the copy of the most
+        recently added ready file holding it).
         """
         ...
 
@@ -57,19 +60,24 @@ class InMemoryResolver:
     def __init__(self, passages: Iterable[Passage] = (), entities: Iterable[tuple[str, str]] = ()) -> None:
         self._chunks: dict[str, Passage] = {}
         self._posts: dict[tuple[str, str], Passage] = {}
+        self._by_dataset: dict[tuple[str, str, str], Passage] = {}
         for p in passages:
             self._chunks[p.chunk.id] = p
             key = post_key(p)
             if key is not None:
                 self._posts[key] = p
+                self._by_dataset.setdefault((*key, p.chunk.resource_id), p)
         self._entities = {(t, str(i)) for t, i in entities}
 
     def chunk(self, chunk_id: str) -> Passage | None:
         """The passage with this chunk id, or None."""
         return self._chunks.get(chunk_id)
 
-    def post(self, source: str, id: str) -> Passage | None:
-        """The passage of post (source compared lower-cased, id exact), or None."""
+    def post(self, source: str, id: str, *, dataset_id: str | None = None) -> Passage | None:
+        """The passage of post (source compared lower-cased, id exact), or None: the last
+        given of that post, or with ``dataset_id`` the one whose ``resource_id`` it is."""
+        if dataset_id is not None:
+            return self._by_dataset.get((source.lower(), id, dataset_id))
         return self._posts.get((source.lower(), id))
 
     def entity_exists(self, type: str, id: str) -> bool:

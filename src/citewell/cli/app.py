@@ -126,14 +126,16 @@ def _check_manifests(manifests: Optional[List[Path]]) -> None:
 
 def _report(report: IngestReport, *, verbose: bool) -> None:
     """Print failures, skips and warnings of an ingest run to stderr."""
-    for o in report.outcomes:
+    for o in report.outcomes:  # names come from the file system: printed escaped (safe)
         if o.action == "failed":
-            err.print(f"failed  {o.path}: {o.code}: {o.message}", markup=False)
+            err.print(f"failed  {safe(o.path, one_line=True)}: {o.code}: {safe(o.message or '', one_line=True)}",
+                      markup=False)
         elif o.action == "skipped" and verbose:
-            err.print(f"skipped {o.path}: {o.code}", markup=False)
+            err.print(f"skipped {safe(o.path, one_line=True)}: {o.code}", markup=False)
         elif o.action == "ingested" and o.warnings and verbose:
             codes = sorted({w.get("code", "") for w in o.warnings})
-            err.print(f"warning {o.path}: {len(o.warnings)} warning(s): {', '.join(codes)}", markup=False)
+            err.print(f"warning {safe(o.path, one_line=True)}: {len(o.warnings)} warning(s): {', '.join(codes)}",
+                      markup=False)
     counts = {a: report.count(a) for a in ("ingested", "reindexed", "linked", "updated", "unchanged", "failed",
                                            "skipped")}
     summary = ", ".join(f"{n} {a}" for a, n in counts.items() if n)
@@ -142,7 +144,7 @@ def _report(report: IngestReport, *, verbose: bool) -> None:
     if summary and (verbose or counts["ingested"] or counts["reindexed"] or counts["failed"] or report.missing):
         err.print(summary, markup=False)
     for error in report.manifest_errors:
-        err.print(f"warning: manifest row skipped: {error}", markup=False)
+        err.print(f"warning: manifest row skipped: {safe(error, one_line=True)}", markup=False)
     if report.manifest_unmatched:
         shown = ", ".join(report.manifest_unmatched[:3]) + (" …" if len(report.manifest_unmatched) > 3 else "")
         err.print(f"warning: {len(report.manifest_unmatched)} manifest row(s) matched no file: {shown}", markup=False)
@@ -442,15 +444,15 @@ def resources(
                   markup=False)
         return
     _write(f"{'id':<36}  {'status':<10} {'kind':<10} {'chunks':>6}  title (file)\n")
-    for r in items:
-        extra = f"  {r.error.code}: {r.error.message}" if r.error else ""
+    for r in items:  # titles and file names come from files and uploads: printed escaped (safe)
+        extra = f"  {r.error.code}: {safe(r.error.message, one_line=True)}" if r.error else ""
         if r.warnings:
             codes: dict[str, int] = {}
             for w in r.warnings:
                 codes[w.code] = codes.get(w.code, 0) + 1
             extra += "  warnings: " + ", ".join(f"{c}×{n}" for c, n in sorted(codes.items()))
         _write(f"{r.id}  {r.status:<10} {(r.kind or '-'):<10} {r.chunk_count:>6}  "
-                         f"{r.title} ({r.file_name}){extra}\n")
+                         f"{safe(r.title, one_line=True)} ({safe(r.file_name, one_line=True)}){extra}\n")
 
 
 @app.command()

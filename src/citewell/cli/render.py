@@ -20,16 +20,24 @@ _MARKER = re.compile(r"\s*\[\d+\]")
 _SPACE = re.compile(r"\s+")
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_CONTROL_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+#: Bidirectional overrides, embeddings, isolates and marks: they reorder what follows on
+#: screen (``evil\u202egnp.exe`` shows as ``evilexe.png``).
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+#: Invisible characters that make one name look like another (zero width, BOM, line and
+#: paragraph separators).
+_INVISIBLE = "\u200b-\u200d\u2028\u2029\u2060\ufeff"
+_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}]")
+_CONTROL_LINE = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_BIDI}{_INVISIBLE}]")
 
 
 def safe(text: str, *, one_line: bool = False) -> str:
     """Make ingested text harmless on a terminal: control characters (ESC sequences,
-    OSC titles, bells, carriage returns …) are shown as ``\\x1b``-style escapes; with
-    ``one_line`` newlines and tabs too."""
+    OSC titles, bells, carriage returns …) and bidirectional overrides are shown as
+    ``\\x1b``/``\\u202e``-style escapes; with ``one_line`` (a name: a file, a title, a
+    path) newlines, tabs and invisible characters too."""
     pattern = _CONTROL_LINE if one_line else _CONTROL
-    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+                       text)
 
 
 def format_time(seconds: float) -> str:

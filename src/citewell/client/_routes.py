@@ -265,17 +265,26 @@ def get_chat(chat_id: str) -> Call[Chat]:
 
 
 def _ref(item: Any) -> dict[str, Any]:
+    """One ``post_refs`` item; the dataset whose copy is wanted when the item names one
+    (``dataset_id``, or a reference's ``resource_id``: each posts file keeps its own copy)."""
     if isinstance(item, Mapping):
-        return {"source": item["source"], "id": str(item["id"])}
-    if hasattr(item, "source") and hasattr(item, "id"):
-        return {"source": item.source, "id": str(item.id)}
-    source, post_id = item
-    return {"source": source, "id": str(post_id)}
+        ref = {"source": item["source"], "id": str(item["id"])}
+        dataset = item.get("dataset_id") or item.get("resource_id")
+    elif hasattr(item, "source") and hasattr(item, "id"):
+        ref = {"source": item.source, "id": str(item.id)}
+        dataset = getattr(item, "dataset_id", None) or getattr(item, "resource_id", None)
+    else:
+        source, post_id = item
+        ref, dataset = {"source": source, "id": str(post_id)}, None
+    if isinstance(dataset, str) and dataset:
+        ref["dataset_id"] = dataset
+    return ref
 
 
 def mentions_by_refs(refs: Iterable[Any]) -> Call[MentionsPage]:
-    """``POST /v1/mentions`` ``{post_refs}``: refs as ``(source, id)`` pairs, ``{source, id}``
-    mappings, or objects with ``source`` and ``id`` (a :class:`ChatReference`)."""
+    """``POST /v1/mentions`` ``{post_refs}``: refs as ``(source, id)`` pairs, ``{source, id,
+    dataset_id?}`` mappings, or objects with ``source`` and ``id`` (a :class:`ChatReference`,
+    whose ``resource_id`` names the dataset whose copy of the post it cites)."""
     return Call("POST", "/v1/mentions", MentionsPage.model_validate,
                 json={"post_refs": [_ref(item) for item in refs]})
 

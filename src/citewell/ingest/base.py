@@ -30,12 +30,15 @@ class ChunkDraft:
 @dataclass
 class MentionDraft:
     """One post of a posts file: ``fields`` is the post object as the file gave it
-    (``source``/``id`` normalised to strings); ``chunk_position`` indexes ``chunks``."""
+    (``source``/``id`` normalised to strings, ``text`` the whole post); its chunks are
+    ``chunks[chunk_position:chunk_position + chunk_count]`` (a long post is cut into
+    pieces, :mod:`citewell.ingest.pieces`, and every piece cites the post)."""
 
     source: str
     id: str
     fields: dict[str, Any]
     chunk_position: int
+    chunk_count: int = 1
 
 
 @dataclass

@@ -29,6 +29,7 @@ from typing import Any, Sequence
 
 from ..digits import whole_number
 from ..errors import IngestError
+from ..validtext import title_problem
 
 AUTO_MANIFEST = "citewell-manifest.jsonl"
 LIST_FIELDS = ("tickers", "company_names", "sector", "subsector", "countries", "regions", "tags",
@@ -59,6 +60,8 @@ def parse_quarter(value: Any) -> int | None:
     """``4``, ``"4"``, ``"Q4"``, ``"q4"`` → 4; ``None``/empty → None; else ``ValueError``."""
     if value is None or value == "":
         return None
+    if isinstance(value, float) and value.is_integer():  # JSON has one number type: 4.0 is 4
+        value = int(value)
     text = str(value).strip().upper().removeprefix("Q")
     quarter = whole_number(text, max_digits=1)
     if quarter is None or not 1 <= quarter <= 4:
@@ -76,6 +79,13 @@ def _iso_date(value: Any) -> str:
     return text
 
 
+def _kind(value: Any) -> str:
+    """How a JSON value is called in messages: ``a string``, ``a list`` …"""
+    kinds = {bool: "true or false", str: "a string", int: "a number", float: "a number", list: "a list",
+             dict: "an object"}
+    return next((name for cls, name in kinds.items() if isinstance(value, cls)), "null")
+
+
 def _as_list(value: Any) -> list[Any]:
     if value is None:
         return []
@@ -89,13 +99,23 @@ def entry_from_row(row: dict[str, Any]) -> ManifestEntry:
     """
     entry = ManifestEntry()
     meta: dict[str, Any] = {}
+    for key in ("custom_metadata", "metadata"):  # objects of fields: anything else is a caller's mistake
+        value = row.get(key)
+        if value is not None and not isinstance(value, dict):
+            raise ValueError(f"{key} must be a JSON object of fields (such as {{\"team\": \"ocr\"}}), "
+                             f"not {_kind(value)}")
     custom: dict[str, Any] = dict(row.get("custom_metadata") or {})
     typed = dict(row.get("metadata") or {})
     for key, value in row.items():
         if key in ("metadata", "custom_metadata") or key in _MATCH_KEYS:
             continue
         if key in ("title", "doc_name"):
+            if value not in (None, "") and not isinstance(value, (str, int, float)) or isinstance(value, bool):
+                raise ValueError(f"{key} must be text, not {_kind(value)}")
             entry.title = str(value) if value not in (None, "") else entry.title
+            problem = title_problem(entry.title) if entry.title else None
+            if problem:
+                raise ValueError(f"{key}: {problem}")
         elif key in LIST_FIELDS or key in SCALAR_FIELDS:
             typed.setdefault(key, value)
         elif key == "ticker":
@@ -123,7 +143,7 @@ def entry_from_row(row: dict[str, Any]) -> ManifestEntry:
         if key in LIST_FIELDS:
             meta[key] = [str(v) for v in _as_list(value) if v is not None]
         elif key == "fiscal_year":
-            text = str(value).strip()
+            text = str(int(value) if isinstance(value, float) and value.is_integer() else value).strip()
             if not re.fullmatch(r"(?i)(FY)?\s*\d{4}", text):
                 raise ValueError(f"fiscal_year must be a year such as 2022 or FY2022, got {value!r}")
             meta[key] = int(text[-4:])

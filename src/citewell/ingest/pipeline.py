@@ -7,6 +7,9 @@ Rules (DESIGN.md "Canonical data", "Errors"):
 - Content already stored under another path is linked, not extracted again.
 - A file that fails leaves exactly one failed resource row with its error and nothing
   else; a stored ready version of the same path stays as it was.
+- Extraction runs in a child process with a memory and a time cap (:mod:`.isolate`), so
+  a file that would exhaust memory or crash its parser (a flate-bomb PDF) fails alone
+  with its format's code and the rest of the folder is ingested.
 - ``sync(dir)`` also marks files gone from ``dir`` as missing (never deletes).
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,19 +36,26 @@ from ..store.base import Store
 from ..store.ids import resource_id_for
 from ..validtext import valid_json, valid_text
 from .base import Extraction
-from .isolate import extract_isolated
+from .isolate import extract_in_worker, extract_isolated
 from .manifest import AUTO_MANIFEST, Manifest, ManifestEntry, entry_from_row
+from .pieces import bound_chunks
 from .posts import NOT_A_POSTS_FILE, extract_posts, is_posts_file
 from .text import extract_text
 
 #: Bump an entry when that extractor's chunk boundaries, texts or provenance change: it is
 #: part of every chunk id, and a failed row is retried only under a new version.
-EXTRACTOR_VERSIONS = {"pdf": "pdf-4", "vtt": "vtt-1", "srt": "srt-1", "text": "text-1", "md": "text-1",
-                      "posts": "posts-1"}
+#: posts-2, vtt-2, srt-2 (issue 14): a long post, and a long cue, are cut into pieces of
+#: bounded size (:mod:`citewell.ingest.pieces`).
+EXTRACTOR_VERSIONS = {"pdf": "pdf-4", "vtt": "vtt-2", "srt": "srt-2", "text": "text-1", "md": "text-1",
+                      "posts": "posts-2"}
 FORMATS = {".pdf": "pdf", ".vtt": "vtt", ".srt": "srt", ".txt": "text", ".md": "md", ".markdown": "md",
            ".jsonl": "posts"}
 _FAILURE_CODES = {"pdf": "PDF_CORRUPT", "vtt": "VTT_MALFORMED", "srt": "SRT_MALFORMED", "posts": "JSONL_MALFORMED",
                   "text": "TEXT_ENCODING", "md": "TEXT_ENCODING"}
+
+#: How much lower the CPU priority of a server's background extractions is (uploads,
+#: re-extraction): the answers people wait for come first.
+BACKGROUND_NICE = 10
 
 ProgressCallback = Callable[[str, Path, int, int], None]
 """``progress(stage, path, done, total)``: stage is ``start`` (before a file) or ``done``."""
@@ -98,8 +109,26 @@ def extract_file(data: bytes, name: str, fmt: str) -> Extraction:
     return extract(data, name=name, fmt=fmt)
 
 
+def extract_path(path: str, name: str, fmt: str, posts_only: bool = False) -> Extraction:
+    """:func:`extract` of the file at ``path`` (what an isolated child calls: the bytes never
+    pass through the parent). ``posts_only``: a ``.jsonl`` that is not a posts file fails
+    with ``UNSUPPORTED_FILE`` (an upload; a folder sync skips such files instead)."""
+    data = Path(path).read_bytes()
+    if posts_only and fmt == "posts" and data.strip() and not is_posts_file(data, name=name):
+        raise IngestError(f"{name}: JSONL but not a posts file (its first line lacks a string source, an id and "
+                          "a string text)", code="UNSUPPORTED_FILE")
+    return extract(data, name=name, fmt=fmt)
+
+
 def extract(data: bytes, *, name: str, fmt: str) -> Extraction:
-    """Run the extractor for ``fmt`` on ``data``; raises :class:`IngestError` with its code."""
+    """Run the extractor for ``fmt`` on ``data``; raises :class:`IngestError` with its code.
+    Every chunk of the result is at most :data:`~citewell.ingest.pieces.MAX_CHUNK_CHARS`
+    characters (:func:`~citewell.ingest.pieces.bound_chunks`: a chunk its extractor did not
+    bound is cut with its provenance kept), so what one passage costs a question is bounded."""
+    return bound_chunks(_extract(data, name=name, fmt=fmt))
+
+
+def _extract(data: bytes, *, name: str, fmt: str) -> Extraction:
     if not data.strip():
         raise IngestError(f"{name}: the file is empty", code="EMPTY_FILE")
     if fmt == "pdf":
@@ -205,34 +234,59 @@ class Ingestor:
         """Folder of uploaded bytes waiting for extraction (one file per resource id)."""
         return self.store.blob_dir / ".incoming"
 
-    def stage_upload(self, file_name: str, data: bytes, *, metadata: Mapping[str, Any] | None = None) -> Resource:
+    def spool(self) -> Path:
+        """A new empty file in :attr:`incoming` for an upload being received (the HTTP
+        route streams the request into it, never holding the file in memory); hand it to
+        :meth:`stage_upload`, which takes it over, or remove it."""
+        self.incoming.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=self.incoming, prefix=".spool-")
+        os.close(fd)
+        return Path(name)
+
+    def stage_upload(self, file_name: str, data: bytes | Path, *,
+                     metadata: Mapping[str, Any] | None = None) -> Resource:
         """Record an uploaded file: its bytes are staged and one resource row is written
         with status ``processing`` (extraction is :meth:`process_upload`, run later). The
         same bytes already in the workspace return that resource, with ``metadata`` (when
         given) merged into its own: each key given replaces that key, the others stay.
+
+        ``data``: the bytes, or a file of :meth:`spool` holding them, which is moved into
+        place (or removed) whatever happens: an upload is read from disk in pieces, never
+        whole into memory.
 
         ``metadata``: a JSON object as a user sends it: ``title``, ``custom_metadata`` and
         the typed fields of seeds 003/004, read like a manifest row
         (:func:`~citewell.ingest.manifest.entry_from_row`; other keys go to custom metadata).
         Raises :class:`~citewell.errors.UsageError` for an empty file name or a bad value.
         """
-        name = upload_name(file_name)
-        if metadata is not None and not isinstance(metadata, Mapping):
-            raise UsageError("metadata must be a JSON object")
+        spooled = data if isinstance(data, Path) else None
         try:
-            entry = entry_from_row(valid_json(dict(metadata or {})))
-        except (TypeError, ValueError) as exc:
-            raise UsageError(f"metadata: {exc}") from exc
-        sha = hashlib.sha256(data).hexdigest()
-        now = utcnow()
-        resource = Resource(
-            id=resource_id_for(self.workspace_id, sha), workspace_id=self.workspace_id,
-            title=entry.title or Path(name).stem or name, file_name=name, sha256=sha, size_bytes=len(data),
-            status="processing", metadata=entry.metadata, custom_metadata=entry.custom_metadata or None,
-            extractor_version=EXTRACTOR_VERSIONS.get(file_format(Path(name)) or "", "none"),
-            created_at=now, updated_at=now)
-        staged = self.staged(resource)
-        write_atomic(staged, data)
+            name = upload_name(file_name)
+            if metadata is not None and not isinstance(metadata, Mapping):
+                raise UsageError("metadata must be a JSON object")
+            try:
+                entry = entry_from_row(valid_json(dict(metadata or {})))
+            except (TypeError, ValueError) as exc:
+                raise UsageError(f"metadata: {exc}") from exc
+            sha, size = file_digest(spooled) if spooled is not None else (hashlib.sha256(data).hexdigest(), len(data))
+            now = utcnow()
+            resource = Resource(
+                id=resource_id_for(self.workspace_id, sha), workspace_id=self.workspace_id,
+                title=entry.title or Path(name).stem or name, file_name=name, sha256=sha, size_bytes=size,
+                status="processing", metadata=entry.metadata, custom_metadata=entry.custom_metadata or None,
+                extractor_version=EXTRACTOR_VERSIONS.get(file_format(Path(name)) or "", "none"),
+                created_at=now, updated_at=now)
+            staged = self.staged(resource)
+            if spooled is not None:
+                staged.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(spooled, staged)
+            else:
+                assert isinstance(data, bytes)
+                write_atomic(staged, data)
+        except BaseException:
+            if spooled is not None:
+                spooled.unlink(missing_ok=True)
+            raise
         try:
             stored = self.store.begin_upload(self.workspace_id, resource)
         except BaseException:
@@ -271,23 +325,16 @@ class Ingestor:
         fmt = file_format(Path(name))
         extraction: Extraction | None = None
         error: IngestError | None = None
-        try:
-            data = staged.read_bytes()
-        except FileNotFoundError:
-            data = b""
+        if not staged.is_file():
             error = IngestError(f"{name}: the uploaded bytes were lost before extraction (the server stopped); "
                                 "upload the file again", code="UPLOAD_LOST")
-        if error is not None:
-            pass
         elif fmt is None:
             error = IngestError(f"{name}: unsupported file type (supported: {', '.join(sorted(FORMATS))})",
                                 code="UNSUPPORTED_FILE")
         else:
             try:
-                if fmt == "posts" and data.strip() and not is_posts_file(data, name=name):
-                    raise IngestError(f"{name}: JSONL but not a posts file (its first line lacks a string "
-                                      "source, an id and a string text)", code="UNSUPPORTED_FILE")
-                extraction = extract_isolated(data, name=name, fmt=fmt)  # untrusted bytes: memory and time caps
+                # untrusted bytes: extracted from the file by a child with memory and time caps
+                extraction = extract_isolated(staged, name=name, fmt=fmt, posts_only=True, nice=BACKGROUND_NICE)
             except IngestError as exc:
                 error = exc
             except Exception as exc:  # noqa: BLE001 - an extractor bug fails this upload only
@@ -297,14 +344,14 @@ class Ingestor:
             assert error is not None
             failed = resource.model_copy(update={"status": "failed", "error": ErrorInfo(code=error.code,
                                                                                         message=error.message)})
-            stored = self._commit_upload(failed, None, data)
+            stored = self._commit_upload(failed, None, staged)
         else:
             metadata = {k: v for k, v in extraction.metadata.items() if k != "pdf_title"}
             ready = resource.model_copy(update={
                 "status": "ready", "kind": extraction.kind, "media_type": extraction.media_type,
                 "warnings": [Notice(**w) for w in extraction.warnings], "metadata": {**metadata, **resource.metadata},
                 "extractor_version": EXTRACTOR_VERSIONS[fmt], "updated_at": utcnow()})
-            stored = self._commit_upload(ready, extraction, data)
+            stored = self._commit_upload(ready, extraction, staged)
         staged.unlink(missing_ok=True)
         return stored
 
@@ -314,12 +361,12 @@ class Ingestor:
         new upload of the same bytes."""
         return self.incoming / f"{resource.id}.{resource.created_at.strftime('%Y%m%dT%H%M%S%f')}"
 
-    def _commit_upload(self, resource: Resource, extraction: Extraction | None, data: bytes) -> Resource | None:
+    def _commit_upload(self, resource: Resource, extraction: Extraction | None, staged: Path) -> Resource | None:
         """Write an extracted (or failed) upload; None when it was deleted (or replaced by
         a new upload of the same bytes) meanwhile. A ready upload that cannot be stored
         (an unexpected store error) is stored failed instead: it never stays processing."""
         try:
-            return self._commit_upload_once(resource, extraction, data)
+            return self._commit_upload_once(resource, extraction, staged)
         except NotFoundError:
             return None
         except Exception as exc:  # noqa: BLE001 - one failed row rather than a stuck upload
@@ -330,19 +377,19 @@ class Ingestor:
                 "error": ErrorInfo(code="SERVER_ERROR", message=f"{resource.file_name}: could not be stored "
                                                                 f"({type(exc).__name__}: {exc})")})
             try:
-                return self._commit_upload_once(failed, None, data)
+                return self._commit_upload_once(failed, None, staged)
             except NotFoundError:
                 return None
 
-    def _commit_upload_once(self, resource: Resource, extraction: Extraction | None, data: bytes) -> Resource:
+    def _commit_upload_once(self, resource: Resource, extraction: Extraction | None, staged: Path) -> Resource:
         with blob_lock(self.store):
             created = False
             if extraction is not None:
-                resource.blob_key, created = self._write_blob(data, resource.sha256,
+                resource.blob_key, created = self._write_blob(staged, resource.sha256,
                                                               Path(resource.file_name).suffix.lower())
             try:
                 return self.store.commit_resource(self.workspace_id, resource, extraction, path=None,
-                                                  size_bytes=len(data), mtime_ns=0, upload=True)
+                                                  size_bytes=resource.size_bytes, mtime_ns=0, upload=True)
             finally:
                 if created and resource.blob_key and not self.store.blob_referenced(resource.blob_key):
                     (self.store.blob_dir / resource.blob_key).unlink(missing_ok=True)
@@ -413,7 +460,7 @@ class Ingestor:
             except IngestError as exc:
                 return self._fail(path, data, exc, fmt=fmt, manifest=manifest, sha=sha)
         try:
-            extraction = extract(data, name=_text(path.name), fmt=fmt)
+            extraction = extract_in_worker(data, name=_text(path.name), fmt=fmt)  # capped: a bomb fails this file
         except IngestError as exc:
             return self._fail(path, data, exc, fmt=fmt, manifest=manifest, sha=sha)
         except Exception as exc:  # an extractor bug must not abort the folder
@@ -446,7 +493,7 @@ class Ingestor:
         if hashlib.sha256(data).hexdigest() != resource.sha256:
             return None  # changed under us: the next sync ingests it as a new version
         try:
-            extraction = extract(data, name=_text(path.name), fmt=fmt)
+            extraction = extract_in_worker(data, name=_text(path.name), fmt=fmt)
         except IngestError as exc:
             return FileOutcome(_text(path), "unchanged", resource_id, warnings=[{
                 "code": "REINDEX_FAILED", "message": f"re-extraction with {version} failed ({exc.code}: "
@@ -503,14 +550,54 @@ class Ingestor:
             return FileOutcome(_text(path), "linked", stored.id)
         return FileOutcome(_text(path), "failed", stored.id, exc.code, exc.message)
 
-    def _write_blob(self, data: bytes, sha: str, suffix: str) -> tuple[str, bool]:
-        """Store the original bytes content-addressed; return (blob key, newly written)."""
+    def _write_blob(self, data: bytes | Path, sha: str, suffix: str) -> tuple[str, bool]:
+        """Store the original bytes (or a copy of the file ``data``) content-addressed;
+        return (blob key, newly written)."""
         key = f"{sha[:2]}/{sha}{_text(suffix)}"
         target = self.store.blob_dir / key
         if target.exists():
             return key, False
         write_atomic(target, data)
         return key, True
+
+    # -- re-extraction of stored bytes ----------------------------------------------------
+    def reindex_stored(self, resource_id: str) -> Resource | None:
+        """Re-extract a ready resource made by an older extractor version from its stored
+        bytes (an upload has no file a sync could re-read), in a child process with the
+        upload limits; the new chunks replace the old in search (the old stay readable).
+        Returns the updated resource; None when there was nothing to do (current, not
+        ready, no stored bytes, deleted) or the new extractor failed (the old chunks stay)."""
+        try:
+            resource = self.store.resource(self.workspace_id, resource_id)
+        except NotFoundError:
+            return None
+        fmt = file_format(Path(resource.file_name))
+        blob = self.store.blob_dir / resource.blob_key if resource.blob_key else None
+        if (fmt is None or resource.status != "ready" or resource.error is not None or blob is None
+                or not blob.is_file() or resource.extractor_version == EXTRACTOR_VERSIONS[fmt]):
+            return None
+        try:
+            extraction = extract_isolated(blob, name=resource.file_name, fmt=fmt, nice=BACKGROUND_NICE)
+        except IngestError:
+            return None
+        try:
+            return self.store.replace_extraction(self.workspace_id, resource_id, extraction,
+                                                 extractor_version=EXTRACTOR_VERSIONS[fmt])
+        except NotFoundError:
+            return None
+
+
+def stale_resources(store: Store) -> list[tuple[str, str]]:
+    """``(workspace_id, resource_id)`` of every ready resource, in any workspace, with stored
+    bytes and made by an older extractor version than this citewell's (for
+    :meth:`Ingestor.reindex_stored`; a server re-extracts them at its start)."""
+    out: list[tuple[str, str]] = []
+    for workspace_id in store.workspace_ids():
+        for r in store.resources(workspace_id, statuses=["ready"], paths=False):
+            fmt = file_format(Path(r.file_name))
+            if fmt is not None and r.blob_key and r.error is None and r.extractor_version != EXTRACTOR_VERSIONS[fmt]:
+                out.append((workspace_id, r.id))
+    return out
 
 
 #: Resource metadata that extraction writes (kept when a user's metadata replaces the rest).
@@ -552,14 +639,34 @@ def blob_lock(store: Store) -> Iterator[None]:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-def write_atomic(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` through a temporary file and a rename (never half-written)."""
+def write_atomic(target: Path, data: bytes | Path) -> None:
+    """Write ``data`` (bytes, or a copy of that file, read in pieces) to ``target`` through
+    a temporary file and a rename (never half-written)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            if isinstance(data, Path):
+                with open(data, "rb") as source:
+                    shutil.copyfileobj(source, fh, _PIECE)
+            else:
+                fh.write(data)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+#: Bytes read at a time from a file being hashed or copied.
+_PIECE = 1 << 20
+
+
+def file_digest(path: Path) -> tuple[str, int]:
+    """``(hex sha256, size in bytes)`` of a file, read in pieces."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as fh:
+        while piece := fh.read(_PIECE):
+            digest.update(piece)
+            size += len(piece)
+    return digest.hexdigest(), size

@@ -1,4 +1,4 @@
-"""Posts JSONL: one resource (the dataset) with one chunk and one Mention per post.
+"""Posts JSONL: one resource (the dataset) with one Mention per post and its chunks.
 
 A ``.jsonl`` file is a posts file when its first non-blank line is a JSON object with
 a string ``source``, an ``id`` (string or integer, stored as a string) and a string
@@ -6,6 +6,12 @@ a string ``source``, an ``id`` (string or integer, stored as a string) and a str
 the caller (:func:`is_posts_file`). Bad later lines are skipped with a
 ``LINE_SKIPPED`` warning naming the line; a file with no valid post is
 ``JSONL_MALFORMED``.
+
+A post of at most :data:`~citewell.ingest.pieces.MAX_WORDS` words is one chunk; a longer
+one is cut at sentence ends into pieces of at most that many words
+(:func:`~citewell.ingest.pieces.bounded_spans`), so no question ever reads more than one
+piece's worth of a post per passage. Every piece carries the post's metadata (it cites
+the post by ``(source, id)``) with additive ``part``/``parts``.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from typing import Any
 
 from ..errors import IngestError
 from .base import ChunkDraft, Extraction, MentionDraft, TextBuilder
+from .pieces import MAX_WORDS, bounded_spans
 from .text import decode_text
 
 NOT_A_POSTS_FILE = "not_a_posts_file"
@@ -89,10 +96,13 @@ def is_posts_file(data: bytes, *, name: str) -> bool:
 def extract_posts(data: bytes, *, name: str) -> Extraction:
     """Extract a posts JSONL file.
 
-    Returns an :class:`Extraction` of kind ``post``: one chunk per post (text_type
-    ``post``, the post's ``text`` verbatim) with ``metadata = {"source_type": "post",
-    "source", "id", "created_at", "author", "url", "title"?}`` and one
-    :class:`MentionDraft` per post carrying every field the file gave. A (source, id)
+    Returns an :class:`Extraction` of kind ``post``: per post one chunk (text_type
+    ``post``, the post's ``text`` verbatim), or for a post of more than
+    :data:`~citewell.ingest.pieces.MAX_WORDS` words its pieces in order (each a slice of
+    the text, with additive ``part``/``parts``), all with ``metadata = {"source_type":
+    "post", "source", "id", "created_at", "author", "url", "title"?}``; and one
+    :class:`MentionDraft` per post carrying every field the file gave and the range of its
+    chunks. A (source, id)
     repeated in the file keeps its last line (earlier ones get ``LINE_SKIPPED``).
     Raises ``JSONL_MALFORMED`` if no line is a valid post, or if the first line is not
     a post (call :func:`is_posts_file` first to skip such files).
@@ -147,7 +157,15 @@ def extract_posts(data: bytes, *, name: str) -> Extraction:
         for key in TEXT_FIELDS:
             if obj.get(key) is not None:
                 meta[key] = fields[key] = as_text(obj[key])
-        mentions.append(MentionDraft(source=source, id=pid, fields=fields, chunk_position=len(chunks)))
-        chunks.append(ChunkDraft(text=body, char_start=start, char_end=end, text_type="post", metadata=meta))
+        first = len(chunks)
+        spans = bounded_spans(body, max_words=MAX_WORDS) if len(body) > MAX_WORDS else []
+        if len(spans) <= 1:  # the post whole (also a blank one: a post may have no words)
+            chunks.append(ChunkDraft(text=body, char_start=start, char_end=end, text_type="post", metadata=meta))
+        else:
+            for part, (s, e) in enumerate(spans):
+                chunks.append(ChunkDraft(text=body[s:e], char_start=start + s, char_end=start + e, text_type="post",
+                                         metadata={**meta, "part": part, "parts": len(spans)}))
+        mentions.append(MentionDraft(source=source, id=pid, fields=fields, chunk_position=first,
+                                     chunk_count=len(chunks) - first))
     return Extraction(kind="post", media_type="application/jsonl", text=builder.text(), chunks=chunks,
-                      warnings=warnings, mentions=mentions, metadata={"post_count": len(chunks)})
+                      warnings=warnings, mentions=mentions, metadata={"post_count": len(mentions)})

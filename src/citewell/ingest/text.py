@@ -3,7 +3,8 @@
 The extracted text *is* the decoded file, so a chunk's ``char_start``/``char_end``
 (code points) point into the original document. Paragraphs are blank-line separated;
 consecutive short paragraphs are merged up to about :data:`MAX_WORDS` words, a long
-paragraph is split at sentence ends, and a Markdown heading is kept with what follows.
+paragraph is split at sentence ends (:func:`~citewell.ingest.pieces.bounded_spans`), and a
+Markdown heading is kept with what follows.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ from __future__ import annotations
 import re
 
 from ..errors import IngestError
-from ..text.sentences import cut_at_words, sentence_spans, word_count
+from ..text.sentences import word_count
 from .base import ChunkDraft, Extraction
+from .pieces import MAX_WORDS, bounded_spans
 
 MIN_WORDS = 50
-MAX_WORDS = 250
 _PARAGRAPH = re.compile(r"\S(?:.*?\S)?(?=\n[ \t]*\n|\s*\Z)", re.S)
 _HEADING = re.compile(r"^(#{1,6}\s|\S[^\n]{0,80}\n[=-]{3,}\s*$)")
 
@@ -47,43 +48,6 @@ def _words(text: str) -> int:
     return word_count(text)
 
 
-def _bounded(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Sentence spans, with any single sentence over MAX_WORDS cut into MAX_WORDS pieces."""
-    out: list[tuple[int, int]] = []
-    for s, e in spans:
-        while _words(text[s:e]) > MAX_WORDS:
-            cut = s + max(1, cut_at_words(text[s:e], MAX_WORDS))
-            piece_end = cut
-            while piece_end > s and text[piece_end - 1].isspace():
-                piece_end -= 1
-            out.append((s, piece_end))
-            s = cut
-            while s < e and text[s].isspace():
-                s += 1
-        if e > s:
-            out.append((s, e))
-    return out
-
-
-def _split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Split ``text[start:end]`` at sentence ends into pieces of at most MAX_WORDS words."""
-    pieces: list[tuple[int, int]] = []
-    cur_start: int | None = None
-    cur_end = start
-    count = 0
-    for s, e in _bounded(text, [(a + start, b + start) for a, b in sentence_spans(text[start:end])]):
-        n = _words(text[s:e])
-        if cur_start is not None and count + n > MAX_WORDS:
-            pieces.append((cur_start, cur_end))
-            cur_start, count = None, 0
-        if cur_start is None:
-            cur_start = s
-        cur_end, count = e, count + n
-    if cur_start is not None:
-        pieces.append((cur_start, cur_end))
-    return pieces or [(start, end)]
-
-
 def extract_text(data: bytes, *, name: str, markdown: bool = False) -> Extraction:
     """Extract a ``.txt`` or ``.md`` file into paragraph chunks.
 
@@ -96,7 +60,7 @@ def extract_text(data: bytes, *, name: str, markdown: bool = False) -> Extractio
     spans: list[tuple[int, int]] = []
     for s, e in paragraphs:
         if _words(text[s:e]) > MAX_WORDS:
-            spans.extend(_split_long(text, s, e))
+            spans.extend(bounded_spans(text, s, e, max_words=MAX_WORDS) or [(s, e)])
         else:
             spans.append((s, e))
     groups: list[list[int]] = []  # [start, end, words, heading_only]

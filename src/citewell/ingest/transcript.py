@@ -30,7 +30,12 @@ Pipeline
    captions (YouTube auto-captions) a cue's leading line that repeats the previous cue's
    last line is dropped, and cues left empty are skipped.
 5. Cues are grouped into passages (:func:`group_cues`); each passage becomes one chunk
-   whose text is its cues, one per line. Chunks are joined with ``"\\n\\n"``.
+   whose text is its cues, one per line. Chunks are joined with ``"\\n\\n"``. A single
+   cue longer than a passage may be (``GroupingConfig.max_words``) is cut at sentence ends
+   into pieces of at most that many words (:func:`~citewell.ingest.pieces.bounded_spans`);
+   every piece keeps the cue's times, position and speakers, with additive ``part`` and
+   ``parts`` (a 10 MB cue would otherwise be one passage that every question reading it
+   splits into sentences).
 
 Times everywhere are integers in milliseconds inside this module and seconds (float,
 millisecond precision) in chunk and extraction metadata.
@@ -49,6 +54,7 @@ from citewell.digits import whole_number
 from citewell.errors import IngestError
 from citewell.text.sentences import word_count
 from citewell.ingest.base import ChunkDraft, Extraction, TextBuilder
+from citewell.ingest.pieces import bounded_spans
 
 __all__ = [
     "Cue",
@@ -616,8 +622,10 @@ def group_cues(cues: list[Cue], config: GroupingConfig | None = None) -> list[li
 # --------------------------------------------------------------------------------------
 
 
-def _extraction(parsed: TranscriptParse, *, media_type: str, name: str) -> Extraction:
-    groups = group_cues(parsed.cues)
+def _extraction(parsed: TranscriptParse, *, media_type: str, name: str,
+                config: GroupingConfig | None = None) -> Extraction:
+    cfg = config or GroupingConfig()
+    groups = group_cues(parsed.cues, cfg)
     if not groups:
         raise IngestError(f"{name}: the transcript's cues have no text", code="EMPTY_FILE")
     builder = TextBuilder()
@@ -630,22 +638,25 @@ def _extraction(parsed: TranscriptParse, *, media_type: str, name: str) -> Extra
         speakers: list[str] = []
         for c in group:
             speakers.extend(s for s in c.speakers if s not in speakers)
-        chunks.append(
-            ChunkDraft(
-                text=text,
-                char_start=start,
-                char_end=end,
-                text_type="transcript",
-                metadata={
-                    "source_type": "transcript",
-                    "start_time": group[0].start,
-                    "end_time": _seconds(max(c.end_ms for c in group)),
-                    "blocks": [c.index for c in group],
-                    "speakers": speakers,
-                    "cue_times": [[c.start, _seconds(c.end_ms)] for c in group],
-                },
-            )
-        )
+        metadata = {
+            "source_type": "transcript",
+            "start_time": group[0].start,
+            "end_time": _seconds(max(c.end_ms for c in group)),
+            "blocks": [c.index for c in group],
+            "speakers": speakers,
+            "cue_times": [[c.start, _seconds(c.end_ms)] for c in group],
+        }
+        # only a lone cue can be longer than a passage (group_cues never grows one past it)
+        spans = bounded_spans(text, max_words=cfg.max_words) if len(group) == 1 and _words(group[0]) > cfg.max_words \
+            else []
+        if len(spans) > 1:
+            for part, (s, e) in enumerate(spans):
+                chunks.append(ChunkDraft(text=text[s:e], char_start=start + s, char_end=start + e,
+                                         text_type="transcript", metadata={**metadata, "part": part,
+                                                                          "parts": len(spans)}))
+            continue
+        chunks.append(ChunkDraft(text=text, char_start=start, char_end=end, text_type="transcript",
+                                 metadata=metadata))
     metadata: dict[str, Any] = {
         "cue_count": len(parsed.cues),
         "duration": _seconds(parsed.duration_ms),

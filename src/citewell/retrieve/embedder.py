@@ -29,6 +29,11 @@ MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 DIM = 384
 #: Tokens per text (all-MiniLM-L6-v2's ``max_seq_length``); longer texts are truncated.
 MAX_TOKENS = 256
+#: Characters of a text handed to the tokenizer, which tokenizes the whole text before it
+#: truncates (a 52 MB text took gigabytes, issue 14). Passages are at most 5,500 characters
+#: (:mod:`citewell.ingest.pieces`); a longer text loses nothing of its first 256 tokens
+#: unless it is mostly whitespace or words of over 100 characters (one unknown token each).
+MAX_CHARS = 32_768
 _TOKENIZER_PARTS = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
 
 
@@ -100,11 +105,12 @@ class MiniLMEmbedder:
         """Unit vectors of ``texts``: float32 ``(len(texts), 384)``, in the order given.
 
         Texts are batched by length (less padding); each batch is padded to its longest text.
+        Only the first :data:`MAX_CHARS` characters of a text are tokenized.
         """
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         if not texts:
             return out
-        encodings = self._tokenizer.encode_batch(list(texts))
+        encodings = self._tokenizer.encode_batch([t[:MAX_CHARS] for t in texts])
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         for start in range(0, len(order), self.batch_size):
             batch = order[start:start + self.batch_size]

@@ -88,6 +88,8 @@ def parse_filters(filters: Iterable[str] | Mapping[str, Any] | None) -> list[Con
     if isinstance(filters, Mapping):
         for key, value in filters.items():
             for v in value if isinstance(value, (list, tuple)) else [value]:
+                if isinstance(v, float) and v.is_integer():  # JSON has one number type: 2022.0 is 2022
+                    v = int(v)
                 if isinstance(v, str) and v[:2] in (">=", "<="):  # {"fiscal_year": ">=2022"}: a bound
                     items.append((str(key), v[:2], v[2:].strip()))
                 else:

@@ -256,9 +256,10 @@ class Store(Protocol):
         ...
 
     def delete_resource(self, workspace_id: str, resource_id: str) -> str | None:
-        """Delete a resource with its chunks, search rows, facets, mentions (a post that
-        another ready posts file holds moves there), file records and the workspace's
-        vectors of texts no other chunk of it has, in one transaction.
+        """Delete a resource with its chunks, search rows, facets, mentions (its own copies
+        of its posts: another posts file's copy of the same post is untouched), file
+        records and the workspace's vectors of texts no other chunk of it has, in one
+        transaction.
         Returns its blob key (the caller removes the blob when no resource refers to it);
         ``NotFoundError`` if not in this workspace. Stored messages keep their copies."""
         ...
@@ -286,23 +287,33 @@ class Store(Protocol):
         for a chunk without a ``page`` or not in this workspace."""
         ...
 
-    def post_passage(self, workspace_id: str, source: str, post_id: str) -> Passage | None:
-        """The chunk of post (source, id) as a passage, or None."""
+    def post_passage(self, workspace_id: str, source: str, post_id: str, *,
+                     dataset_id: str | None = None) -> Passage | None:
+        """The (first) chunk of post (source, id) as a passage, or None: the copy of posts
+        file ``dataset_id`` when given, else the copy :meth:`mentions` chooses."""
         ...
 
-    def mentions(self, workspace_id: str, refs: Sequence[tuple[str, str]]) -> list[Mention | None]:
-        """Mentions for (source, id) pairs, in the order asked (None where unknown)."""
+    def mentions(self, workspace_id: str, refs: Sequence[tuple[str, str]], *,
+                 dataset_ids: Sequence[str | None] | None = None) -> list[Mention | None]:
+        """Mentions for (source, id) pairs, in the order asked (None where unknown).
+
+        Each posts file (dataset) keeps its own copy of a post (DESIGN.md "Posts"). With
+        ``dataset_ids`` (one per ref, None for "any"), the copy of that dataset; otherwise
+        the copy of the most recently added ready dataset holding the post (a dataset no
+        longer ready only when no ready one does)."""
         ...
 
     def list_mentions(self, workspace_id: str, *, source: str | None = None, terms: Sequence[str] = (),
                       created_after: str | None = None, created_before: str | None = None,
                       dataset_id: str | None = None, limit: int = 50,
-                      after: tuple[str, str, str] | None = None) -> list[Mention]:
+                      after: tuple[str, ...] | None = None) -> list[Mention]:
         """Mentions of the workspace's ready posts files, ordered by ``(created_at, source
-        lower-cased, id)``, at most ``limit``: of ``source``, whose text matches any of
-        ``terms`` (full-text), created in ``[created_after, created_before]`` (ISO strings,
+        lower-cased, id, dataset_id)`` (a post two datasets hold is listed once per
+        dataset), at most ``limit``: of ``source``, whose text (any piece of it) matches any
+        of ``terms`` (full-text), created in ``[created_after, created_before]`` (ISO strings,
         compared as text), in posts file ``dataset_id``; only after the ``after`` key
-        (keyset paging: the key of the last mention of the previous page)."""
+        (keyset paging: the key of the last mention of the previous page; a three-part key
+        of an older cursor continues after every copy of that post)."""
         ...
 
     def search_text(self, workspace_id: str, terms: Sequence[str], *, limit: int,

@@ -2,8 +2,12 @@
 
 - A chunk id is the UUIDv5 of (workspace id, sha256 of the content, extractor version,
   chunk_index): re-ingesting identical content keeps every id.
-- A post's chunk id is the UUIDv5 of (workspace id, lower-cased source, post id), so a
-  post seen again (in a new version of its file or another file) keeps its chunk id.
+- A post's chunk is one of its dataset's (DESIGN.md "Posts": each dataset keeps its own
+  copy of a post): its id is the UUIDv5 of (workspace id, dataset id, lower-cased source,
+  post id, part), so a post seen again in the same dataset (re-extracted by a newer
+  extractor) keeps its chunk ids, and the same post in another dataset has other ids.
+  (Stores of schema v8 and before keyed a post's one chunk by workspace, source and id;
+  those rows keep their ids.)
 - A resource id is the UUIDv5 of (workspace id, sha256): two processes ingesting the
   same file compute the same id.
 """
@@ -22,9 +26,11 @@ def chunk_id_for(workspace_id: str, sha256: str, extractor_version: str, chunk_i
     return str(uuid.uuid5(NAMESPACE, f"chunk\x1f{workspace_id}\x1f{sha256}\x1f{extractor_version}\x1f{chunk_index}"))
 
 
-def post_chunk_id(workspace_id: str, source: str, post_id: str) -> str:
-    """UUIDv5 string of a post's chunk (source compared lower-cased)."""
-    return str(uuid.uuid5(NAMESPACE, f"post\x1f{workspace_id}\x1f{source.lower()}\x1f{post_id}"))
+def post_chunk_id(workspace_id: str, dataset_id: str, source: str, post_id: str, part: int = 0) -> str:
+    """UUIDv5 string of piece ``part`` (0-based; a short post has only piece 0) of post
+    (``source`` compared lower-cased, ``post_id``) in posts file ``dataset_id``."""
+    return str(uuid.uuid5(NAMESPACE, f"post2\x1f{workspace_id}\x1f{dataset_id}\x1f{source.lower()}\x1f{post_id}"
+                                     f"\x1f{part}"))
 
 
 def resource_id_for(workspace_id: str, sha256: str) -> str:

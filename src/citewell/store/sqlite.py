@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from ..errors import NotFoundError, StoreError, UsageError
-from ..ingest.base import Extraction
+from ..ingest.base import Extraction, MentionDraft
 from ..models import FORMAT_VERSION, Chunk, Mention, Message, Notice, Passage, Resource, utcnow
 from .base import PAGE_REACH, ApiKeyRecord, ChatRecord, Condition, FileRecord, question_title
 from .ids import chunk_id_for, post_chunk_id, text_hash
@@ -43,7 +43,7 @@ from .searchcache import GenerationCache, Scope, TermScores, VectorScope, rank_r
 if TYPE_CHECKING:
     from ..cite.resolver import SourceResolver
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 BUSY_TIMEOUT_S = 30.0
 #: BM25 column weights of the search index: (title and entity names, chunk text).
 BM25_WEIGHTS = (0.5, 1.0)
@@ -174,8 +174,75 @@ INSERT OR IGNORE INTO chunk_vectors_v8 SELECT DISTINCT c.workspace_id, v.text_ha
 DROP TABLE chunk_vectors;
 ALTER TABLE chunk_vectors_v8 RENAME TO chunk_vectors
 """
-_MIGRATIONS = ((1, _SCHEMA_V1), (2, _SCHEMA_V2), (3, _SCHEMA_V3), (4, _SCHEMA_V4), (5, _SCHEMA_V5),
-               (6, _SCHEMA_V6), (7, _SCHEMA_V7), (8, _SCHEMA_V8))
+
+
+def _migrate_v9(conn: sqlite3.Connection) -> None:
+    """v9 (post identity per dataset, issue 14): each posts file keeps its own copy of a post.
+
+    Until v8 a post was one chunk row and one mention per workspace, shared by every posts
+    file holding it (``dataset_posts``), so a second file with the same (source, id)
+    rewrote the first file's text. From v9 a post's chunks belong to one dataset
+    (``chunks.resource_id``; ``chunks.post_id`` next to ``post_source``) and mentions are
+    keyed by ``(workspace, dataset, source, id)``. Nothing is lost: the chunk row of a
+    shared post stays with the file that owns it (same id), every other file holding it
+    gets a copy of the row (an id of :func:`~citewell.store.ids.post_chunk_id`, indexed for
+    search), and a mention per file. A copy has the text the store held (which the last
+    writer may have set); the ``posts-2`` extractor re-extracts every posts file from its
+    own bytes (``citewell ingest``/``sync`` for files, ``citewell serve`` at start for
+    uploads), which restores each file's own text. Post chunks also get their extractor
+    version, as document chunks have since v3.
+    """
+    if not any(row[1] == "post_id" for row in conn.execute("PRAGMA table_info(chunks)")):
+        conn.execute("ALTER TABLE chunks ADD COLUMN post_id TEXT")
+    conn.execute("UPDATE chunks SET post_id = json_extract(metadata, '$.id') WHERE post_source IS NOT NULL "
+                 "AND post_id IS NULL")
+    conn.execute("UPDATE chunks SET version = (SELECT r.extractor_version FROM resources r WHERE "
+                 "r.id = chunks.resource_id) WHERE post_source IS NOT NULL AND version IS NULL")
+    conn.execute("""CREATE TABLE IF NOT EXISTS mentions_v9 (
+        workspace_id TEXT NOT NULL, dataset_id TEXT NOT NULL, source_key TEXT NOT NULL, id TEXT NOT NULL,
+        source TEXT NOT NULL, text TEXT NOT NULL, url TEXT, author TEXT, created_at TEXT,
+        chunk_id TEXT NOT NULL, fields TEXT NOT NULL, PRIMARY KEY (workspace_id, dataset_id, source_key, id))""")
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "dataset_posts" in tables:
+        members = conn.execute(
+            "SELECT dp.resource_id AS rid, dp.chunk_index AS idx, c.rowid AS crow, c.resource_id AS owner, "
+            "r.title AS title, r.metadata AS rmeta, r.extractor_version AS version FROM dataset_posts dp "
+            "JOIN chunks c ON c.id = dp.chunk_id JOIN resources r ON r.id = dp.resource_id").fetchall()
+        for m in members:
+            chunk = conn.execute("SELECT * FROM chunks WHERE rowid = ?", (m["crow"],)).fetchone()
+            mention = conn.execute("SELECT * FROM mentions WHERE chunk_id = ?", (chunk["id"],)).fetchone()
+            cid = chunk["id"]
+            if m["owner"] != m["rid"]:  # another file's copy: a row of its own
+                cid = post_chunk_id(chunk["workspace_id"], m["rid"], chunk["post_source"], chunk["post_id"] or "")
+                metadata = {**json.loads(chunk["metadata"]), "dataset_id": m["rid"]}
+                rowid = conn.execute(
+                    "INSERT OR IGNORE INTO chunks (id, workspace_id, resource_id, chunk_index, text, text_type, "
+                    "char_start, char_end, metadata, post_source, created_at, version, text_hash, post_id) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (cid, chunk["workspace_id"], m["rid"], m["idx"], chunk["text"], chunk["text_type"],
+                     chunk["char_start"], chunk["char_end"], json.dumps(metadata), chunk["post_source"],
+                     chunk["created_at"], m["version"], chunk["text_hash"], chunk["post_id"])).lastrowid
+                if rowid:
+                    conn.execute("INSERT INTO chunk_fts (rowid, title, text) VALUES (?, ?, ?)",
+                                 (rowid, _index_title(m["title"], json.loads(m["rmeta"] or "{}")), chunk["text"]))
+            if mention is not None:
+                conn.execute("INSERT OR IGNORE INTO mentions_v9 VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                             (mention["workspace_id"], m["rid"], mention["source_key"], mention["id"],
+                              mention["source"], mention["text"], mention["url"], mention["author"],
+                              mention["created_at"], cid, mention["fields"]))
+        conn.execute("DROP TABLE dataset_posts")
+    conn.execute("INSERT OR IGNORE INTO mentions_v9 SELECT workspace_id, dataset_id, source_key, id, source, text, "
+                 "url, author, created_at, chunk_id, fields FROM mentions")
+    conn.execute("DROP TABLE mentions")
+    conn.execute("ALTER TABLE mentions_v9 RENAME TO mentions")
+    conn.execute("CREATE INDEX IF NOT EXISTS mentions_by_post ON mentions (workspace_id, source_key, id)")
+    conn.execute("CREATE INDEX IF NOT EXISTS mentions_by_dataset ON mentions (dataset_id)")
+    conn.execute("CREATE INDEX IF NOT EXISTS chunks_by_post ON chunks (resource_id, post_source, post_id)")
+
+
+_MIGRATIONS: tuple[tuple[int, str | Callable[[sqlite3.Connection], None]], ...] = (
+    (1, _SCHEMA_V1), (2, _SCHEMA_V2), (3, _SCHEMA_V3), (4, _SCHEMA_V4), (5, _SCHEMA_V5), (6, _SCHEMA_V6),
+    (7, _SCHEMA_V7), (8, _SCHEMA_V8), (9, _migrate_v9))
 
 
 #: Every column of ``resources`` but ``extracted_text`` (megabytes for a long filing): rows
@@ -365,7 +432,9 @@ class SQLiteStore:
                     raise StoreError(f"the store {self.path} has schema version {version}; this citewell "
                                      f"reads up to {SCHEMA_VERSION}: upgrade citewell")
                 for target, script in _MIGRATIONS:
-                    if version < target:
+                    if version < target and callable(script):
+                        script(conn)
+                    elif version < target:
                         for statement in script.split(";\n"):
                             if statement.strip() and not _column_exists(conn, statement):
                                 conn.execute(statement)
@@ -553,28 +622,7 @@ class SQLiteStore:
             return False
         cur = conn.execute("UPDATE resources SET status = ?, updated_at = ? WHERE id = ? AND status = 'ready'",
                            (status, _now(), resource_id))
-        if cur.rowcount > 0:
-            SQLiteStore._rehome_posts(conn, resource_id)
         return cur.rowcount > 0
-
-    @staticmethod
-    def _rehome_posts(conn: sqlite3.Connection, retired: str) -> None:
-        """Posts whose chunk belongs to a retired posts file but that another ready posts
-        file also contains move to that file (newest first), so they stay retrievable."""
-        rows = conn.execute(
-            "SELECT c.rowid AS crow, c.id AS cid, dp.resource_id AS rid, dp.chunk_index AS idx FROM chunks c "
-            "JOIN dataset_posts dp ON dp.chunk_id = c.id JOIN resources r ON r.id = dp.resource_id "
-            "WHERE c.resource_id = ? AND c.post_source IS NOT NULL AND r.status = 'ready' AND dp.resource_id != ? "
-            "ORDER BY r.created_at DESC", (retired, retired)).fetchall()
-        moved: set[str] = set()
-        for row in rows:
-            if row["cid"] in moved:
-                continue
-            moved.add(row["cid"])
-            conn.execute("UPDATE chunks SET resource_id = ?, chunk_index = ?, "
-                         "metadata = json_set(metadata, '$.dataset_id', ?) WHERE rowid = ?",
-                         (row["rid"], row["idx"], row["rid"], row["crow"]))
-            conn.execute("UPDATE mentions SET dataset_id = ? WHERE chunk_id = ?", (row["rid"], row["cid"]))
 
     def _insert_resource_row(self, conn: sqlite3.Connection, r: Resource, text: str | None) -> None:
         conn.execute(
@@ -621,43 +669,54 @@ class SQLiteStore:
 
     def _insert_chunks(self, conn: sqlite3.Connection, workspace_id: str, resource: Resource,
                        extraction: Extraction) -> None:
+        """Insert (or, for an id already stored, update in place) the chunks of ``extraction``
+        as ``resource``'s, with their search rows, and its mentions (schema v9: a post's
+        chunks and mention are this dataset's own)."""
         title = _index_title(resource.title, resource.metadata)
-        post_at = {m.chunk_position: m for m in extraction.mentions}
+        version = resource.extractor_version
+        pieces: dict[int, tuple[MentionDraft, int]] = {}  # chunk position -> (its post, part)
+        for mention in extraction.mentions:
+            for part in range(mention.chunk_count):
+                pieces[mention.chunk_position + part] = (mention, part)
+        first: dict[int, str] = {}  # id(mention) -> id of its first chunk
         for index, draft in enumerate(extraction.chunks):
-            mention = post_at.get(index)
-            if mention is not None:
-                cid = post_chunk_id(workspace_id, mention.source, mention.id)
+            post = pieces.get(index)
+            if post is not None:
+                mention, part = post
+                cid = post_chunk_id(workspace_id, resource.id, mention.source, mention.id, part)
+                first.setdefault(id(mention), cid)
                 metadata = {**draft.metadata, "dataset_id": resource.id}
             else:
-                cid = chunk_id_for(workspace_id, resource.sha256, resource.extractor_version or "", index)
+                cid = chunk_id_for(workspace_id, resource.sha256, version or "", index)
                 metadata = draft.metadata
+            created = draft.metadata.get("created_at") if post else None
             values = (cid, workspace_id, resource.id, index, draft.text, draft.text_type, draft.char_start,
-                      draft.char_end, json.dumps(metadata), mention.source.lower() if mention else None,
-                      str(draft.metadata.get("created_at")) if mention and draft.metadata.get("created_at") else None,
-                      None if mention else resource.extractor_version, text_hash(draft.text))
+                      draft.char_end, json.dumps(metadata), post[0].source.lower() if post else None,
+                      str(created) if created else None, version, text_hash(draft.text),
+                      post[0].id if post else None)
             old = conn.execute("SELECT rowid FROM chunks WHERE id = ?", (cid,)).fetchone()
-            if old is not None:  # a post seen again (or a concurrent writer): update in place, keep the id
+            if old is not None:  # re-extracted (or a concurrent writer): update in place, keep the id
                 conn.execute("UPDATE chunks SET workspace_id=?, resource_id=?, chunk_index=?, text=?, text_type=?, "
                              "char_start=?, char_end=?, metadata=?, post_source=?, created_at=?, version=?, "
-                             "text_hash=? WHERE rowid=?", values[1:] + (old["rowid"],))
+                             "text_hash=?, post_id=? WHERE rowid=?", values[1:] + (old["rowid"],))
                 conn.execute("DELETE FROM chunk_fts WHERE rowid = ?", (old["rowid"],))
                 rowid = old["rowid"]
             else:
                 rowid = conn.execute("INSERT INTO chunks (id, workspace_id, resource_id, chunk_index, text, "
                                      "text_type, char_start, char_end, metadata, post_source, created_at, version, "
-                                     "text_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", values).lastrowid
+                                     "text_hash, post_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", values).lastrowid
             conn.execute("INSERT INTO chunk_fts (rowid, title, text) VALUES (?, ?, ?)", (rowid, title, draft.text))
-            if mention is not None:
-                conn.execute("INSERT INTO dataset_posts VALUES (?, ?, ?) ON CONFLICT (resource_id, chunk_id) "
-                             "DO UPDATE SET chunk_index = excluded.chunk_index", (resource.id, cid, index))
-                f = mention.fields
-                conn.execute(
-                    "INSERT INTO mentions VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (workspace_id, source_key, id) "
-                    "DO UPDATE SET source=excluded.source, text=excluded.text, url=excluded.url, "
-                    "author=excluded.author, created_at=excluded.created_at, dataset_id=excluded.dataset_id, "
-                    "chunk_id=excluded.chunk_id, fields=excluded.fields",
-                    (workspace_id, mention.source.lower(), mention.id, mention.source, draft.text, f.get("url"),
-                     f.get("author"), f.get("created_at"), resource.id, cid, json.dumps(f)))
+        for mention in extraction.mentions:
+            f = mention.fields
+            text = f["text"] if isinstance(f.get("text"), str) else extraction.chunks[mention.chunk_position].text
+            conn.execute(
+                "INSERT INTO mentions (workspace_id, dataset_id, source_key, id, source, text, url, author, "
+                "created_at, chunk_id, fields) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+                "ON CONFLICT (workspace_id, dataset_id, source_key, id) DO UPDATE SET source=excluded.source, "
+                "text=excluded.text, url=excluded.url, author=excluded.author, created_at=excluded.created_at, "
+                "chunk_id=excluded.chunk_id, fields=excluded.fields",
+                (workspace_id, resource.id, mention.source.lower(), mention.id, mention.source, text, f.get("url"),
+                 f.get("author"), f.get("created_at"), first[id(mention)], json.dumps(f)))
 
     def replace_extraction(self, workspace_id: str, resource_id: str, extraction: Extraction, *,
                            extractor_version: str) -> Resource:
@@ -672,8 +731,9 @@ class SQLiteStore:
             if row is None:
                 raise NotFoundError(f"no resource {resource_id}")
             resource = self._resource_from_row(row)
-            conn.execute("DELETE FROM chunk_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE resource_id = ? "
-                         "AND post_source IS NULL)", (resource_id,))
+            conn.execute("DELETE FROM chunk_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE resource_id = ?)",
+                         (resource_id,))
+            conn.execute("DELETE FROM mentions WHERE workspace_id = ? AND dataset_id = ?", (workspace_id, resource_id))
             resource.extractor_version = extractor_version
             resource.chunk_count = len(extraction.chunks)
             resource.warnings = [Notice(**w) for w in extraction.warnings]
@@ -841,18 +901,13 @@ class SQLiteStore:
                                (resource_id, workspace_id)).fetchone()
             if row is None:
                 raise NotFoundError(f"no resource {resource_id}")
-            conn.execute("UPDATE resources SET status = 'superseded' WHERE id = ?", (resource_id,))
-            self._rehome_posts(conn, resource_id)  # a post another ready posts file has stays
             chunk_rows = "SELECT rowid FROM chunks WHERE resource_id = ? AND workspace_id = ?"
             hashes = [r[0] for r in conn.execute("SELECT DISTINCT text_hash FROM chunks WHERE resource_id = ? AND "
                                                  "workspace_id = ? AND text_hash IS NOT NULL",
                                                  (resource_id, workspace_id))]
             conn.execute(f"DELETE FROM chunk_fts WHERE rowid IN ({chunk_rows})", (resource_id, workspace_id))
-            conn.execute("DELETE FROM mentions WHERE workspace_id = ? AND chunk_id IN "
-                         "(SELECT id FROM chunks WHERE resource_id = ? AND workspace_id = ?)",
-                         (workspace_id, resource_id, workspace_id))
+            conn.execute("DELETE FROM mentions WHERE workspace_id = ? AND dataset_id = ?", (workspace_id, resource_id))
             conn.execute("DELETE FROM chunks WHERE resource_id = ? AND workspace_id = ?", (resource_id, workspace_id))
-            conn.execute("DELETE FROM dataset_posts WHERE resource_id = ?", (resource_id,))
             conn.execute("DELETE FROM facets WHERE resource_id = ?", (resource_id,))
             conn.execute("DELETE FROM files WHERE workspace_id = ? AND (resource_id = ? OR last_resource_id = ?)",
                          (workspace_id, resource_id, resource_id))
@@ -943,50 +998,59 @@ class SQLiteStore:
 
     def resource_chunks(self, workspace_id: str, resource_id: str) -> list[Chunk]:
         """All chunks of a resource, by ``chunk_index``."""
-        conn = self._conn()
-        rows = conn.execute("SELECT c.* FROM chunks c JOIN resources r ON r.id = c.resource_id WHERE "
-                            "c.workspace_id = ? AND c.resource_id = ? AND c.post_source IS NULL AND "
-                            "c.version IS r.extractor_version ORDER BY c.chunk_index",
-                            (workspace_id, resource_id)).fetchall()
-        chunks = [self._chunk_from_row(row) for row in rows]
-        posts = conn.execute("SELECT c.*, dp.chunk_index AS member_index FROM dataset_posts dp "
-                             "JOIN chunks c ON c.id = dp.chunk_id WHERE dp.resource_id = ? AND c.workspace_id = ? "
-                             "ORDER BY dp.chunk_index", (resource_id, workspace_id)).fetchall()
-        for row in posts:  # a post as this posts file has it (it may be shared with other files)
-            chunk = self._chunk_from_row(row)
-            chunks.append(chunk.model_copy(update={"resource_id": resource_id, "chunk_index": row["member_index"]}))
-        return chunks
+        rows = self._conn().execute("SELECT c.* FROM chunks c JOIN resources r ON r.id = c.resource_id WHERE "
+                                    "c.workspace_id = ? AND c.resource_id = ? AND c.version IS r.extractor_version "
+                                    "ORDER BY c.chunk_index", (workspace_id, resource_id)).fetchall()
+        return [self._chunk_from_row(row) for row in rows]
 
-    def post_passage(self, workspace_id: str, source: str, post_id: str) -> Passage | None:
-        """The chunk of post (source, id) as a passage (source compared lower-cased)."""
-        row = self._conn().execute(
-            self._PASSAGE_SELECT + "JOIN mentions m ON m.chunk_id = c.id WHERE m.workspace_id = ? "
-            "AND m.source_key = ? AND m.id = ?", (workspace_id, source.lower(), post_id)).fetchone()
-        return self._passage_from_row(row) if row else None
+    #: The order in which the copies of one post are chosen when no dataset is named (see
+    #: :meth:`Store.mentions`): ready datasets first, the most recently added first.
+    _COPY_ORDER = " ORDER BY r.status = 'ready' DESC, r.created_at DESC, r.id DESC LIMIT 1"
 
-    def mentions(self, workspace_id: str, refs: Sequence[tuple[str, str]]) -> list[Mention | None]:
-        """Mentions for (source, id) pairs in the order asked; None for unknown pairs."""
+    def post_passage(self, workspace_id: str, source: str, post_id: str, *,
+                     dataset_id: str | None = None) -> Passage | None:
+        """The first chunk of post (source, id) as a passage (source compared lower-cased):
+        the copy of posts file ``dataset_id``, or without one the copy
+        :meth:`mentions` chooses."""
+        row = self._mention_row(self._conn(), workspace_id, source, post_id, dataset_id)
+        return self.chunks(workspace_id, [row["chunk_id"]]).get(row["chunk_id"]) if row is not None else None
+
+    def _mention_row(self, conn: sqlite3.Connection, workspace_id: str, source: str, post_id: str,
+                     dataset_id: str | None) -> sqlite3.Row | None:
+        sql = ("SELECT m.* FROM mentions m JOIN resources r ON r.id = m.dataset_id WHERE m.workspace_id = ? "
+               "AND m.source_key = ? AND m.id = ?")
+        args: list[Any] = [workspace_id, source.lower(), post_id]
+        if dataset_id is not None:
+            sql += " AND m.dataset_id = ?"
+            args.append(dataset_id)
+        return conn.execute(sql + self._COPY_ORDER, args).fetchone()
+
+    def mentions(self, workspace_id: str, refs: Sequence[tuple[str, str]], *,
+                 dataset_ids: Sequence[str | None] | None = None) -> list[Mention | None]:
+        """Mentions for (source, id) pairs in the order asked, each the copy of its
+        ``dataset_ids`` entry when given (see :meth:`Store.mentions`); None for unknown pairs."""
         conn = self._conn()
+        wanted = list(dataset_ids) if dataset_ids is not None else [None] * len(refs)
         out: list[Mention | None] = []
-        for source, post_id in refs:
-            row = conn.execute("SELECT * FROM mentions WHERE workspace_id = ? AND source_key = ? AND id = ?",
-                               (workspace_id, source.lower(), post_id)).fetchone()
+        for (source, post_id), dataset_id in zip(refs, wanted):
+            row = self._mention_row(conn, workspace_id, source, post_id, dataset_id)
             out.append(self._mention_from_row(row) if row is not None else None)
         return out
 
     def list_mentions(self, workspace_id: str, *, source: str | None = None, terms: Sequence[str] = (),
                       created_after: str | None = None, created_before: str | None = None,
                       dataset_id: str | None = None, limit: int = 50,
-                      after: tuple[str, str, str] | None = None) -> list[Mention]:
-        """Mentions of the workspace by ``(created_at, source, id)`` (see :meth:`Store.list_mentions`)."""
-        sql = ("SELECT m.* FROM mentions m JOIN chunks c ON c.id = m.chunk_id JOIN resources r ON r.id = c.resource_id "
+                      after: tuple[str, ...] | None = None) -> list[Mention]:
+        """Mentions of the workspace by ``(created_at, source, id, dataset_id)`` (see
+        :meth:`Store.list_mentions`); a post held by two datasets is listed once per dataset."""
+        sql = ("SELECT m.* FROM mentions m JOIN resources r ON r.id = m.dataset_id "
                "WHERE m.workspace_id = ? AND r.status = 'ready'")
         args: list[Any] = [workspace_id]
         if source is not None:
             sql += " AND m.source_key = ?"
             args.append(source.lower())
         if dataset_id is not None:
-            sql += " AND EXISTS (SELECT 1 FROM dataset_posts dp WHERE dp.chunk_id = m.chunk_id AND dp.resource_id = ?)"
+            sql += " AND m.dataset_id = ?"
             args.append(dataset_id)
         if created_after is not None:
             sql += " AND COALESCE(m.created_at, '') >= ?"
@@ -995,13 +1059,16 @@ class SQLiteStore:
             sql += " AND COALESCE(m.created_at, '') <= ?"
             args.append(created_before)
         query = fts_query(terms)
-        if query:
-            sql += " AND c.rowid IN (SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?)"
+        if query:  # any piece of the post (only the current version's pieces are indexed)
+            sql += (" AND EXISTS (SELECT 1 FROM chunks p WHERE p.resource_id = m.dataset_id AND p.post_source = "
+                    "m.source_key AND p.post_id = m.id AND p.rowid IN (SELECT rowid FROM chunk_fts WHERE chunk_fts "
+                    "MATCH ?))")
             args.append(query)
         if after is not None:
-            sql += " AND (COALESCE(m.created_at, ''), m.source_key, m.id) > (?, ?, ?)"
-            args += list(after)
-        sql += " ORDER BY COALESCE(m.created_at, ''), m.source_key, m.id LIMIT ?"
+            key = (list(after) + ["\uffff"])[:4]  # a three-part key (before v9): after every copy of the post
+            sql += " AND (COALESCE(m.created_at, ''), m.source_key, m.id, m.dataset_id) > (?, ?, ?, ?)"
+            args += key
+        sql += " ORDER BY COALESCE(m.created_at, ''), m.source_key, m.id, m.dataset_id LIMIT ?"
         args.append(limit)
         return [self._mention_from_row(row) for row in self._conn().execute(sql, args).fetchall()]
 
@@ -1220,7 +1287,7 @@ class SQLiteStore:
         the chunks :meth:`search_text` can return. ``join`` goes before ``WHERE``."""
         folder, folder_params = _under_sql(under)
         sql = (f"FROM chunks c JOIN resources r ON r.id = c.resource_id {join} WHERE c.workspace_id = ? "
-               "AND r.status = 'ready' AND (c.post_source IS NOT NULL OR c.version IS r.extractor_version)" + folder)
+               "AND r.status = 'ready' AND c.version IS r.extractor_version" + folder)
         where, args = self._filter_sql(conditions)
         return sql + where, [workspace_id, *folder_params, *args]
 

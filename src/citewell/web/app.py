@@ -76,7 +76,9 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
 
     ``max_upload_mb``: upload cap in MB (default ``CITEWELL_MAX_UPLOAD_MB``, else 100);
     ``worker_threads``: threads extracting uploads (1–2); ``turn_threads``: threads
-    answering ``POST /v1/ask`` turns (at least 1); ``generator``: the answer writer of
+    answering questions (``POST /v1/ask`` turns, the analytics stream, session messages; at
+    least 1; one workspace uses at most ``turn_threads - 1`` of them when there are two or
+    more, :mod:`citewell.web.fairness`); ``generator``: the answer writer of
     every request's engine, or its name (``extractive``, ``llm``; default: ``llm`` when an
     endpoint is configured, else ``extractive``); it is shared by the request and worker
     threads, so it must be thread-safe; ``llm``: the LLM endpoint (default
@@ -110,7 +112,8 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         """Start: turns a previous run left pending settle as failed (``TURN_INTERRUPTED``),
-        uploads left processing resume, and (hybrid or dense mode) workspaces with passages
+        uploads left processing resume, resources an older extractor version made are
+        re-extracted from their stored bytes, and (hybrid or dense mode) workspaces with passages
         that have no vector are embedded in the background. Stop: running turns and the
         running extraction finish, the running embedding stops after its batch, queued
         turns fail (``TURN_INTERRUPTED``), queued uploads stay processing for the next
@@ -129,6 +132,7 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
             errors.log.info("%d turn(s) left pending by a previous run settled as %s", interrupted,
                             TURN_INTERRUPTED)
         await run_in_threadpool(app.state.worker.recover)
+        await run_in_threadpool(app.state.worker.reindex)  # what an older extractor made, from its bytes
         await run_in_threadpool(app.state.worker.backfill)
         try:
             yield

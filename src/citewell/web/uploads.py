@@ -1,15 +1,19 @@
-"""Reading an upload: the multipart body streamed into memory under a size cap.
+"""Reading an upload: the multipart body streamed to disk under a size cap.
 
-Starlette's form parser spools every file to disk before the route runs, whatever its
-size; this parser reads the request stream part by part, keeps the ``file`` part in
-memory and stops with 413 ``FILE_TOO_LARGE`` as soon as it passes the cap, so an
-oversized upload costs at most the cap in memory and nothing on disk.
+This parser reads the request stream part by part and writes the ``file`` part, piece by
+piece as it arrives, to a spool file the caller names (the store's incoming folder), so an
+upload of any size costs a few pieces of memory, never the whole file (issue 14). It
+stops with 413 ``FILE_TOO_LARGE`` as soon as the file passes the cap, and removes the
+spool file on any error; the other parts (``metadata``) are small and kept in memory.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
 
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
@@ -48,23 +52,31 @@ class _Part:
 
 @dataclass(frozen=True)
 class Upload:
-    """A parsed upload: ``file_name`` and ``data`` of the ``file`` part (None when absent),
-    ``metadata`` the text of the ``metadata`` part (None when absent)."""
+    """A parsed upload: ``file_name`` of the ``file`` part and ``path``, the spool file
+    holding its bytes (both None when there is no file part; the caller owns the file),
+    ``size`` its bytes, ``metadata`` the text of the ``metadata`` part (None when absent)."""
 
     file_name: str | None
-    data: bytes | None
+    path: Path | None
+    size: int
     metadata: str | None
 
 
 class _Collector:
-    """python-multipart callbacks that keep the ``file`` and ``metadata`` parts."""
+    """python-multipart callbacks that write the ``file`` part to a spool file and keep
+    the other parts (``metadata``) in memory."""
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, spool: Callable[[], Path]) -> None:
         self.cap = cap
+        self.spool = spool
         self.parts: list[_Part] = []
         self._part = _Part()
         self._hname = bytearray()
         self._hvalue = bytearray()
+        #: the spool file of the first ``file`` part, and its open handle while it is written
+        self.file_path: Path | None = None
+        self.file_size = 0
+        self._file: BinaryIO | None = None
 
     def on_part_begin(self) -> None:
         """A new part (at most MAX_PARTS)."""
@@ -96,30 +108,63 @@ class _Collector:
             self._part.filename = options[b"filename"].decode("utf-8", "replace")
 
     def on_part_data(self, data: bytes, start: int, end: int) -> None:
-        """Body bytes of the part, under its cap (413 for the file)."""
+        """Body bytes of the part, under its cap (413 for the file); the file's go to disk."""
         part = self._part
-        limit = self.cap if part.name == "file" else MAX_FIELD_BYTES
-        if len(part.data) + (end - start) > limit:
-            if part.name == "file":
+        if part.name == "file":
+            if self.file_path is not None and self._file is None:
+                raise ApiError("part 'file' appears more than once", code="INVALID_REQUEST_BODY")
+            if self.file_size + (end - start) > self.cap:
                 raise ApiError(f"the file is larger than the upload limit of {_mb(self.cap)}",
                                code="FILE_TOO_LARGE")
+            if self._file is None:
+                self._open_file()
+            assert self._file is not None
+            self._file.write(data[start:end])
+            self.file_size += end - start
+            return
+        if len(part.data) + (end - start) > MAX_FIELD_BYTES:
             raise ApiError(f"part {part.name!r} is larger than {_mb(MAX_FIELD_BYTES)}", code="INVALID_REQUEST_BODY")
         part.data += data[start:end]
 
+    def _open_file(self) -> None:
+        self.file_path = self.spool()
+        self._file = open(self.file_path, "wb")  # noqa: SIM115 - closed at the part's end or by close()
+
     def on_part_end(self) -> None:
-        """The part is complete."""
+        """The part is complete (a file part with no bytes gets its empty spool file too)."""
+        if self._part.name == "file":
+            if self.file_path is not None and self._file is None:
+                raise ApiError("part 'file' appears more than once", code="INVALID_REQUEST_BODY")
+            if self._file is None:
+                self._open_file()
+            self.close()
         self.parts.append(self._part)
+
+    def close(self) -> None:
+        """Close the spool file if it is open."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def discard(self) -> None:
+        """Close and remove the spool file (an upload that failed)."""
+        self.close()
+        if self.file_path is not None:
+            self.file_path.unlink(missing_ok=True)
+            self.file_path = None
 
 
 def _mb(n: int) -> str:
     return f"{n / (1024 * 1024):.4g} MB"
 
 
-async def read_upload(request: Request, cap: int) -> Upload:
-    """Parse the ``multipart/form-data`` body of ``request`` (``file`` part at most ``cap``
-    bytes; ``metadata`` part text). Raises :class:`~citewell.web.errors.ApiError`:
+async def read_upload(request: Request, cap: int, spool: Callable[[], Path]) -> Upload:
+    """Parse the ``multipart/form-data`` body of ``request``: the ``file`` part (at most
+    ``cap`` bytes) is written to a new file ``spool()`` names, as it arrives; the
+    ``metadata`` part is text. Raises :class:`~citewell.web.errors.ApiError`:
     ``INVALID_REQUEST_BODY`` (not multipart, malformed body, repeated parts),
-    ``FILE_TOO_LARGE`` (413: declared Content-Length or the streamed part over the cap)."""
+    ``FILE_TOO_LARGE`` (413: declared Content-Length or the streamed part over the cap);
+    no spool file is left behind then."""
     ctype, params = parse_options_header(request.headers.get("content-type", ""))
     if ctype != b"multipart/form-data" or not params.get(b"boundary"):
         raise ApiError("expected a multipart/form-data body with the file in part 'file'",
@@ -130,7 +175,7 @@ async def read_upload(request: Request, cap: int) -> Upload:
     size = whole_number(declared)
     if declared.isascii() and declared.isdigit() and (size is None or size > cap + MAX_PARTS * MAX_FIELD_BYTES):
         raise ApiError(f"the upload is larger than the upload limit of {_mb(cap)}", code="FILE_TOO_LARGE")
-    collector = _Collector(cap)
+    collector = _Collector(cap, spool)
     parser = MultipartParser(params[b"boundary"], {  # type: ignore[arg-type]
         "on_part_begin": collector.on_part_begin, "on_part_data": collector.on_part_data,
         "on_part_end": collector.on_part_end, "on_header_field": collector.on_header_field,
@@ -138,11 +183,24 @@ async def read_upload(request: Request, cap: int) -> Upload:
         "on_headers_finished": collector.on_headers_finished,
     })
     try:
-        async for chunk in request.stream():
-            parser.write(chunk)
-        parser.finalize()
-    except FormParserError as exc:
-        raise ApiError(f"the multipart body is malformed ({exc})", code="INVALID_REQUEST_BODY") from None
+        try:
+            async for chunk in request.stream():
+                parser.write(chunk)
+            parser.finalize()
+        except FormParserError as exc:
+            raise ApiError(f"the multipart body is malformed ({exc})", code="INVALID_REQUEST_BODY") from None
+        upload = _assemble(collector)
+    except BaseException:
+        collector.discard()
+        raise
+    collector.close()
+    return upload
+
+
+def _assemble(collector: _Collector) -> Upload:
+    """The :class:`Upload` of a body read to its end (errors as :func:`read_upload`)."""
+    if collector.file_path is not None and collector._file is not None:  # the body ended inside the file part
+        raise ApiError("the multipart body ends inside part 'file'", code="INVALID_REQUEST_BODY")
     by_name: dict[str, _Part] = {}
     for part in collector.parts:
         if part.name in ("file", "metadata") and part.name in by_name:
@@ -158,8 +216,8 @@ async def read_upload(request: Request, cap: int) -> Upload:
         except UnicodeDecodeError:
             raise ApiError("the metadata part is not UTF-8 text", code="INVALID_REQUEST_BODY") from None
     if file_part is None:
-        return Upload(None, None, metadata)
-    return Upload(file_part.filename, bytes(file_part.data), metadata)
+        return Upload(None, None, 0, metadata)
+    return Upload(file_part.filename, collector.file_path, collector.file_size, metadata)
 
 
 __all__ = ["DEFAULT_MAX_UPLOAD_MB", "Upload", "max_upload_bytes", "read_upload"]

@@ -1,10 +1,18 @@
-"""Background work off the request path, on bounded thread pools.
+"""Background work off the request path, on bounded pools that are fair between workspaces.
 
 - :class:`UploadWorker` extracts uploads (:meth:`Engine.process`), then, when the
   server's retrieval mode uses embeddings (hybrid, the default, or dense), embeds the new
   resource's passages on its own thread (:meth:`Engine.embed`), so that questions do
-  not spend their embedding budget on it;
-- :class:`TurnWorker` answers the turns of ``POST /v1/ask`` (:meth:`Engine.complete_turn`).
+  not spend their embedding budget on it; at start it also re-extracts what an older
+  extractor made (:meth:`Engine.reindex_stored`);
+- :class:`TurnWorker` answers the turns of ``POST /v1/ask`` and the analytics stream, and
+  the questions of the sessions profile (:meth:`TurnWorker.call`).
+
+Every pool is a :class:`~citewell.web.fairness.FairPool` keyed by workspace (issue 14):
+workspaces are served in turn and one workspace never takes every thread, so a workspace
+that floods the server with uploads or questions delays another's by at most one job per
+thread, not by its queue. The background work (extraction children, the embedding thread)
+runs at a lower CPU priority (``nice`` 10) than the answers people wait for.
 
 Jobs run in the submitting request's context (its request id reaches the log lines); a
 failing job is logged and never raised.
@@ -12,16 +20,19 @@ failing job is logged and never raised.
 
 from __future__ import annotations
 
-import contextvars
 import logging
+import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future
 from typing import Any, TypeVar
 
+from ..embed import Embedder
 from ..engine import Engine, PendingTurn
+from ..ingest.pipeline import BACKGROUND_NICE, stale_resources
 from ..models import Message
 from ..store import Store
+from .fairness import FairPool
 
 log = logging.getLogger("citewell.web.worker")
 
@@ -30,40 +41,37 @@ T = TypeVar("T")
 #: The code and message of a turn the server stopped before answering.
 TURN_INTERRUPTED = "TURN_INTERRUPTED"
 TURN_INTERRUPTED_MESSAGE = "the server stopped before the answer was finished; ask again"
+def lower_priority() -> None:
+    """Lower the calling thread's CPU priority by :data:`BACKGROUND_NICE` (Linux: a thread's
+    nice value is its own, and threads it starts inherit it); nothing where unsupported."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
+    except (AttributeError, OSError):
+        pass
 
 
-class _Pool:
-    """A bounded :class:`ThreadPoolExecutor` whose jobs run in the submitter's context."""
-
-    def __init__(self, threads: int, name: str) -> None:
-        if threads < 1:
-            raise ValueError("threads must be at least 1")
-        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=name)
-        self.closed = False
-
-    def _submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
-        ctx = contextvars.copy_context()
-        return self._pool.submit(ctx.run, fn, *args)
-
-
-class UploadWorker(_Pool):
-    """A bounded pool (``threads``, 1–2 is plenty for SQLite) running :meth:`Engine.process`
-    for uploaded resources.
+class UploadWorker:
+    """Extraction of uploads on a :class:`~citewell.web.fairness.FairPool` of ``threads``
+    threads (1–2 is plenty for SQLite; each extraction runs in its own child process), and
+    embedding of ready uploads on a fair pool of one low-priority thread.
 
     A failing job is logged and never raised (the resource keeps its coded failure).
-    :meth:`recover` queues every upload still ``processing`` in the store (a restart).
+    :meth:`recover` queues every upload still ``processing`` in the store (a restart), and
+    :meth:`reindex` every ready resource an older extractor made.
     """
 
     def __init__(self, store: Store, *, threads: int = 1) -> None:
-        super().__init__(threads, "citewell-ingest")
         self.store = store
-        #: one thread embedding ready uploads, in the order they became ready
-        self._embedding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="citewell-embed")
+        self._pool = FairPool(threads, "citewell-ingest", per_key=max(1, threads - 1))
+        #: one thread embedding ready uploads, workspaces in turn
+        self._embedding = FairPool(1, "citewell-embed", initializer=lower_priority)
+        self._embedder: Embedder | None = None
         self._stopping = threading.Event()  # set by shutdown: the running embedding stops at its next batch
+        self.closed = False
 
     def submit(self, workspace_id: str, resource_id: str) -> Future[None]:
         """Queue the extraction of one upload; returns its future (result None)."""
-        return self._submit(self._run, workspace_id, resource_id)
+        return self._pool.submit(workspace_id, self._run, workspace_id, resource_id)
 
     def recover(self) -> int:
         """Queue every upload still processing in the store; returns how many."""
@@ -73,6 +81,16 @@ class UploadWorker(_Pool):
         if pending:
             log.info("resuming %d upload(s) left processing", len(pending))
         return len(pending)
+
+    def reindex(self) -> int:
+        """Queue the re-extraction, from its stored bytes, of every ready resource an older
+        extractor version made (then its embedding); returns how many."""
+        stale = stale_resources(self.store)
+        for workspace_id, resource_id in stale:
+            self._pool.submit(workspace_id, self._reindex, workspace_id, resource_id)
+        if stale:
+            log.info("re-extracting %d resource(s) made by an older extractor", len(stale))
+        return len(stale)
 
     def _run(self, workspace_id: str, resource_id: str) -> None:
         try:
@@ -87,8 +105,18 @@ class UploadWorker(_Pool):
         else:
             log.info("upload %s is %s (%d chunks)", resource_id, resource.status, resource.chunk_count)
             if resource.status == "ready" and resource.chunk_count:
-                ctx = contextvars.copy_context()
-                self._embedding.submit(ctx.run, self._embed, workspace_id, resource_id)
+                self._embedding.submit(workspace_id, self._embed, workspace_id, resource_id)
+
+    def _reindex(self, workspace_id: str, resource_id: str) -> None:
+        try:
+            resource = Engine.for_workspace_id(self.store, workspace_id).reindex_stored(resource_id)
+        except Exception:  # a worker never dies of one resource
+            log.exception("re-extracting %s failed unexpectedly", resource_id)
+            return
+        if resource is not None:
+            log.info("%s re-extracted by %s (%d chunks)", resource_id, resource.extractor_version,
+                     resource.chunk_count)
+            self._embedding.submit(workspace_id, self._embed, workspace_id, resource_id)
 
     def backfill(self) -> int:
         """Queue, for every workspace with passages that have no vector yet, the embedding
@@ -106,12 +134,24 @@ class UploadWorker(_Pool):
         for workspace_id in ids:
             embedded, total = Engine.for_workspace_id(self.store, workspace_id).embedding_coverage()
             if embedded < total:
-                ctx = contextvars.copy_context()
-                self._embedding.submit(ctx.run, self._embed, workspace_id, None)
+                self._embedding.submit(workspace_id, self._embed, workspace_id, None)
                 queued += 1
         if queued:
             log.info("embedding the passages of %d workspace(s) that lack vectors", queued)
         return queued
+
+    def _background_embedder(self) -> Embedder | None:
+        """The embedder of background work (built on the embedding thread, on first use):
+        the local MiniLM on one onnxruntime thread, so that embedding an upload leaves the
+        other cores to the questions (the questions' own embedder uses them all); an
+        embeddings endpoint as configured."""
+        if self._embedder is None:
+            from ..embed.endpoint import configured_embedder
+            from ..retrieve.embedder import MiniLMEmbedder
+
+            configured = configured_embedder()
+            self._embedder = MiniLMEmbedder(threads=1) if isinstance(configured, MiniLMEmbedder) else configured
+        return self._embedder
 
     def _embed(self, workspace_id: str, resource_id: str | None) -> None:
         """Embed the passages of one ready upload (``resource_id``), or of the whole
@@ -122,6 +162,7 @@ class UploadWorker(_Pool):
             engine = Engine.for_workspace_id(self.store, workspace_id)
             if engine.mode == "lexical" or not engine.dense_available():
                 return
+            engine = Engine.for_workspace_id(self.store, workspace_id, embedder=self._background_embedder())
             scope = {"resource_id": resource_id} if resource_id else None
             embedded, total = engine.embed(filters=scope, stop=self._stopping.is_set)
         except Exception:  # deleted meanwhile, or a model failure: questions embed what they need
@@ -139,16 +180,24 @@ class UploadWorker(_Pool):
         dropped (a question embeds what its scope lacks)."""
         self.closed = True
         self._stopping.set()
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        self._embedding.shutdown(wait=True, cancel_futures=True)
+        self._pool.shutdown()
+        self._embedding.shutdown()
 
     def wait_embedded(self) -> None:
         """Block until the embeddings queued so far are done (for tests and orderly stops)."""
-        self._embedding.submit(lambda: None).result()
+        self._embedding.wait_idle()
+
+    def wait_idle(self) -> None:
+        """Block until the extractions queued so far, and the embeddings they queue, are done."""
+        self._pool.wait_idle()
+        self._embedding.wait_idle()
 
 
-class TurnWorker(_Pool):
-    """A bounded pool (``threads``) answering turns begun by :meth:`Engine.begin_turn`.
+class TurnWorker:
+    """A :class:`~citewell.web.fairness.FairPool` of ``threads`` threads answering turns
+    begun by :meth:`Engine.begin_turn` (and, through :meth:`call`, the sessions profile's
+    questions), workspaces in turn and at most ``per_workspace`` (default ``threads - 1``)
+    of one workspace's at once.
 
     :meth:`submit` takes the request's engine (its workspace, store and generator; a
     generator shared by the app must be safe to call from several threads) and the
@@ -158,8 +207,9 @@ class TurnWorker(_Pool):
     pending are failed at the next start (``Store.fail_pending``, see the app).
     """
 
-    def __init__(self, *, threads: int = 2) -> None:
-        super().__init__(threads, "citewell-turn")
+    def __init__(self, *, threads: int = 2, per_workspace: int | None = None) -> None:
+        self._pool = FairPool(threads, "citewell-turn", per_key=per_workspace)
+        self.closed = False
         self._lock = threading.Lock()
         self._queued: dict[Future[Message | None], tuple[Engine, PendingTurn]] = {}
 
@@ -173,10 +223,24 @@ class TurnWorker(_Pool):
                 future: Future[Message | None] = Future()
                 future.set_result(self._interrupt(engine, pending))
                 return future
-            future = self._submit(self._run, engine, pending, job)
+            future = self._pool.submit(engine.workspace_id, self._run, engine, pending, job)
             self._queued[future] = (engine, pending)
         future.add_done_callback(self._forget)
         return future
+
+    def call(self, workspace_id: str, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(*args)`` on the pool as a job of ``workspace_id`` and wait for its result
+        (its exception is raised here): a question answered while the client waits, under
+        the same fairness as the turns. Runs in the calling thread once the pool is closed
+        (also when the pool stops before it ran): the request still gets its answer."""
+        try:
+            future = self._pool.submit(workspace_id, fn, *args)
+        except RuntimeError:
+            return fn(*args)
+        try:
+            return future.result()
+        except CancelledError:
+            return fn(*args)
 
     def _forget(self, future: Future[Message | None]) -> None:
         if not future.cancelled():
@@ -213,9 +277,9 @@ class TurnWorker(_Pool):
         (``TURN_INTERRUPTED``) so that none stays pending."""
         with self._lock:
             self.closed = True
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        cancelled = self._pool.shutdown()
         with self._lock:
-            dropped = [job for future, job in self._queued.items() if future.cancelled()]
+            dropped = [self._queued[f] for f in cancelled if f in self._queued]
             self._queued.clear()
         for engine, pending in dropped:
             self._interrupt(engine, pending)

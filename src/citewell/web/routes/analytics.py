@@ -83,10 +83,10 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import Future
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, Header, Query, Request
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, WithJsonSchema
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import StreamingResponse
 
@@ -98,6 +98,7 @@ from ...errors import NotFoundError
 from ...models import Mention, Message, Passage, Reference, Resource
 from ...profiles.analytics import render_reference, seed_text_type
 from ..deps import Context, context
+from .. import rules
 from ..errors import ApiError
 from ..reflinks import ReferenceLinks
 from ..schemas import FilterValue, OffsetUnit
@@ -121,12 +122,14 @@ _OFFSET_KEYS = ("start_index", "end_index", "occurrences", "offset_unit")
 class SseBody(BaseModel):
     """``POST /v2/analytics/sse`` body (seeds 003/004)."""
 
-    query: str = Field(description="The question (not empty).")
+    query: str = Field(json_schema_extra=rules.question(),
+                       description="The question: not blank, at most 8,000 characters.")
     conversation_id: str | None = Field(
         None, description="Ask in this conversation (the `conversation_id` of an earlier `conversation` event; a "
                           "follow-up that refers back carries the previous subject and filters). Without it a new "
                           "conversation is made.")
-    filters: dict[str, FilterValue | list[FilterValue]] | list[str] | None = Field(
+    filters: Annotated[dict[str, FilterValue | list[FilterValue]] | list[str] | None,
+                       WithJsonSchema(rules.filters())] = Field(
         None, description='Metadata filters: an object ({"tickers": ["MMM"], "fiscal_year": 2022}: a list means any '
                           'of its values) or "key=value" / "key>=value" / "key<=value" strings; an unknown key is '
                           "400 INVALID_FILTER.")
@@ -309,7 +312,7 @@ class _Sources:
         """The post behind a post reference, or None."""
         if ref.type != "post" or not ref.source or not ref.id:
             return None
-        (found,) = self.engine.mentions([(ref.source, ref.id)])
+        (found,) = self.engine.mentions([(ref.source, ref.id)], dataset_ids=[ref.resource_id])
         return found
 
 
@@ -533,13 +536,20 @@ def _resume(request: Request, ctx: Context, message_id: str, after: int) -> Even
     return EventStreamResponse(_tail(ctx.engine, str(message.id), after, ReferenceLinks(request, ctx.engine, ctx.who.key_id or "")))
 
 
-_LAST_EVENT_ID = Header(None, alias="Last-Event-ID",
-                        description="`<chat_message_id>:<seq>`: the id of the last event received; the stream "
-                                    "continues after it (no gap, no duplicate).")
+#: ``Last-Event-ID: <chat_message_id>:<seq>`` (an EventSource sends it when it reconnects): the
+#: stream continues after that event. It replaces the body (POST) or must name the message of
+#: ``chat_message_id`` (GET): rules between parameters that no schema states, so the routes
+#: describe it instead of declaring it.
+_LAST_EVENT_ID = Header(None, alias="Last-Event-ID", include_in_schema=False)
 
 
 @router.post("/v2/analytics/sse", response_class=EventStreamResponse, status_code=200,
-             responses=_STREAM_DOCS, summary="Ask, with the answer streamed (SSE)")
+             responses=_STREAM_DOCS, summary="Ask, with the answer streamed (SSE)",
+             openapi_extra={"requestBody": {"required": True,
+                                            "description": "The question. Required, except with the header "
+                                                           "`Last-Event-ID: <chat_message_id>:<seq>`, which resumes "
+                                                           "that answer's stream after event seq (the body is then "
+                                                           "ignored; a malformed id is 400)."}})
 def analytics_sse(request: Request, body: SseBody | None = Body(None), last_event_id: str | None = _LAST_EVENT_ID,
                   ctx: Context = Depends(context)) -> EventStreamResponse:
     """Ask in a conversation and stream the answer as Server-Sent Events: ``conversation``,
@@ -572,7 +582,10 @@ def analytics_sse(request: Request, body: SseBody | None = Body(None), last_even
             responses=_STREAM_DOCS, summary="Follow or replay an answer stream (SSE)")
 def analytics_sse_resume(
         request: Request,
-        chat_message_id: str | None = Query(None, description="The answer (the chat_message_id of its events)."),
+        chat_message_id: str | None = Query(None, description=(
+            "The answer (the chat_message_id of its events). Instead, an EventSource reconnecting may send only "
+            "the Last-Event-ID header `<chat_message_id>:<seq>` (with both, they must name the same answer)."),
+            json_schema_extra={"x-required": True, "x-schema": rules.nonblank()}),
         last_event_id: str | None = _LAST_EVENT_ID,
         ctx: Context = Depends(context)) -> EventStreamResponse:
     """The stream of one answer: from the start, or after ``Last-Event-ID`` (what an

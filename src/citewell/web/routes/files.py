@@ -20,7 +20,7 @@ from fastapi.responses import FileResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...engine import Engine
-from .. import signing
+from .. import rules, signing
 from ..deps import Context, context
 from ..errors import ApiError
 from ..schemas import AnalyticsError
@@ -79,7 +79,7 @@ class PresignedUrlResponse(BaseModel):
             summary="A presigned URL of a document's original bytes")
 def presigned_url(request: Request,
                   document_id: str = Query(..., description="The document (resource) id, as references give it "
-                                                            "in document_id."),
+                                                            "in document_id.", json_schema_extra={"pattern": rules.NONBLANK}),
                   expires_in: int = Query(DEFAULT_DOCUMENT_SECONDS, ge=MIN_DOCUMENT_SECONDS, le=MAX_DOCUMENT_SECONDS,
                                           description="Lifetime of the URL in seconds (1..86400)."),
                   ctx: Context = Depends(context)) -> dict[str, Any]:

@@ -2,12 +2,15 @@
 
 Two forms of one route, never mixed (400 ``INVALID_REQUEST_BODY``):
 
-- ``{post_refs: [{source, id}, …]}`` → ``{mentions: [...], next_cursor: null}`` in the
-  order asked; a ref that names no post of the workspace (unknown, or another
-  workspace's: they answer alike) is ``{source, id, error: {code: "NOT_FOUND", message}}``
-  in its place, and the call itself succeeds.
+- ``{post_refs: [{source, id, dataset_id?}, …]}`` → ``{mentions: [...], next_cursor:
+  null}`` in the order asked; a ref that names no post of the workspace (unknown, or
+  another workspace's: they answer alike) is ``{source, id, error: {code: "NOT_FOUND",
+  message}}`` in its place, and the call itself succeeds. Each posts file keeps its own
+  copy of a post: ``dataset_id`` (a reference's ``resource_id``) names the copy; without
+  it the copy of the most recently added ready dataset holding the post is returned.
 - a list query ``{source?, query?, created_after?, created_before?, dataset_id?, limit?,
-  cursor?}`` → ``{mentions: [...], next_cursor}`` ordered by ``(created_at, source, id)``;
+  cursor?}`` → ``{mentions: [...], next_cursor}`` ordered by ``(created_at, source, id,
+  dataset_id)`` (a post two datasets hold is listed once per dataset);
   ``next_cursor`` (opaque, URL-safe) continues after the last one, null on the last page.
 
 A mention is the stored Mention whole: ``source``, ``id``, ``text``, ``url``, ``author``,
@@ -43,20 +46,21 @@ def mention_json(mention: Mention) -> dict[str, Any]:
     return mention.model_dump(mode="json")
 
 
-def mention_key(mention: Mention) -> tuple[str, str, str]:
-    """The keyset paging key of a mention: ``(created_at or "", source lower-cased, id)``."""
-    return (mention.created_at or "", mention.source.lower(), mention.id)
+def mention_key(mention: Mention) -> tuple[str, str, str, str]:
+    """The keyset paging key of a mention: ``(created_at or "", source lower-cased, id,
+    dataset_id)``."""
+    return (mention.created_at or "", mention.source.lower(), mention.id, mention.dataset_id or "")
 
 
-def encode_cursor(key: tuple[str, str, str]) -> str:
+def encode_cursor(key: tuple[str, ...]) -> str:
     """An opaque cursor for ``key``: URL-safe base64 (no padding) of its JSON."""
     raw = json.dumps(list(key), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
-def decode_cursor(cursor: str) -> tuple[str, str, str]:
-    """The key a cursor of :func:`encode_cursor` holds; ``INVALID_REQUEST_BODY`` for
-    anything else."""
+def decode_cursor(cursor: str) -> tuple[str, ...]:
+    """The key a cursor of :func:`encode_cursor` holds (four strings; three in a cursor
+    made before posts were kept per dataset); ``INVALID_REQUEST_BODY`` for anything else."""
     try:
         if len(cursor) > 4096:  # a key is three short strings
             raise ValueError("cursor too long")
@@ -64,10 +68,10 @@ def decode_cursor(cursor: str) -> tuple[str, str, str]:
         key = json.loads(raw.decode("utf-8"))
     except (binascii.Error, ValueError, UnicodeDecodeError, RecursionError):
         key = None
-    if not (isinstance(key, list) and len(key) == 3 and all(isinstance(k, str) for k in key)):
+    if not (isinstance(key, list) and len(key) in (3, 4) and all(isinstance(k, str) for k in key)):
         raise ApiError("cursor is not valid (pass next_cursor of the previous page as it is)",
                        code="INVALID_REQUEST_BODY")
-    return key[0], key[1], key[2]
+    return tuple(key)
 
 
 def _time_bound(name: str, value: str | None, *, end: bool) -> str | None:
@@ -92,7 +96,8 @@ def _time_bound(name: str, value: str | None, *, end: bool) -> str | None:
 
 def _by_refs(ctx: Context, body: MentionsBody) -> dict[str, Any]:
     refs = [(ref.source, str(ref.id)) for ref in body.post_refs or []]
-    found = ctx.engine.store.mentions(ctx.engine.workspace_id, refs) if refs else []
+    datasets = [ref.dataset_id for ref in body.post_refs or []]
+    found = ctx.engine.store.mentions(ctx.engine.workspace_id, refs, dataset_ids=datasets) if refs else []
     out: list[dict[str, Any]] = []
     for (source, post_id), mention in zip(refs, found):
         if mention is None:

@@ -33,6 +33,7 @@ from ...errors import NotFoundError
 from ...models import Mention, Message, Resource
 from ...profiles.analytics import render_references
 from ..deps import Context, context
+from .. import rules
 from ..errors import ApiError
 from ..reflinks import ReferenceLinks
 from ..schemas import ConversationReferencesResponse, OffsetUnit, ReferencesResponse
@@ -50,7 +51,8 @@ class _Lookup:
         self.engine = engine
         self.links = links  # the signed viewer_url and external_url of each reference
         self.resources: dict[str, Resource] = {}
-        self.mentions: dict[tuple[str, str], Mention] = {}
+        #: (source, id, dataset id) → the post as that dataset holds it (each keeps its own copy)
+        self.mentions: dict[tuple[str, str, str | None], Mention] = {}
         self._missing: set[str] = set()
 
     def references(self, message: Message, offsets: str, *, chat_message_id: str | None = None) -> list[dict[str, Any]]:
@@ -64,13 +66,16 @@ class _Lookup:
                     self.resources[rid] = self.engine.resource(rid)
                 except NotFoundError:  # deleted since: the reference renders from its own copy
                     self._missing.add(rid)
-        posts = [(r.source, r.id) for r in message.references
-                 if r.type == "post" and r.source and r.id and (r.source, r.id) not in self.mentions]
+        cited = [(r.source, r.id, r.resource_id) for r in message.references if r.type == "post" and r.source and r.id]
+        posts = [key for key in dict.fromkeys(cited) if key not in self.mentions]
         if posts:
-            found = self.engine.store.mentions(self.engine.workspace_id, posts)
+            found = self.engine.store.mentions(self.engine.workspace_id, [(s, i) for s, i, _ in posts],
+                                               dataset_ids=[d for _, _, d in posts])
             self.mentions.update({key: m for key, m in zip(posts, found) if m is not None})
         links, message_id = self.links, message.id
-        return render_references(message, self.resources, self.mentions, chat_message_id=chat_message_id,
+        # a post is numbered once per message: its (source, id) names the cited dataset's copy here
+        mentions = {(s, i): self.mentions[(s, i, d)] for s, i, d in cited if (s, i, d) in self.mentions}
+        return render_references(message, self.resources, mentions, chat_message_id=chat_message_id,
                                  offsets=offsets,
                                  links=(lambda r: links.complete(r, message_id)) if links and message_id else None)
 
@@ -79,7 +84,8 @@ class _Lookup:
             responses=error_docs("analytics"),
             summary="References of a chat message")
 def message_references(request: Request,
-                       chat_message_id: str = Query(..., description="A message id (any profile)."),
+                       chat_message_id: str = Query(..., description="A message id (any profile).",
+                                                    json_schema_extra={"pattern": rules.NONBLANK}),
                        offsets: OffsetUnit = _OFFSETS, ctx: Context = Depends(context)) -> dict[str, Any]:
     """The evidence references of one message, in citation order, and the message ``text``
     (with its ``[N]`` markers) that their offsets index, as seed 004's ``ReferencesResponse``

@@ -16,6 +16,7 @@ from fastapi.responses import FileResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...models import Resource
+from .. import rules
 from ..deps import Context, context
 from ..errors import ApiError
 from ..schemas import DeletedResponse, ResourceListResponse, ResourceResponse, ResourceStatus
@@ -34,13 +35,15 @@ _UPLOAD_BODY: dict[str, Any] = {
                     "properties": {
                         "file": {"type": "string", "format": "binary",
                                  "description": "The file (PDF, VTT/SRT transcript, text/markdown, posts JSONL)."},
-                        "metadata": {"type": "string",
-                                     "description": "Optional JSON object: title, custom_metadata and the typed "
-                                                    "fields (fiscal_year, fiscal_quarter, tickers, calendar_date, "
-                                                    "document_category …)."},
+                        "metadata": {**rules.upload_metadata(),
+                                     "description": "Optional JSON object (this part's content type is JSON): "
+                                                    "title, custom_metadata and the typed fields (fiscal_year, "
+                                                    "fiscal_quarter, tickers, calendar_date, document_category …); "
+                                                    "other keys are custom metadata."},
                     },
                     "required": ["file"],
                 },
+                "encoding": {"metadata": {"contentType": "application/json"}},
             },
         },
     },
@@ -71,13 +74,20 @@ async def upload_resource(request: Request, ctx: Context = Depends(context)) -> 
     the resource (status ``processing``, or the existing resource of identical bytes);
     extraction runs in the background. 400 ``FILE_MISSING`` without a file part, 400
     ``INVALID_REQUEST_BODY`` for bad metadata, 413 ``FILE_TOO_LARGE`` over the cap."""
-    upload = await read_upload(request, request.app.state.max_upload_bytes)
-    if upload.data is None:
-        raise ApiError("the request has no file part (send the file as multipart part 'file')", code="FILE_MISSING")
-    if not upload.file_name or not upload.file_name.strip():
-        raise ApiError("part 'file' must be a file with a file name", code="INVALID_REQUEST_BODY")
-    metadata = _metadata(upload.metadata)
-    resource = await run_in_threadpool(ctx.engine.upload, upload.file_name, upload.data, metadata=metadata)
+    upload = await read_upload(request, request.app.state.max_upload_bytes, ctx.engine.spool)
+    try:
+        if upload.path is None:
+            raise ApiError("the request has no file part (send the file as multipart part 'file')",
+                           code="FILE_MISSING")
+        if not upload.file_name or not upload.file_name.strip():
+            raise ApiError("part 'file' must be a file with a file name", code="INVALID_REQUEST_BODY")
+        metadata = _metadata(upload.metadata)
+    except BaseException:
+        if upload.path is not None:
+            upload.path.unlink(missing_ok=True)
+        raise
+    # the spooled file is handed over: staged, or removed, whatever happens
+    resource = await run_in_threadpool(ctx.engine.upload, upload.file_name, upload.path, metadata=metadata)
     if resource.status == "processing":
         request.app.state.worker.submit(resource.workspace_id, resource.id)
     return ok({"resource": resource_json(resource)})

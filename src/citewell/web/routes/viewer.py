@@ -47,6 +47,7 @@ from ...profiles.analytics import conversation_citations, numbered_references
 from .. import signing
 from ..auth import (API_KEY_HEADER, BEARER, ORGANIZATION_ID, USER_EMAIL, USER_ID, blank, key_of,
                     resolve_principal)
+from .. import rules
 from ..errors import ApiError
 from ..viewer_page import SECURITY_HEADERS, Cited, cited_pages, page_boxes, render_page
 from ..viewer_render import page_png
@@ -105,20 +106,23 @@ class ViewerTarget:
 
 def viewer_target(
     request: Request,
-    chat_message_id: str | None = Query(None, description="An assistant message id (any profile)."),
-    conversation_id: str | None = Query(None, description="A conversation (session/chat) id: citation_idx then "
-                                                          "numbers the references of the whole conversation, as "
-                                                          "its references route does. Give this or "
-                                                          "chat_message_id."),
+    chat_message_id: str | None = Query(
+        None, description="An assistant message id (any profile). Instead of it, `conversation_id` (a session or "
+                          "chat id) numbers the references of the whole conversation, as its references route "
+                          "does, for citation_idx; give one of the two. A signed link (viewer_url) also carries "
+                          "`workspace_id`, `key_id`, `expires` and `signature`, and needs no API key.",
+        json_schema_extra={"x-required": True, "x-schema": rules.nonblank()}),
+    # the alternative to chat_message_id, and the fields of a signed link (made by this API,
+    # not by clients): rules between parameters, so described above rather than in the schema
+    conversation_id: str | None = Query(None, include_in_schema=False),
     citation_idx: str = Query(..., description="The reference's citation_idx: its [N] in the message "
                                                "(chat_message_id), or its number across the conversation "
-                                               "(conversation_id)."),
-    workspace_id: str | None = Query(None, description="Signed link: the workspace it was made for."),
-    key_id: str | None = Query(None, description="Signed link: the API key whose request made it (revoking the "
-                                                 "key revokes the link)."),
-    expires: str | None = Query(None, description="Signed link: its expiry, Unix seconds."),
-    signature: str | None = Query(None, description="Signed link: HMAC-SHA256 of the link, base64url. With it no "
-                                                    "API key is needed (and one sent is ignored)."),
+                                               "(conversation_id).",
+                              json_schema_extra={"x-schema": rules.citation_number()}),
+    workspace_id: str | None = Query(None, include_in_schema=False),
+    key_id: str | None = Query(None, include_in_schema=False),
+    expires: str | None = Query(None, include_in_schema=False),
+    signature: str | None = Query(None, include_in_schema=False),
     api_key: str | None = API_KEY_HEADER,
     bearer: HTTPAuthorizationCredentials | None = BEARER,
     organization_id: str | None = ORGANIZATION_ID,
@@ -209,7 +213,7 @@ def _cited(request: Request, target: ViewerTarget, message: Message, ref: Refere
             resource = None
     cited = Cited(number=str(ref.citation), reference=ref, resource=resource)
     if ref.type == "post" and ref.source and ref.id:
-        found = engine.store.mentions(engine.workspace_id, [(ref.source, ref.id)])
+        found = engine.store.mentions(engine.workspace_id, [(ref.source, ref.id)], dataset_ids=[ref.resource_id])
         cited.mention = found[0] if found else None
     kind = cited.kind
     if resource is not None and kind in ("transcript", "text"):
