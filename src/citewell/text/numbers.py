@@ -112,13 +112,18 @@ def column_periods(header: str) -> list[Period]:
     the group headings stand before the first year (a two-line header: ``Three Months
     Ended Six Months Ended`` over ``July 29, 2023 July 30, 2022 July 29, 2023 July 30,
     2022``) and the years divide evenly among them, they take the headings in order, an
-    equal number each. Years in a header without such a heading have ``months`` None.
+    equal number each. Years in a header without such a heading have ``months`` None. A
+    column's ``date`` is the month and day the header writes before its year, when it
+    writes one before every year (``At December 31, 2019 At December 31, 2018``); a header
+    naming the month and day once (``December 31, 2019 2018 2017``) gives years only.
     ``column_periods("Three Months Ended June 30, 2023 2022 Six Months Ended 2023 2022")``
     gives ``[3 months 2023, 3 months 2022, 6 months 2023, 6 months 2022]``.
     """
     spans = [(m.start(), _months(m)) for m in _SPAN_RE.finditer(header)]
     found = list(YEAR_RE.finditer(header))
     dates = [_date_before(header, m) for m in found]
+    if None in dates:  # "December 31, 2019 2018 2017": one month and day for every column, named once
+        dates = [None] * len(found)
     if len(spans) > 1 and found and spans[-1][0] < found[0].start() and len(found) % len(spans) == 0:
         each = len(found) // len(spans)
         return [Period(int(m.group()), spans[i // each][1], d) for i, (m, d) in enumerate(zip(found, dates))]

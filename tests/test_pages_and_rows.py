@@ -1,0 +1,193 @@
+"""Issue 12 parts 2-4: table structure recorded at ingest, the statement vocabulary, pages
+as a retrieval unit, and figure and calculation questions answered with statement rows."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from citewell import Engine
+from citewell.cite import apply_support, cite
+from citewell.generate import ExtractiveGenerator
+from citewell.generate.extractive import CALCULATION_TEXT
+from citewell.ingest.pdf import extract_pdf
+from citewell.models import Chunk, Passage
+from citewell.retrieve.pages import PageRanker, question_needs
+from citewell.text.finance import caption_share, item_mentions, items_of_row, statement_of_heading, statements_named
+from citewell.text.numbers import column_periods
+from citewell.text.tables import column_header, is_header_row, row_label, table_metadata
+
+from .conftest import SHARED
+
+ATVI = SHARED / "financebench-dev2" / "pdf" / "ACTIVISIONBLIZZARD_2019_10K.pdf"
+
+
+# --------------------------------------------------------------------------- text
+
+
+def test_column_periods_name_each_column() -> None:
+    labels = lambda h: [p.label() for p in column_periods(h)]  # noqa: E731
+    assert labels("(Millions) 2022 2021 2020") == ["2022", "2021", "2020"]
+    assert labels("For the Years Ended December 31, 2019 2018 2017") == ["2019", "2018", "2017"]
+    assert labels("At December 31, 2019 At December 31, 2018") == ["December 31, 2019", "December 31, 2018"]
+    # a two-line 10-Q header: the column groups stand before all the dates and share them out
+    assert labels("Three Months Ended Six Months Ended July 29, 2023 July 30, 2022 July 29, 2023 July 30, 2022") == [
+        "3 months to July 29, 2023", "3 months to July 30, 2022", "6 months to July 29, 2023",
+        "6 months to July 30, 2022"]
+    # retail calendars count weeks: 13 weeks is a quarter, 52 a year
+    assert [(p.year, p.months) for p in column_periods("13 Weeks Ended 52 Weeks Ended 2023 2022 2023 2022")] == [
+        (2023, 3), (2022, 3), (2023, 12), (2022, 12)]
+
+
+def test_header_rows_and_row_labels() -> None:
+    assert is_header_row("Year Ended December 31, 2015 2016 2017")
+    assert is_header_row("At December 31, 2019 At December 31, 2018 Assets Current assets:")
+    # a statement title set on the line of its column header
+    assert is_header_row("Consolidated Statements of Cash Flows (In Millions) Fiscal Year 2020 2019 2018 Cash Flows")
+    assert not is_header_row("Net sales 2,022 2,021")  # values, not years
+    assert not is_header_row("(6) During the three months ended March 31, 2019, we identified an error in 2018 and")
+    assert row_label("Total net revenues $ 6,489 $ 7,500") == "Total net revenues"
+    assert row_label("Loss on extinguishment of debt — 40 12") == "Loss on extinguishment of debt"
+    meta = table_metadata("Inventories 2,721 2,667\nTotal current assets 7,875 8,097",
+                          "December 28, 2019 December 29, 2018")
+    assert meta["rows"] == [[0, 23], [24, 56]]
+    assert meta["periods"] == [{"year": 2019, "months": None, "date": "December 28, 2019"},
+                               {"year": 2018, "months": None, "date": "December 29, 2018"}]
+    assert column_header("Inventories 2,721 2,667", {"table": meta}) == "December 28, 2019 December 29, 2018"
+
+
+def test_statement_vocabulary() -> None:
+    # a ratio names the line items it is computed from; abbreviations name their items
+    assert item_mentions("What is the FY2019 inventory turnover ratio?") == ["CostOfRevenue", "InventoryNet"]
+    assert item_mentions("FY2018 COGS and capex") == ["CostOfRevenue", "PaymentsToAcquirePropertyPlantAndEquipment"]
+    assert statements_named("Base your judgments on the P&L and the statement of financial position") == {
+        "income_statement", "balance_sheet"}
+    assert statement_of_heading("ACME CORP AND SUBSIDIARIES CONSOLIDATED BALANCE SHEETS (in millions)") == \
+        "balance_sheet"
+    # a guarantor schedule repeats the captions of a statement for part of the group: not the statement
+    assert statement_of_heading("Condensed Consolidating Balance Sheets As of December 28, 2019") is None
+    assert statement_of_heading("Notes to Consolidated Financial Statements") is None
+    assert items_of_row("Property and equipment, net") == ["PropertyPlantAndEquipmentNet"]
+    assert items_of_row("Cash dividends declared") == ["PaymentsOfDividends"]  # not cash: "cash" is an alias
+    # a total is all of its item, a part only a part
+    assert caption_share("Total net revenues", "Revenues") == 1.0
+    assert caption_share("Product sales", "Revenues") == 0.5
+
+
+def test_pdf_records_page_heading_and_carried_column_header() -> None:
+    extraction = extract_pdf(ATVI.read_bytes(), name=ATVI.name)
+    page70 = [c for c in extraction.chunks if c.metadata["page"] == 70]
+    assert len(page70) == 2
+    assert all("CONSOLIDATED STATEMENTS OF OPERATIONS" in c.metadata["page_heading"] for c in page70)
+    second = page70[1]
+    # the rows below the first chunk keep the column header of the page's table
+    assert "Operating income 1,607 1,988 1,309" in second.text
+    assert second.metadata["table"]["header"].startswith("For the Years Ended December 31, 2019 2018 2017")
+    assert [p["year"] for p in second.metadata["table"]["periods"]] == [2019, 2018, 2017]
+    a, b = second.metadata["table"]["rows"][0]
+    assert second.text[a:b] == "Game operations and distribution costs 965 1,028 984"
+    balance = [c for c in extraction.chunks if c.metadata["page"] == 69]
+    assert "CONSOLIDATED BALANCE SHEETS" in balance[0].metadata["page_heading"]
+
+
+# --------------------------------------------------------------------------- pages
+
+
+def _passage(name: str, text: str, *, page: int, heading: str = "", text_type: str = "table", score: float = 1.0,
+             header: str | None = None, resource: str = "r1", index: int = 0) -> Passage:
+    meta: dict = {"source_type": "pdf", "page": page}
+    if heading:
+        meta["page_heading"] = heading
+    if text_type == "table":
+        meta["table"] = table_metadata(text, header)
+    chunk = Chunk(id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"pages/{name}")), resource_id=resource, chunk_index=index,
+                  text=text, text_type=text_type, char_start=0, char_end=len(text), metadata=meta)  # type: ignore[arg-type]
+    return Passage(chunk=chunk, resource_title="ACME_2019_10K", resource_kind="pdf", score=score)  # type: ignore[arg-type]
+
+
+NOTE = _passage("note", "Inventories consist of raw materials and finished goods. Inventories are valued at "
+                        "the lower of cost and net realizable value; inventory turnover is monitored.",
+                page=80, heading="Notes to Consolidated Financial Statements", text_type="paragraph", score=1.0)
+BALANCE = _passage("bs", "December 28, 2019 December 29, 2018\nInventories 2,721 2,667\nTotal current assets 7,875 8,097",
+                   page=52, heading="ACME CORP CONSOLIDATED BALANCE SHEETS (in millions)", score=0.8, index=1)
+INCOME = _passage("is", "Net sales 24,977 26,268\nCost of products sold 16,830 17,347\nGross profit 8,147 8,921",
+                  page=50, heading="ACME CORP CONSOLIDATED STATEMENTS OF INCOME (in millions)", score=0.7,
+                  header="December 28, 2019 December 29, 2018", index=2)
+
+
+def test_the_page_of_the_statement_a_question_needs_comes_first() -> None:
+    q = "What is ACME's FY2019 inventory turnover ratio? Use the balance sheet and the P&L."
+    needs = question_needs(q)
+    assert needs.statements == {"balance_sheet", "income_statement"} and needs.years == {2019}
+    ranked = PageRanker().rerank(q, [NOTE, BALANCE, INCOME], k=3)
+    # both statements before the note that repeats the question's words
+    assert [p.chunk.metadata["page"] for p in ranked] == [52, 50, 80]
+    assert [p.rank for p in ranked] == [1, 2, 3]
+
+
+def test_a_question_asking_why_gets_no_statement_preference() -> None:
+    q = "What drove the increase in ACME's inventories in FY2019?"
+    assert question_needs(q).statements == frozenset()
+    ranked = PageRanker().rerank(q, [NOTE, INCOME], k=2)
+    assert ranked[0].chunk.id == NOTE.chunk.id
+
+
+def test_each_page_gives_its_best_chunk_before_any_page_gives_a_second() -> None:
+    second = _passage("bs2", "Accounts payable 4,003 4,153\nTotal current liabilities 7,875 8,097", page=52,
+                      heading="ACME CORP CONSOLIDATED BALANCE SHEETS (in millions)", score=0.9, index=3)
+    ranked = PageRanker().rerank("What was ACME's accounts payable?", [BALANCE, second, NOTE], k=3)
+    assert [p.chunk.metadata["page"] for p in ranked] == [52, 80, 52]
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def test_a_ratio_question_is_answered_with_both_years_rows_and_no_abstention() -> None:
+    q = ("What is ACME's FY2019 inventory turnover ratio? Inventory turnover ratio is defined as: (FY2019 COGS) / "
+         "(average inventory between FY2018 and FY2019).")
+    passages = [p.model_copy(update={"rank": i + 1}) for i, p in enumerate([BALANCE, INCOME, NOTE])]
+    gen = ExtractiveGenerator()
+    raw = gen.generate(q, passages)
+    assert raw.startswith(CALCULATION_TEXT + " ")
+    message = apply_support(cite(raw, sources=passages))
+    assert message.text == (
+        f"{CALCULATION_TEXT} Cost of products sold: 16,830 (December 28, 2019), 17,347 (December 29, 2018) [1]. "
+        "Inventories: 2,721 (December 28, 2019), 2,667 (December 29, 2018) [2].")
+    assert [r.metadata["page"] for r in message.references] == [50, 52]
+    cited = [p for p in message.parts if p.source is not None]
+    # each restated row is supported by its chunk: the values by the row, the dates by the column header
+    # (in the chunk's text for the balance sheet, recorded by the extractor for the income statement chunk)
+    assert [p.support["verdict"] for p in cited] == ["supported", "supported"]
+
+
+def test_a_figure_row_is_quoted_with_the_periods_of_its_columns() -> None:
+    q = "What was ACME's cost of goods sold in FY2019?"
+    gen = ExtractiveGenerator()
+    units = gen.select(q, [INCOME.model_copy(update={"rank": 1})])
+    assert len(units) == 1 and units[0].restated
+    assert units[0].text == "Cost of products sold 16,830 17,347"
+    assert units[0].quote == "Cost of products sold: 16,830 (December 28, 2019), 17,347 (December 29, 2018)"
+    assert not gen.generate(q, [INCOME]).startswith(CALCULATION_TEXT)  # one figure: no calculation to announce
+
+
+def test_a_row_whose_values_do_not_pair_with_the_header_is_quoted_with_it() -> None:
+    odd = _passage("odd", "Net sales 24,977 26,268 25,076", page=50, header="December 28, 2019 December 29, 2018",
+                   heading="ACME CONSOLIDATED STATEMENTS OF INCOME")
+    [unit] = ExtractiveGenerator().select("What were ACME's net sales in FY2019?", [odd])
+    assert unit.quote == "December 28, 2019 December 29, 2018 \u2026 Net sales 24,977 26,268 25,076"
+
+
+@pytest.mark.skipif(not ATVI.is_file(), reason="needs ../shared/financebench-dev2")
+def test_a_filing_answers_a_ratio_with_the_rows_of_both_statements(tmp_path: Path) -> None:
+    q = ("What is the FY2019 fixed asset turnover ratio for Activision Blizzard? Fixed asset turnover ratio is "
+         "defined as: FY2019 revenue / (average PP&E between FY2018 and FY2019).")
+    with Engine(tmp_path / "s.sqlite", mode="lexical") as engine:
+        engine.ingest([ATVI])
+        message = engine.ask(q)
+    assert message.text.startswith(CALCULATION_TEXT)
+    assert "Total net revenues: 6,489 (2019), 7,500 (2018), 7,017 (2017) [1]" in message.text
+    assert "Property and equipment, net: 253 (December 31, 2019), 282 (December 31, 2018) [2]" in message.text
+    assert [r.metadata["page"] for r in message.references] == [70, 69]
+    assert all(p.support["verdict"] == "supported" for p in message.parts if p.source is not None)
