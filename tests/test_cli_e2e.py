@@ -60,7 +60,6 @@ def _flat(text: str) -> str:
 
 
 _RESTATED = re.compile(r"(?P<label>[^:]+): (?P<values>.+\))")
-_VALUE = re.compile(r"(\S+) \(([^()]*)\)")
 
 
 def check_message(message: dict) -> None:
@@ -87,8 +86,10 @@ def check_message(message: dict) -> None:
             restated = _RESTATED.fullmatch(sentence)
             if restated and sentence not in passage:  # a statement row as "Label: value (period), …"
                 assert restated["label"] in passage, (sentence, passage[:200])
-                for value, _period in _VALUE.findall(restated["values"]):
-                    assert value.lstrip("$").lstrip("(").lstrip("$") in passage, (value, passage[:200])
+                flat = "".join(passage.split())
+                for item in restated["values"].split("), "):
+                    value = item.rsplit(" (", 1)[0]
+                    assert value.replace("$", "") in flat.replace("$", ""), (value, passage[:200])
             else:
                 assert sentence in passage, (sentence, numbered[n]["text"][:200])
 

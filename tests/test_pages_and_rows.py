@@ -145,8 +145,9 @@ def test_each_page_gives_its_best_chunk_before_any_page_gives_a_second() -> None
 
 
 def test_a_ratio_question_is_answered_with_both_years_rows_and_no_abstention() -> None:
+    # the rows give no FY2017 column, so the ratio cannot be computed: the rows, and a calculation to do
     q = ("What is ACME's FY2019 inventory turnover ratio? Inventory turnover ratio is defined as: (FY2019 COGS) / "
-         "(average inventory between FY2018 and FY2019).")
+         "(average inventory between FY2017 and FY2019).")
     passages = [p.model_copy(update={"rank": i + 1}) for i, p in enumerate([BALANCE, INCOME, NOTE])]
     gen = ExtractiveGenerator()
     raw = gen.generate(q, passages)
@@ -186,8 +187,71 @@ def test_a_filing_answers_a_ratio_with_the_rows_of_both_statements(tmp_path: Pat
     with Engine(tmp_path / "s.sqlite", mode="lexical") as engine:
         engine.ingest([ATVI])
         message = engine.ask(q)
-    assert message.text.startswith(CALCULATION_TEXT)
+    assert message.text.startswith("Computed from the figures below: revenue / average PP&E = 24.26 "
+                                   "(6,489 / ((282 + 253) / 2)). ")
     assert "Total net revenues: 6,489 (2019), 7,500 (2018), 7,017 (2017) [1]" in message.text
     assert "Property and equipment, net: 253 (December 31, 2019), 282 (December 31, 2018) [2]" in message.text
     assert [r.metadata["page"] for r in message.references] == [70, 69]
+    assert message.parts[0].source is None  # the working
     assert all(p.support["verdict"] == "supported" for p in message.parts if p.source is not None)
+
+
+# --------------------------------------------------------------------------- calculations
+
+
+def test_formulas_in_words_are_parsed() -> None:
+    from citewell.generate.calc import parse
+
+    tree = parse("FY2019 revenue / (average PP&E between FY2018 and FY2019)")
+    assert tree is not None and tree.op == "/"
+    assert (tree.left.op, tree.left.key, tree.left.year) == ("item", "Revenues", 2019)
+    assert (tree.right.op, tree.right.key, tree.right.years) == ("avg", "PropertyPlantAndEquipmentNet", (2018, 2019))
+    dpo = parse("365 * (average accounts payable between FY2016 and FY2017) / (FY2017 COGS + change in inventory "
+                "between FY2016 and FY2017)")
+    assert dpo is not None and dpo.op == "/" and dpo.right.op == "+" and dpo.right.right.op == "chg"
+    assert parse("total current assets less total current liabilities").op == "-"  # type: ignore[union-attr]
+    assert parse("revenue / the moon") is None  # an operand naming no line item: nothing computed
+
+
+def test_a_defined_ratio_is_computed_from_the_rows_it_quotes() -> None:
+    q = ("What is ACME's FY2019 inventory turnover ratio? Inventory turnover ratio is defined as: (FY2019 COGS) / "
+         "(average inventory between FY2018 and FY2019). Round your answer to two decimal places.")
+    passages = [p.model_copy(update={"rank": i + 1}) for i, p in enumerate([BALANCE, INCOME])]
+    message = apply_support(cite(ExtractiveGenerator().generate(q, passages), sources=passages))
+    # 16,830 / ((2,721 + 2,667) / 2) = 6.2472…
+    assert message.text.startswith("Computed from the figures below: COGS / average inventory = 6.25 "
+                                   "(16,830 / ((2,667 + 2,721) / 2)). Cost of products sold: 16,830")
+    working = message.parts[0]
+    assert working.source is None  # the working cites nothing; its inputs are the cited rows after it
+    assert [p.support["verdict"] for p in message.parts if p.source is not None] == ["supported", "supported"]
+
+
+def test_a_change_between_years_and_a_ratio_for_two_years() -> None:
+    growth = "What was ACME's net sales growth rate from FY2018 to FY2019, in percent?"
+    text = ExtractiveGenerator().generate(growth, [INCOME.model_copy(update={"rank": 1})])
+    # (24,977 - 26,268) / 26,268 = -4.91%
+    assert text.startswith("Computed from the figures below: change in total revenues / total revenues * 100 = -4.9% "
+                           "((24,977 - 26,268) / 26,268 * 100).")
+    both = "How did ACME's gross margin change between FY2018 and FY2019?"
+    text = ExtractiveGenerator().generate(both, [INCOME.model_copy(update={"rank": 1})])
+    assert text.startswith("Computed from the figures below, gross profit / revenue * 100 is 32.6% in 2019 "
+                           "(8,147 / 24,977 * 100), 34.0% in 2018 (8,921 / 26,268 * 100).")
+
+
+def test_an_expense_shown_in_parentheses_counts_by_its_size() -> None:
+    cash = _passage("cf", "Year Ended December 31, 2022 2021\nNet cash provided by operating activities 5,591 7,454\n"
+                          "Purchases of property, plant and equipment (1,749) (1,603)", page=49,
+                    heading="ACME CONSOLIDATED STATEMENT OF CASH FLOWS")
+    q = "What was ACME's FY2022 free cash flow?"
+    text = ExtractiveGenerator().generate(q, [cash.model_copy(update={"rank": 1})])
+    assert text.startswith("Computed from the figures below: net cash provided by operating activities - capital "
+                           "expenditures = 3,842 (5,591 - 1,749).")
+
+
+def test_an_adjusted_measure_is_read_not_computed() -> None:
+    release = _passage("rel", "Twelve Months Ended June 30, 2023 2022\nOperating income 1,588 1,337\n"
+                              "Depreciation and amortization 571 570\nAdjusted EBITDA 2,018 2,097", page=12,
+                       heading="ACME RECONCILIATION OF NON-GAAP MEASURES")
+    units = ExtractiveGenerator().select("What was ACME's adjusted EBITDA for FY2023?",
+                                         [release.model_copy(update={"rank": 1})])
+    assert [u.quote for u in units] == ["Adjusted EBITDA: 2,018 (2023), 2,097 (2022)"]

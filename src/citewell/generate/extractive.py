@@ -183,9 +183,10 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from citewell.cite.links import format_link
-from citewell.generate.rows import FoundRow, find_rows, render_row
-from citewell.text.finance import mentions
-from citewell.text.questions import asks_calculation, asks_figure, asks_why
+from citewell.generate.calc import Calculation, calculate
+from citewell.generate.rows import FoundRow, find_rows, measure_rows, render_row, rows_for_items
+from citewell.text.finance import mentions, statements_named
+from citewell.text.questions import asks_calculation, asks_figure, asks_why, lead
 from citewell.models import Passage
 from citewell.generate.base import GenerationRequest
 from citewell.text.numbers import is_year, states_value, years as _years
@@ -209,6 +210,8 @@ from citewell.text.terms import (
 NO_EVIDENCE_TEXT = "No passage in the sources answers this question."
 #: Said instead when the question names something no retrieved passage mentions.
 NO_MENTION_TEXT = "No passage in the sources mentions {names}."
+#: A measure the company adjusts (a non-GAAP measure): read, never computed.
+_ADJUSTED_RE = re.compile(r"\b(?:adjusted|non[- ]?gaap)\b", re.IGNORECASE)
 #: Said first when the answer is a calculation: the rows it needs follow, each cited.
 CALCULATION_TEXT = ("The sources state no single figure for this: it is a calculation for the reader, from the "
                     "figures that follow.")
@@ -318,20 +321,37 @@ _FRAME_TERMS = content_terms(
     "totals totaled")
 
 
-def figure_rows(question: str, passages: Sequence[Passage]) -> list[FoundRow]:
-    """The statement rows that answer a figure or calculation question
-    (:func:`~citewell.generate.rows.find_rows`), or ``[]`` when the question asks why or
-    asks for no figure: a quantity, a ``what was/is`` question about a line item, a
-    change or share computed from line items (:func:`~citewell.text.questions.asks_calculation`), or any question
-    about a ratio (:data:`citewell.text.finance.RATIOS`: "Does X have positive working
-    capital?" is answered by its current assets and current liabilities)."""
-    if asks_why(question):
-        return []
-    if not (asks_figure(question) or asks_calculation(question)
-            or any(m.kind == "ratio" for m in mentions(question))):
-        return []
+def figure_answer(question: str, passages: Sequence[Passage]) -> tuple[list[FoundRow], Calculation | None]:
+    """The statement rows that answer a figure or calculation question, and the
+    calculation when one is asked and can be done (:func:`~citewell.generate.calc.calculate`:
+    its rows are those it read); ``([], None)`` when the question asks why or asks for no
+    figure. A figure question: a quantity, a ``what was/is`` question about a line item, a
+    change or share computed from line items
+    (:func:`~citewell.text.questions.asks_calculation`), or any question about a ratio
+    (:data:`citewell.text.vocabulary.RATIOS`: "Does X have positive working capital?" is
+    answered by its current assets and current liabilities). An adjusted (non-GAAP)
+    measure that a row states by name (``Adjusted EBITDA``) is answered by that row
+    (:func:`~citewell.generate.rows.measure_rows`): its adjustments are the company's own,
+    so it cannot be computed from statement captions."""
+    ratio = any(m.kind == "ratio" for m in mentions(question))
+    if asks_why(question) or not (asks_figure(question) or asks_calculation(question) or ratio):
+        return [], None
     asked = frozenset(int(t.term) for t in tokens(question) if t.number and is_year(t.term))
-    return find_rows(question, passages, asked_years=asked)
+    named = frozenset(statements_named(question))
+
+    def rows_for(keys: tuple[str, ...]) -> dict[str, FoundRow]:
+        return rows_for_items(keys, passages, asked_years=asked, named=named)
+
+    # an adjusted (non-GAAP) measure cannot be computed from statement captions: a row states it
+    if _ADJUSTED_RE.search(lead(question)):
+        direct = measure_rows([m.key for m in mentions(question) if m.kind == "ratio"], question, passages)
+        if direct:
+            return direct, None
+    calculation = calculate(question, rows_for) if (ratio or asks_calculation(question)) else None
+    if calculation is not None:
+        found = rows_for(calculation.items)
+        return [found[k] for k in calculation.items if k in found], calculation
+    return find_rows(question, passages, asked_years=asked), None
 
 
 def _row_unit(row: FoundRow, passages: Sequence[Passage]) -> "QuotedUnit":
@@ -780,12 +800,15 @@ class ExtractiveGenerator:
                 shown = [*shown[:5], "…"]
             yield NO_MENTION_TEXT.format(names=", ".join(shown))
             return
-        units = self.select(question, passages)
+        rows, calculation = figure_answer(question, passages)
+        units = [_row_unit(row, passages) for row in rows] if rows else self.select(question, passages)
         if not units:
             yield NO_EVIDENCE_TEXT
             return
         pieces = [unit.render() for unit in units]
-        if units[0].restated and (len(units) > 1 or asks_calculation(question)):
+        if calculation is not None:  # the working first (uncited: its inputs are the rows that follow)
+            pieces.insert(0, escape_quote(calculation.text))
+        elif rows and (len(rows) > 1 or asks_calculation(question)):
             pieces.insert(0, CALCULATION_TEXT)
         for i, piece in enumerate(pieces):
             yield piece if i == 0 else " " + piece
@@ -799,10 +822,10 @@ class ExtractiveGenerator:
 
         ``passages`` are best first; a repeated chunk id counts once (first place). A
         figure or calculation question answered by statement rows
-        (:func:`figure_rows`) gets those rows, restated, one per line item in question
-        order.
+        (:func:`figure_answer`) gets those rows, restated, one per line item (in question
+        order, or in the order the calculation reads them).
         """
-        rows = figure_rows(question, passages)
+        rows, _ = figure_answer(question, passages)
         if rows:
             return [_row_unit(row, passages) for row in rows]
         scored = self._score(question, passages)

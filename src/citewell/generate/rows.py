@@ -12,12 +12,14 @@ retrieved passages that states it:
 - the row's label must state the item by one of its captions
   (:func:`~citewell.text.finance.items_of_row`): ``Total net revenues`` states revenues,
   ``Property and equipment, net`` states PP&E;
-- among such rows, the one whose label is most nearly the caption itself
+- among such rows, one on a page titled as the statement the question names ("according
+  to the statement of cash flows"), or else as the primary statement that presents the
+  item (the balance sheet for inventories: a note or a schedule repeats captions for a
+  part of the group); then the one whose label is most nearly the caption itself
   (:func:`~citewell.text.finance.caption_share`: ``Total net revenues`` before
   ``Subscription, licensing, and other revenues`` or ``Product sales``: a total before
-  its parts), then one on a page titled as a statement the question names ("according
-  to the statement of cash flows"), then the one whose column header reports more of the
-  years asked, then the better-ranked passage, then the earlier row.
+  its parts); then the one whose column header reports more of the years asked; then
+  the better-ranked passage; then the earlier row.
 
 Each row is rendered (:func:`render_row`) as ``Label: v1 (period 1), v2 (period 2) …``
 when its value cells and its column header's periods pair up one to one (the label and
@@ -33,11 +35,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from citewell.models import Passage
-from citewell.text.finance import caption_share, item_mentions, items_of_row, statement_of_heading, statements_named
+from citewell.text.finance import (
+    caption_share,
+    item_mentions,
+    items_of_row,
+    measures_of_row,
+    statement_of_heading,
+    statements_named,
+    statements_of_items,
+)
 from citewell.text.numbers import NUMERIC_CELL_RE, column_periods, years
+from citewell.text.questions import lead
 from citewell.text.tables import header_before, is_header_row, row_label, row_spans, table_header
+from citewell.text.terms import tokens
 
-__all__ = ["FoundRow", "find_rows", "render_row", "value_cells"]
+__all__ = ["FoundRow", "find_rows", "measure_rows", "render_row", "rows_for_items", "value_cells"]
 
 #: A value cell written apart from its number (``$ 6,489``) or standing for nil.
 _NIL = ("\u2014", "\u2013", "-")
@@ -116,14 +128,20 @@ def find_rows(question: str, passages: Sequence[Passage], *, asked_years: frozen
     docstring); items no row states are left out. ``asked_years``: the years the question
     names (a row whose header reports them is preferred)."""
     wanted = item_mentions(question)
+    found = rows_for_items(wanted, passages, asked_years=asked_years, named=frozenset(statements_named(question)))
+    return [found[i] for i in wanted if i in found]
+
+
+def rows_for_items(wanted: Sequence[str], passages: Sequence[Passage], *, asked_years: frozenset[int] = frozenset(),
+                   named: frozenset[str] = frozenset()) -> dict[str, FoundRow]:
+    """The row stating each of the line items ``wanted`` (keys), by item, as
+    :func:`find_rows` chooses them (``named``: the statements the question names)."""
     if not wanted:
-        return []
-    named = statements_named(question)
+        return {}
     best: dict[str, tuple[tuple, FoundRow]] = {}
     for index, passage in enumerate(passages):
         text = passage.chunk.text
         statement = statement_of_heading(str(passage.chunk.metadata.get("page_heading") or ""))
-        on_named = bool(named) and statement in named
         for order, (a, b, header, span) in enumerate(_rows_of(passage)):
             row = " ".join(text[a:b].split())
             label = row_label(row)
@@ -137,11 +155,41 @@ def find_rows(question: str, passages: Sequence[Passage], *, asked_years: frozen
             found_years = head_years or frozenset(int(y) for y in years(row))
             covered = len(asked_years & found_years)
             for item in items:
-                key = (-round(caption_share(label, item), 6), not on_named, -covered, index, order)
+                # the statement the question names, else the one that presents the item
+                home = statement is not None and statement in (named or statements_of_items([item]))
+                key = (not home, -round(caption_share(label, item), 6), -covered, index, order)
                 if item not in best or key < best[item][0]:
                     best[item] = (key, FoundRow(item, index, a, b, label, tuple(values), header, span,
                                                 found_years))
-    return [best[i][1] for i in wanted if i in best]
+    return {i: best[i][1] for i in wanted if i in best}
+
+
+def measure_rows(names: Sequence[str], question: str, passages: Sequence[Passage]) -> list[FoundRow]:
+    """Rows that state a measure the question names by its name (``Adjusted EBITDA``,
+    ``Free cash flow``: :func:`~citewell.text.finance.measures_of_row`), one per measure of
+    ``names`` (ratio first names): the row whose label shares the most words with the
+    question (``Adjusted`` for "adjusted EBITDA"), then the better-ranked passage, then the
+    earlier row. A statement that reports the measure is its answer; computing it from
+    its components could give another figure (adjustments, a different definition)."""
+    asked = {t.term for t in tokens(lead(question)) if t.content}
+    best: dict[str, tuple[tuple, FoundRow]] = {}
+    for index, passage in enumerate(passages):
+        text = passage.chunk.text
+        for order, (a, b, header, span) in enumerate(_rows_of(passage)):
+            row = " ".join(text[a:b].split())
+            label = row_label(row)
+            stated = [n for n in measures_of_row(label) if n in names]
+            values = value_cells(row, label) if stated else []
+            if not values:
+                continue
+            shared = len(asked & {t.term for t in tokens(label) if t.content})
+            head_years = frozenset(p.year for p in column_periods(header)) if header else frozenset()
+            for name in stated:
+                key = (-shared, index, order)
+                if name not in best or key < best[name][0]:
+                    best[name] = (key, FoundRow(name, index, a, b, label, tuple(values), header, span,
+                                                head_years or frozenset(int(y) for y in years(row))))
+    return [best[n][1] for n in names if n in best]
 
 
 def render_row(row: FoundRow, text: str) -> str:

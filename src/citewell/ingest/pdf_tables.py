@@ -43,7 +43,7 @@ def page_heading(plans: Sequence[ChunkPlan]) -> str:
             if line.running:
                 continue
             text = line.text.strip()
-            if line.tabular and not out:  # a title set on the line of the column header
+            if not out and (line.tabular or is_header_row(text)):  # a title on the line of the column header
                 label = row_label(text)
                 return label if len(label.split()) <= 2 * HEADING_WORDS else ""
             if (line.tabular or line.words > HEADING_WORDS or not text or len(out) >= HEADING_LINES

@@ -52,7 +52,7 @@ from ..text.questions import asks_why
 from ..text.tables import row_label
 from ..text.terms import tokens
 
-__all__ = ["PAGE_CONTEXT", "PAGE_DEPTH", "PageRanker", "PageWeights", "QuestionNeeds", "page_context", "question_needs"]
+__all__ = ["CONTEXT_PAGES", "PAGE_CONTEXT", "PAGE_DEPTH", "PageRanker", "PageWeights", "QuestionNeeds", "page_context", "question_needs"]
 
 
 #: How many of the best fused passages are re-ranked by page (the candidates).
@@ -189,25 +189,40 @@ class PageRanker:
 
 
 
-#: Most chunks of the best passage's page added after the retrieved passages.
-PAGE_CONTEXT = 6
+#: Pages whose other chunks are offered after the retrieved passages (the best ones), and
+#: the most chunks added in all.
+CONTEXT_PAGES = 3
+PAGE_CONTEXT = 8
 
 
-def page_context(store: Store, workspace_id: str, passages: Sequence[Passage], *,
+def page_context(store: Store, workspace_id: str, passages: Sequence[Passage], *, pages: int = CONTEXT_PAGES,
                  limit: int = PAGE_CONTEXT) -> list[Passage]:
-    """The rest of the best passage's page: the chunks on the page of ``passages[0]`` that
-    are not among ``passages`` (at most ``limit``, in page order), ranked after them.
+    """The rest of the best pages: the chunks on the pages of the first ``pages`` distinct
+    pages among ``passages`` that are not among them (at most ``limit`` in all, page by
+    page in rank order, each page in its own order), ranked after them.
 
     A statement page is cut into several chunks and a question's line items may sit in
-    different ones (current assets above, current liabilities below); retrieval ranks the
-    page first with its best-matching chunk, and this offers the generator the rest of
-    that page too, so the answer can quote every row it needs from the page that states
-    them. ``[]`` when the best passage has no page.
+    different ones (revenue at the top of the statement of income, operating income
+    below), and a ratio may need two statements; retrieval ranks each page with its
+    best-matching chunk, and this offers the generator the rest of those pages too, so an
+    answer can quote every row it needs from the pages that state them. Passages without
+    a page add nothing.
     """
     if not passages or limit <= 0:
         return []
     have = {p.chunk.id for p in passages}
-    rest = [p for p in store.page_passages(workspace_id, passages[0].chunk.id) if p.chunk.id not in have]
+    seen: set[tuple[str, object]] = set()
+    rest: list[Passage] = []
+    for passage in passages:
+        page = (passage.chunk.resource_id, passage.chunk.metadata.get("page"))
+        if page[1] is None or page in seen:
+            continue
+        seen.add(page)
+        if len(seen) > pages:
+            break
+        for p in store.page_passages(workspace_id, passage.chunk.id):
+            if p.chunk.id not in have:
+                have.add(p.chunk.id)
+                rest.append(p.model_copy(update={"resource_names": passage.resource_names}))
     start = max(p.rank for p in passages) + 1
-    return [p.model_copy(update={"rank": start + i, "resource_names": passages[0].resource_names})
-            for i, p in enumerate(rest[:limit])]
+    return [p.model_copy(update={"rank": start + i}) for i, p in enumerate(rest[:limit])]

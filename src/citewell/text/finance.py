@@ -102,7 +102,7 @@ def statements_of_items(keys: list[str] | tuple[str, ...]) -> set[str]:
     return {_ITEMS[k].statement for k in keys if k in _ITEMS}
 
 
-_CONSOLIDATING_RE = re.compile(r"\bconsolidating\b|\bguarantor", re.IGNORECASE)
+_CONSOLIDATING_RE = re.compile(r"\bconsolidating\b|\bguarant(?:or|ee|eed)", re.IGNORECASE)
 _NOTES_RE = re.compile(r"\bnotes? to\b", re.IGNORECASE)
 
 
@@ -110,8 +110,9 @@ _NOTES_RE = re.compile(r"\bnotes? to\b", re.IGNORECASE)
 def statement_of_heading(heading: str) -> str | None:
     """The primary statement a page heading titles (``CONSOLIDATED BALANCE SHEETS`` ->
     ``balance_sheet``), or None: no statement title, or the page is a note about the
-    statements or a consolidating schedule of guarantor subsidiaries, which repeat the
-    statements' captions for parts of the group."""
+    statements, a consolidating schedule of guarantor subsidiaries or the statements of a
+    guarantee group (a deed of cross guarantee), which repeat the statements' captions for
+    parts of the group."""
     if not heading or _CONSOLIDATING_RE.search(heading) or _NOTES_RE.search(heading):
         return None
     kinds = [m.key for m in mentions(heading) if m.kind == "statement"]

@@ -57,13 +57,16 @@ class LineItem:
     ``key``: the US-GAAP taxonomy element it reports; ``statement``: the statement kind
     that presents it; ``labels``: how statements caption it (a row label containing one
     of them states the item); ``aliases``: further names analysts use in questions
-    (abbreviations, plain-English names) that are too loose to identify a row.
+    (abbreviations, plain-English names) that are too loose to identify a row;
+    ``spent``: an expense or an outflow of cash, which statements may show in parentheses:
+    a calculation takes its size (the US-GAAP element is a positive amount).
     """
 
     key: str
     statement: str
     labels: tuple[str, ...]
     aliases: tuple[str, ...] = ()
+    spent: bool = False
 
 
 LINE_ITEMS: tuple[LineItem, ...] = (
@@ -103,7 +106,7 @@ LINE_ITEMS: tuple[LineItem, ...] = (
     LineItem("LongTermDebtNoncurrent", BALANCE_SHEET, ("long-term debt", "long-term borrowings"), ("debt",)),
     LineItem("Liabilities", BALANCE_SHEET, ("total liabilities",)),
     LineItem("RetainedEarningsAccumulatedDeficit", BALANCE_SHEET, ("retained earnings", "accumulated deficit")),
-    LineItem("TreasuryStockValue", BALANCE_SHEET, ("treasury stock",)),
+    LineItem("TreasuryStockValue", BALANCE_SHEET, ("treasury stock",), spent=True),
     LineItem("StockholdersEquity", BALANCE_SHEET,
              ("total stockholders equity", "total shareholders equity", "total equity",
               "total shareowners equity"), ("shareholders equity", "stockholders equity", "book value")),
@@ -117,26 +120,26 @@ LINE_ITEMS: tuple[LineItem, ...] = (
              ("top line", "topline", "turnover")),
     LineItem("CostOfRevenue", INCOME_STATEMENT,
              ("cost of revenues", "cost of revenue", "cost of sales", "cost of goods sold", "cost of products sold",
-              "total cost of revenue", "total cost of sales", "cost of merchandise sold"), ("cogs",)),
+              "total cost of revenue", "total cost of sales", "cost of merchandise sold"), ("cogs",), spent=True),
     LineItem("GrossProfit", INCOME_STATEMENT, ("gross profit", "gross margin")),
     LineItem("SellingGeneralAndAdministrativeExpense", INCOME_STATEMENT,
              ("selling general and administrative", "general and administrative", "selling and administrative"),
-             ("sg&a",)),
+             ("sg&a",), spent=True),
     LineItem("ResearchAndDevelopmentExpense", INCOME_STATEMENT,
-             ("research and development", "product development"), ("r&d",)),
+             ("research and development", "product development"), ("r&d",), spent=True),
     LineItem("CostsAndExpenses", INCOME_STATEMENT,
-             ("total operating expenses", "total costs and expenses", "operating expenses")),
+             ("total operating expenses", "total costs and expenses", "operating expenses"), spent=True),
     LineItem("OperatingIncomeLoss", INCOME_STATEMENT,
              ("operating income", "income from operations", "operating profit", "earnings from operations",
               "operating loss", "operating earnings"), ("ebit",)),
-    LineItem("InterestExpense", INCOME_STATEMENT, ("interest expense", "interest expense net")),
+    LineItem("InterestExpense", INCOME_STATEMENT, ("interest expense", "interest expense net"), spent=True),
     LineItem("IncomeLossBeforeIncomeTaxes", INCOME_STATEMENT,
              ("income before income taxes", "earnings before income taxes", "income before provision for income taxes",
               "income before taxes", "pretax income", "income before income tax expense"),
              ("pre-tax income", "ebt")),
     LineItem("IncomeTaxExpenseBenefit", INCOME_STATEMENT,
              ("provision for income taxes", "income tax expense", "income taxes", "income tax provision",
-              "provision for taxes on income")),
+              "provision for taxes on income"), spent=True),
     LineItem("NetIncomeLoss", INCOME_STATEMENT,
              ("net income", "net earnings", "net income attributable", "net loss", "net earnings attributable"),
              ("profit", "bottom line")),
@@ -147,9 +150,9 @@ LINE_ITEMS: tuple[LineItem, ...] = (
              ("weighted-average shares outstanding", "weighted average shares", "diluted shares")),
     # statement of cash flows (ASC 230)
     LineItem("DepreciationDepletionAndAmortization", CASH_FLOW,
-             ("depreciation and amortization", "depreciation amortization", "depreciation"), ("d&a",)),
+             ("depreciation and amortization", "depreciation amortization", "depreciation"), ("d&a",), spent=True),
     LineItem("ShareBasedCompensation", CASH_FLOW,
-             ("stock-based compensation", "share-based compensation", "stock compensation")),
+             ("stock-based compensation", "share-based compensation", "stock compensation"), spent=True),
     LineItem("NetCashProvidedByUsedInOperatingActivities", CASH_FLOW,
              ("net cash provided by operating activities", "net cash provided by used in operating activities",
               "cash provided by operating activities", "net cash from operating activities",
@@ -160,7 +163,7 @@ LINE_ITEMS: tuple[LineItem, ...] = (
              ("purchases of property and equipment", "purchases of property plant and equipment",
               "capital expenditures", "additions to property and equipment", "payments for property and equipment",
               "additions to property plant and equipment", "capital spending", "purchases of pp&e"),
-             ("capex",)),
+             ("capex",), spent=True),
     LineItem("NetCashProvidedByUsedInInvestingActivities", CASH_FLOW,
              ("net cash used in investing activities", "net cash provided by investing activities",
               "cash flows from investing activities", "investing activities")),
@@ -168,14 +171,14 @@ LINE_ITEMS: tuple[LineItem, ...] = (
              ("net cash used in financing activities", "net cash provided by financing activities",
               "cash flows from financing activities", "financing activities")),
     LineItem("PaymentsOfDividends", CASH_FLOW,
-             ("dividends paid", "cash dividends paid", "payments of dividends", "dividends"), ()),
+             ("dividends paid", "cash dividends paid", "payments of dividends", "dividends"), (), spent=True),
     LineItem("PaymentsForRepurchaseOfCommonStock", CASH_FLOW,
              ("repurchases of common stock", "purchases of treasury stock", "repurchase of common stock",
-              "share repurchases", "stock repurchases", "purchases of common stock"), ("buybacks",)),
+              "share repurchases", "stock repurchases", "purchases of common stock"), ("buybacks",), spent=True),
     LineItem("ProceedsFromIssuanceOfLongTermDebt", CASH_FLOW,
              ("proceeds from issuance of long-term debt", "proceeds from borrowings", "proceeds from long-term debt")),
     LineItem("RepaymentsOfLongTermDebt", CASH_FLOW,
-             ("repayments of long-term debt", "repayment of debt", "payments of long-term debt")),
+             ("repayments of long-term debt", "repayment of debt", "payments of long-term debt"), spent=True),
 )
 
 @dataclass(frozen=True)
@@ -217,9 +220,9 @@ RATIOS: tuple[Ratio, ...] = (
                                        "Revenues", "CostOfRevenue")),
     Ratio(("interest coverage", "times interest earned"), ("OperatingIncomeLoss", "InterestExpense")),
     Ratio(("effective tax rate",), ("IncomeTaxExpenseBenefit", "IncomeLossBeforeIncomeTaxes")),
-    Ratio(("free cash flow", "fcf"),
+    Ratio(("free cash flow", "fcf", "free cashflow"),
           ("NetCashProvidedByUsedInOperatingActivities", "PaymentsToAcquirePropertyPlantAndEquipment")),
-    Ratio(("free cash flow conversion", "fcf conversion", "cash conversion"),
+    Ratio(("free cash flow conversion", "fcf conversion", "cash conversion", "free cashflow conversion"),
           ("NetCashProvidedByUsedInOperatingActivities", "PaymentsToAcquirePropertyPlantAndEquipment",
            "NetIncomeLoss")),
     Ratio(("capital intensity", "capital intensive", "capex intensity"),
