@@ -192,7 +192,8 @@ FINANCEBENCH_DOCS = {json.loads(line)["doc_name"]: json.loads(line)
 UPLOADS = [("pdf/3M_2022_10K.pdf", "3M_2022_10K"), ("pdf/AMCOR_2023Q4_EARNINGS.pdf", "AMCOR_2023Q4_EARNINGS"),
            ("transcripts/twiml-409_deep-learning-ocr_cha-zhang.vtt", None),
            ("posts/reddit_wallstreetbets_2022-01.jsonl", None), ("posts/stocktwits_2022-06_07.jsonl", None)]
-SESSION_QUESTIONS = ["What was 3M's capital expenditure in FY2022?", "What were Amcor's net sales in the quarter?",
+# a figure answered by a statement row, a reason answered by the release's sentences, a transcript answer
+SESSION_QUESTIONS = ["What was 3M's capital expenditure in FY2022?", "Why did Amcor's sales decline in the quarter?",
                      "How has deep learning changed OCR?"]
 CHAT_QUESTIONS = [("What are people saying about Activision puts?", {"source": "reddit"}),
                   ("Are people buying ETH and BTC here?", {"source": "stocktwits"})]

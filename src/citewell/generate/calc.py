@@ -415,12 +415,26 @@ def _plan_measure(text: str) -> _Plan | None:
     return None
 
 
-def _decimals(question: str, percent: bool) -> int:
+def _decimals(question: str, percent: bool, tree: Node, values: _Values) -> int:
+    """Decimal places of the result: as the question asks (``round … to two decimal
+    places``); else one for a percentage, the inputs' own for a sum or difference of
+    amounts (``5,591 - 1,749 = 3,842``), two for any other ratio."""
     found = _DECIMALS_RE.search(question)
     if found:
         n = found["n"].lower()
         return _WORD_DECIMALS.get(n, int(n) if n.isdigit() else 2)
-    return 1 if percent else 2
+    if percent:
+        return 1
+    if _additive(tree):
+        return max((max(0, -v.as_tuple().exponent) for v in values.used.values()), default=0)  # type: ignore[operator]
+    return 2
+
+
+def _additive(node: Node) -> bool:
+    """The formula only adds and subtracts amounts (no ratio, no constant)."""
+    if node.op in ("*", "/", "num"):
+        return False
+    return all(_additive(c) for c in (node.left, node.right) if c is not None)
 
 
 #: ``rows_for(keys)``: the rows stating those line items, by item.
@@ -443,7 +457,7 @@ def calculate(question: str, rows_for: RowsFor) -> Calculation | None:
         results = [_evaluate(tree, values, year) for year in plan.years]
         if any(r is None for r in results):
             continue
-        places = _decimals(question, plan.percent)
+        places = _decimals(question, plan.percent, tree, values)
         unit = "%" if plan.percent else ""
 
         def rounded(x: Decimal) -> Decimal:

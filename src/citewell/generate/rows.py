@@ -9,7 +9,8 @@ for each line item the question names (:func:`citewell.text.finance.item_mention
 directly, by an abbreviation, or through a ratio computed from it), the row of the best
 retrieved passages that states it:
 
-- the row's label must state the item by one of its captions
+- the row's label must state the item by one of its captions, and the row must say which
+  periods its values belong to (a column header, or years in the row itself)
   (:func:`~citewell.text.finance.items_of_row`): ``Total net revenues`` states revenues,
   ``Property and equipment, net`` states PP&E;
 - among such rows, one on a page titled as the statement the question names ("according
@@ -153,6 +154,8 @@ def rows_for_items(wanted: Sequence[str], passages: Sequence[Passage], *, asked_
                 continue
             head_years = frozenset(p.year for p in column_periods(header)) if header else frozenset()
             found_years = head_years or frozenset(int(y) for y in years(row))
+            if not found_years:  # never a figure without the period it belongs to
+                continue
             covered = len(asked_years & found_years)
             for item in items:
                 # the statement the question names, else the one that presents the item
