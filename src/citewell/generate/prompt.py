@@ -11,12 +11,14 @@ OpenAI chat messages:
    placeholders only: small models copy example text, so the prompt holds no fact that
    could end up in an answer;
 2. the conversation's earlier turns (``user``/``assistant`` messages, markers removed);
-3. a user message with the passages, each in a ``<passage>`` element with its tag, title
-   and where it is (page, time range, post), text cut at :data:`PASSAGE_CHARS`, and the
-   question last.
+3. a user message with the passages inside ``<passages>``, each framed by a header line
+   ``=== [S1] title, where ===`` (page, time range, post) and ``=== end of [S1] ===``, its
+   text cut at :data:`PASSAGE_CHARS`, and the question last. The tag appears in the form
+   the answer must cite it: small models imitate what they see (with XML-like
+   ``<passage tag="S2">`` elements the 1.5B model cited ``<passage tag="S2">``).
 
-Passage text is data: the markup it could use to break out of its element (``<passage``,
-``</passage``, ``<passages``, ``</passages``) is defused with a space after ``<``.
+Passage text is data: what it could use to break out of its frame (a line starting with
+``===``, ``<passages>`` markup) is defused.
 """
 
 from __future__ import annotations
@@ -71,15 +73,17 @@ def _where(passage: Passage) -> str | None:
 
 
 _MARKUP = re.compile(r"<(/?)(passages?)\b", re.IGNORECASE)
+_FRAME = re.compile(r"^(\s*)===", re.MULTILINE)
 
 
 def _data(text: str) -> str:
-    """Passage or title text made safe inside the prompt's markup."""
-    return _MARKUP.sub(r"< \1\2", text)
+    """Passage text made safe inside the prompt's frame: ``<passages>`` markup and lines
+    starting with ``===`` (a passage's header or end line) are defused."""
+    return _FRAME.sub(r"\1= = =", _MARKUP.sub(r"< \1\2", text))
 
 
-def _attr(text: str) -> str:
-    return _data(text).replace('"', "'").replace("\n", " ")
+def _line(text: str) -> str:
+    return _data(text).replace("\n", " ").replace("===", "= = =")
 
 
 def _cut(text: str, limit: int = PASSAGE_CHARS) -> str:
@@ -91,14 +95,16 @@ def _cut(text: str, limit: int = PASSAGE_CHARS) -> str:
 
 
 def passages_block(request: GenerationRequest) -> str:
-    """The ``<passages>`` element of the user message (empty passages: an empty element)."""
+    """The passages part of the user message: each passage between a header line naming
+    its tag in the citation form the answer must use (``=== [S1] title, page 39 ===``)
+    and an end line; nothing between ``<passages>`` and ``</passages>`` without passages."""
     lines = ["<passages>"]
     for alias, passage in zip(request.aliases, request.passages):
-        attrs = f'tag="{alias}" title="{_attr(passage.resource_title or passage.file_name or "")}"'
+        head = f"[{alias}] {_line(passage.resource_title or passage.file_name or '')}"
         where = _where(passage)
         if where:
-            attrs += f' where="{_attr(where)}"'
-        lines.append(f"<passage {attrs}>\n{_data(_cut(passage.chunk.text))}\n</passage>")
+            head += f", {_line(where)}"
+        lines.append(f"=== {head} ===\n{_data(_cut(passage.chunk.text))}\n=== end of [{alias}] ===")
     lines.append("</passages>")
     return "\n".join(lines)
 
