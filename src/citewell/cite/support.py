@@ -121,7 +121,8 @@ Verdicts and rules (in this order)
      none, and one of its bare numbers matches under an assumed thousand/million/billion;
    - ``low_similarity:<s>``: an ``embedder`` is given and the cosine similarity of the
      sentence with the passage (best of the whole passage and its best unit) is below
-     :data:`MIN_SIMILARITY` (0.5).
+     :data:`MIN_SIMILARITY` (0.5) — except for a table whose numbers the sentence all
+     found (a sentence and a table row embed far apart even when they agree).
 
 4. Otherwise ``supported``.
 
@@ -965,7 +966,9 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
             sim = float(min(1.0, max(0.0, sim)))
             score = (score + sim) / 2
             notes.append(f"similarity:{_fmt(sim)}")
-            if sim < MIN_SIMILARITY:
+            # a sentence and a table row read differently to the embedder even when every
+            # number and concept matched: there the numbers are the stronger evidence
+            if sim < MIN_SIMILARITY and not (info.table and n_total and found == n_total):
                 soft.append(f"low_similarity:{_fmt(sim)}")
         except Exception:  # noqa: BLE001 - an embedder failure must not fail the answer
             notes.append("similarity_unavailable")
