@@ -363,3 +363,37 @@ def test_the_cli_streams_an_llm_answer(tmp_path: Path, fake) -> None:
     bad = subprocess.run([sys.executable, "-m", "citewell", "ask", QUESTION, "--generator", "llm"],
                          capture_output=True, text=True, env={**env, "CITEWELL_LLM_MODEL": ""}, timeout=120)
     assert bad.returncode == 2 and "needs an endpoint" in bad.stderr
+
+
+def test_embeddings_through_an_endpoint_record_their_model_and_a_new_model_re_embeds(tmp_path: Path, fake) -> None:
+    from citewell.embed.endpoint import EndpointEmbedder
+    from citewell.settings import EmbedSettings
+
+    from .llm_server import vector
+
+    first = EndpointEmbedder(EmbedSettings(base_url=fake.base_url, model="embed-a", batch_size=2))
+    with _engine(tmp_path, fake) as engine:
+        store = engine.store
+    with Engine(tmp_path / "store.sqlite", embedder=first, mode="dense") as engine:
+        assert engine.embedding_coverage() == (0, 3)
+        assert engine.embed() == (3, 3)
+        assert first.model_id == "endpoint:embed-a" and first.dim == 8
+        texts = [r["input"] for r in fake.requests if isinstance(r.get("input"), list)]
+        assert [len(t) for t in texts] == [2, 1]  # batches of batch_size
+        top = engine.retrieve(DOCS["acme_people.txt"], k=1)[0]
+        assert top.file_name == "acme_people.txt" and abs(top.score - 1.0) < 1e-5  # the fake's exact vector
+    second = EndpointEmbedder(EmbedSettings(base_url=fake.base_url, model="embed-b"))
+    with Engine(tmp_path / "store.sqlite", embedder=second, mode="dense") as engine:
+        assert engine.embedding_coverage() == (0, 3)  # another model: nothing of embed-a is read
+        assert engine.embed() == (3, 3)
+        top = engine.retrieve(DOCS["acme_people.txt"], k=1)[0]
+        assert abs(top.score - 1.0) < 1e-5
+    with Engine(tmp_path / "store.sqlite", embedder=first, mode="dense") as engine:
+        # a passage keeps one vector, of the model that made it: back to embed-a, it is re-embedded
+        assert engine.embedding_coverage() == (0, 3)
+        before = sum(r.get("model") == "embed-a" for r in fake.requests)
+        top = engine.retrieve(DOCS["acme_people.txt"], k=1)[0]  # a question embeds what its scope lacks
+        assert top.file_name == "acme_people.txt" and abs(top.score - 1.0) < 1e-5
+        assert engine.embedding_coverage() == (3, 3)
+        assert sum(r.get("model") == "embed-a" for r in fake.requests) > before
+    assert store is not None and len(vector("x")) == 8
