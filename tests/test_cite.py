@@ -25,6 +25,7 @@ from citewell.cite import (
     scan,
     unescape_numbers,
 )
+from citewell.cite.links import scan_label
 from citewell.models import Chunk, Message, Part, Passage
 
 CASES_PATH = Path(os.environ.get("CITEWELL_CASES", "/work/shared/cases/citation-cases.json"))
@@ -639,8 +640,8 @@ def _spans(m: Message) -> list[tuple]:
      [("x", "1", 1, [(0, 3)]), ("x", "2", 2, [(3, 6)]), ("x", "3", 3, [(6, 9)])]),
     ("[a [b](https://e.com/(p)) c](post:x:2)", "a [b](https://e.com/(p)) c[1]", [("x", "2", 1, [(26, 29)])]),
     ("[a `]` [b](post:x:1)](post:x:2)", "a `]` [1][2]", [("x", "1", 1, [(6, 9)]), ("x", "2", 2, [(9, 12)])]),
-    # an outer ordinary link stays literal as CommonMark reads it ("[" escaped)
-    ("[a [b](post:x:1) c](https://e.com)", r"\[a [1] c](https://e.com)", [("x", "1", 1, [(4, 7)])]),
+    # an outer ordinary link stays literal as CommonMark reads it (both brackets escaped)
+    ("[a [b](post:x:1) c](https://e.com)", r"\[a [1] c\](https://e.com)", [("x", "1", 1, [(4, 7)])]),
     # orphan tails: a "]" closing no "[" (or escaped) still cannot show its target
     ("Revenue grew 5%](post:x:1).", "Revenue grew 5%[1].", [("x", "1", 1, [(15, 18)])]),
     ("[a](post:x:1)](post:x:2)", "[1][2]", [("x", "1", 1, [(0, 3)]), ("x", "2", 2, [(3, 6)])]),
@@ -698,7 +699,7 @@ def test_deeply_nested_citation_links_without_recursion():
     ("> - [a](post:x:1):x", r"> - [1]\:x"),
     ("  [a](post:x:1) [b](post:x:2): y", r"  [1] [2]: y"),  # not first on the line: no definition
     ("Mid [a](post:x:1): y", "Mid [1]: y"),
-    ("[ 1 ]: https://evil.example\n\nSee [a](post:x:1).", "\\[ 1 ]: https://evil.example\n\nSee [1]."),
+    ("[ 1 ]: https://evil.example\n\nSee [a](post:x:1).", "\\[ 1 \\]: https://evil.example\n\nSee [1]."),
 ])
 def test_markers_are_never_turned_into_links(raw, text):
     m = cite(raw)
@@ -854,3 +855,61 @@ def test_a_marker_with_final_punctuation_ends_its_part() -> None:
 def test_a_citation_destination_after_a_bracket_and_a_space_is_escaped(raw: str, text: str) -> None:
     # some renderers (Markdown.pl) link "[1] (post:x:1)" across the space: no target may survive
     assert cite(raw).text == text
+
+
+# ------------------------------------------- bracket pairing (links.py rule 6), found by hypothesis
+
+def _md_links(text: str) -> list[tuple[str, str]]:
+    """(label, destination) of the ordinary inline links of ``text``, in order."""
+    return [(t.label, t.tail[t.dest_span[0]:t.dest_span[1]]) for t in scan(text) if t.kind == "mdlink"]
+
+
+@pytest.mark.parametrize("raw, text, links", [
+    # an ordinary link whose URL holds balanced parentheses and "post:…", then "(post:…"
+    # prose: nothing is a citation target, the text is unchanged (the property test's old
+    # oracle glued "[a]" to the "(post:" after the link)
+    ("[a](https://e.com/post:reddit:1/(x))(post:x:1", "[a](https://e.com/post:reddit:1/(x))(post:x:1",
+     [("a", "https://e.com/post:reddit:1/(x)")]),
+    ("[a](https://e.com/post:reddit:1/(x))(post:x:1) [b](post:x:1)",
+     "[a](https://e.com/post:reddit:1/(x))(post:x:1) [1]", [("a", "https://e.com/post:reddit:1/(x)")]),
+    # a pair holding a link, followed by "(": both of its brackets are escaped; with only
+    # the "[" escaped, its "]" closed the earlier "[" and formed a new link around markers
+    ("[[[a](post:reddit:1)](post:x:1)> ```\n[a](post:reddit:1)> ```\n[[a](post:reddit:1)](https://e.com/(x))",
+     "[[1][2]> ```\n[a](post:reddit:1)> ```\n\\[[1]\\](https://e.com/(x))", []),
+    ("[0 [[a](post:x:1)](https://e.com)", r"[0 \[[1]\](https://e.com)", []),
+    ("[[[`]`](chunk:c-9) [d]](https://e.com/(x))z", "[\\[`]` [d]\\](https://e.com/(x))z", []),
+    # half-escaped numbers: escape_numbers completes them, the partner bracket goes too
+    (r"[a \[12] b](https://e.com) [c](post:x:1)", r"\[a \[12\] b](https://e.com) [1]", []),
+    (r"[x [a](post:x:1) \[12] y](https://e.com)", r"\[x [1] \[12\] y](https://e.com)", []),
+    (r"[w [12\] x] y](https://e.com) [c](post:x:1)", r"[w \[12\] x\] y](https://e.com) [1]",
+     [(r"w \[12\] x\] y", "https://e.com")]),
+    # a padded number label: "\[ 1 \]:", so the link around it stays one
+    ("[w [ 1 ]: x](https://e.com) [c](post:x:1)", r"[w \[ 1 \]: x](https://e.com) [1]",
+     [(r"w \[ 1 \]: x", "https://e.com")]),
+    # the dropped "[" of a nested link joined backticks into a code span swallowing an
+    # ordinary link: the literal-markup fallback keeps it
+    ("``[`]` [a](https://e.com) `x`](post:x:1)", "\\`\\`\\[`]` [a](https://e.com) `x`[1]",
+     [("a", "https://e.com")]),
+])
+def test_rewriting_never_forms_or_breaks_an_ordinary_link(raw, text, links):
+    m = cite(raw)
+    assert m.text == text
+    assert _md_links(m.text) == links
+    assert_no_target(m)
+    assert_slice_rule(m)
+    assert_partition(m)
+
+
+def test_literal_pair_and_half_escape_partners_are_bracket_tokens():
+    tokens = scan("[0 [[a](post:x:1)](https://e.com)")
+    assert [(t.kind, t.start, t.text) for t in tokens if t.kind != "text"] == [
+        ("bracket", 3, "["), ("link", 4, "[a](post:x:1)"), ("bracket", 17, "]")]
+    tokens = scan(r"[w [12\] x] y](u) [a \[3] b]")
+    assert [(t.kind, t.start, t.text) for t in tokens if t.kind == "bracket"] == [("bracket", 18, "[")]
+    assert [t.kind for t in tokens].count("mdlink") == 1
+    # the mdlink's label, scanned on its own, escapes the "]" closing "[12\]"
+    label = [t for t in tokens if t.kind == "mdlink"][0].label
+    assert [(t.kind, t.start) for t in scan_label(label) if t.kind == "bracket"] == [("bracket", 9)]
+    # "\\\\[12]": the backslash is escaped, "[12]" is a whole pair: nothing to balance
+    assert [t.kind for t in scan(r"[a \\[12] b](u)")] == ["mdlink"]
+    assert cite(r"[a \\[12] b](u)").text == r"[a \\\[12\] b](u)"

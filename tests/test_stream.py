@@ -266,6 +266,29 @@ def test_marker_followed_by_parenthesis_is_escaped_in_the_stream() -> None:
     assert message.text == "See [1]\\(more) and [2]: done"
 
 
+#: Inputs whose rewrite once formed or broke an ordinary link (links.py rule 6), with the
+#: final text cite() gives for them (tests/test_cite.py checks that text in detail).
+BRACKET_PAIRING = [
+    ("[a](https://e.com/post:reddit:1/(x))(post:x:1", "[a](https://e.com/post:reddit:1/(x))(post:x:1"),
+    ("[[[a](post:reddit:1)](post:x:1)> ```\n[a](post:reddit:1)> ```\n[[a](post:reddit:1)](https://e.com/(x))",
+     "[[1][2]> ```\n[a](post:reddit:1)> ```\n\\[[1]\\](https://e.com/(x))"),
+    ("[0 [[a](post:x:1)](https://e.com) ok", "[0 \\[[1]\\](https://e.com) ok"),
+    ("[a \\[12] b](https://e.com) [c](post:x:1)", "\\[a \\[12\\] b](https://e.com) [1]"),
+    ("[w [12\\] x] y](https://e.com) [c](post:x:1)", "[w \\[12\\] x\\] y](https://e.com) [1]"),
+    ("[w [ 1 ]: x](https://e.com) [c](post:x:1)", "[w \\[ 1 \\]: x](https://e.com) [1]"),
+    ("``[`]` [a](https://e.com) `x`](post:x:1) and more", "\\`\\`\\[`]` [a](https://e.com) `x`[1] and more"),
+]
+
+
+@pytest.mark.parametrize("raw, text", BRACKET_PAIRING)
+def test_bracket_pairing_fixes_stream_equal_for_every_split(raw: str, text: str) -> None:
+    for min_delta in (1, 24):
+        _, message, _ = run_stream(list(raw), min_delta=min_delta)
+        assert message.text == text
+        for i in range(1, len(raw)):
+            run_stream([raw[:i], raw[i:]], min_delta=min_delta)
+
+
 def test_support_events_follow_their_sentence() -> None:
     p = _passages()
     calls: list[tuple[str, str]] = []

@@ -27,7 +27,9 @@ source or an entity::
     the dropped ``[`` and the ``](target)`` of a citation link whose label holds links,
     or an orphan ``](target)`` (rule 5 below); ``tail`` carries the parsed target;
 ``bracket``
-    the literal ``[`` of a pair holding a link, written ``\\[`` (rule 4);
+    a literal ``[`` or ``]`` written backslash-escaped so that rewriting cannot change
+    which ``[`` a ``]`` closes (rule 4: both brackets of a pair holding a link; rule 6:
+    the partner of a half-escaped number);
 ``ticks``
     a line-start backtick run written with its first backtick escaped (rule 5).
 
@@ -51,9 +53,12 @@ Grammar, CommonMark-ish (https://spec.commonmark.org/), in order of precedence:
 4. **Links**: ``[`` label ``]`` immediately followed by ``(``. The label may contain
    balanced brackets, escaped brackets and code spans; it may span lines but not a blank
    line. If the label contains a complete link and the destination is an ordinary one,
-   the inner link wins and the outer pair is literal (CommonMark: links do not nest); its
-   ``[`` is then written ``\\[`` when ``(`` or ``[`` follows the ``]``, so the pair cannot
-   become a link around the rewritten inner link.
+   the inner link wins and the outer pair is literal (CommonMark: links do not nest); it
+   is then written ``\\[…\\]`` when ``(`` or ``[`` follows the ``]``, so the pair cannot
+   become a link around the rewritten inner link. Both brackets are escaped: escaping
+   only the ``[`` would free its ``]`` to close an earlier ``[`` (one CommonMark had
+   deactivated, since it too precedes the inner link), and ``[[a](post:x:1)](url)`` would
+   become the new link ``[\\[1]](url)``.
 
    A destination starting (after optional whitespace, at most one line break, and ``<``)
    with ``post:``, ``chunk:`` or ``TYPE:`` (case-insensitive) is a citation link. It runs
@@ -82,11 +87,24 @@ Grammar, CommonMark-ish (https://spec.commonmark.org/), in order of precedence:
    first on its line, ``:`` gets that character backslash-escaped (``[1]\\(more)``), so
    it is never an inline link, a reference link or a link reference definition; the same
    for ``(``/``[`` after a removed link whose shown label ends with ``]``; a definition of
-   a number label with padding (``[ 1 ]: url``) is escaped; a line-start backtick run
-   that is not a fence only because of a backtick inside rewritten link markup is written
-   with its first backtick escaped (``ticks`` token). Known limit: a marker directly
+   a number label with padding (``[ 1 ]: url``) is escaped (rule 6); a line-start
+   backtick run that is not a fence only because of a backtick inside rewritten link
+   markup is written with its first backtick escaped (``ticks`` token). Known limit: a marker directly
    followed by an ordinary inline link, ``[1][a](url)``, is left alone (escaping would
    break that link); it renders as a reference link only if the text defines ``[a]:``.
+
+6. **Brackets stay paired.** A rewrite that escapes or removes one bracket of a pair
+   would change which ``[`` every later ``]`` closes, so a link could appear (or vanish)
+   that the input did not hold. Markers, removed link markup and escaped numbers
+   ``\\[12\\]`` are balanced by construction; a literal pair is escaped on both sides
+   (rule 4); ``[ 1 ]:`` is written ``\\[ 1 \\]:``; and where :func:`escape_numbers`
+   completes a half-escaped number, the partner of its other bracket is escaped too
+   (``bracket`` token): ``[x \\[12] y](url)`` holds no link (``[x \\[12]`` is a pair), so
+   it is written ``\\[x \\[12\\] y](url)``, not as the link ``[x \\[12\\] y](url)``; in
+   the link ``[w [12\\] x] y](url)`` the ``]`` closing ``[12\\]`` is escaped with it. The
+   one-sided ``\\[`` after a marker (rule 5) is safe: the ``]`` it frees can only close
+   a ``[`` holding that marker's link, whose own ``]`` is never followed by ``(``/``[``
+   unless the pair is escaped.
 
 Reference-style links (``[a][b]``, ``[a]: url``), autolinks, raw HTML and indented code
 blocks are not recognised: they are prose (so a definition ``[a]: post:x:1`` is not
@@ -129,6 +147,10 @@ _CODE_STOP = re.compile(r"[\\`]")
 _SIMPLE_CITE = re.compile(r"\[([^\[\]\\`]*)\]\(((?i:" + "|".join(SCHEMES) + r"):[^\r\n()]*)\)")
 #: A citation destination closed by the line's first ")" with no "(" before it.
 _SIMPLE_CLOSE = re.compile(r"[^\r\n()]*\)")
+#: A half-escaped number, which :func:`escape_numbers` completes (escaping one bracket).
+_HALF_NUMBER = re.compile(r"\\\[\d+\]|\[\d+\\\]")
+#: Digits and an escaped "]" after a "[": a "[12\\]" whose "[" escape_numbers escapes.
+_HALF_OPEN = re.compile(r"\d+\\\]")
 
 
 def encode_id(value: str, *, source: bool = False) -> str:
@@ -454,10 +476,14 @@ class _Inline:
         # links (dropped); "]" or "\\]" starting a citation tail "](target)" -> (end, token)
         self.links: dict[int, tuple[int, Token]] = {}
         self.opens: set[int] = set()
-        # "[" of a bracket pair holding a link and followed by "(" or "[": written "\\["
+        # "[" and "]" written "\\[" / "\\]" (``bracket`` tokens): both brackets of a pair
+        # holding a link and followed by "(" or "["; the partner of the other bracket of
+        # a half-escaped number (module docstring, rule 6)
         self.literal: set[int] = set()
         self.tails: dict[int, tuple[int, Token]] = {}
-        if text.find("](", lo, hi) >= 0:  # every link and tail has one
+        # every link and tail has a "](", every half-escaped number a backslash
+        if text.find("](", lo, hi) >= 0 or (
+                text.find("\\", lo, hi) >= 0 and _HALF_NUMBER.search(text, lo, hi) is not None):
             self._find_links()
 
     def para_end(self, i: int) -> int:
@@ -515,7 +541,7 @@ class _Inline:
                     out.append(tok)
                     i = buf = end
                 else:
-                    out.append(Token("open" if i in opens else "bracket", i, i + 1, "["))
+                    out.append(Token("open" if i in opens else "bracket", i, i + 1, s[i]))
                     i = buf = i + 1
                 continue
             i = sp
@@ -534,15 +560,17 @@ class _Inline:
         return out
 
     def _find_links(self) -> None:
-        """Fill :attr:`links`, :attr:`opens` and :attr:`tails` for the region, in one
-        pass per paragraph with a bracket stack (inner pairs first, no recursion)."""
+        """Fill :attr:`links`, :attr:`opens`, :attr:`tails` and :attr:`literal` for the
+        region, in one pass per paragraph with a bracket stack (inner pairs first, no
+        recursion)."""
         s = self.s
         start = self.lo
         search = _LINK_STOP.search
         simple = _SIMPLE_PAIR.match
         simple_cite = _SIMPLE_CITE.match
         for limit in [*self.para_ends, self.hi]:
-            stack: list[list[Any]] = []  # [position of "[", contains a link]
+            # [position of "[", contains a link, escape_numbers escapes it ("[12\\]")]
+            stack: list[list[Any]] = []
             j = start
             while True:
                 m = search(s, j, limit)
@@ -585,13 +613,17 @@ class _Inline:
                     j = end if end is not None else j + run
                     continue
                 if c == "[":
-                    stack.append([j, False])
+                    stack.append([j, False, _HALF_OPEN.match(s, j + 1, limit) is not None])
                 elif c == "]":
-                    opener, inner = stack.pop() if stack else (None, False)
+                    opener, inner, half = stack.pop() if stack else (None, False, False)
                     if opener is not None and not inner:
                         found = self._link_at(opener, j, limit)
                         if found is not None:
                             self.links[opener] = found
+                        elif half or self._half_close(j):
+                            # escape_numbers escapes one bracket of this pair: the other
+                            # one too, or the pairing of later brackets would shift
+                            self.literal.add(j if half else opener)
                     else:
                         # a "]" closing no "[" or a label holding links: a citation
                         # destination after it is a tail (the outer "[" is dropped)
@@ -602,8 +634,12 @@ class _Inline:
                                 self.opens.add(opener)
                         elif opener is not None and j + 1 < limit and s[j + 1] in "([":
                             # literal in CommonMark (links do not nest); once the inner
-                            # link is rewritten the pair could become a link around it
+                            # link is rewritten the pair could become a link around it.
+                            # Both brackets: a lone "]" would close an earlier "[".
                             self.literal.add(opener)
+                            self.literal.add(j)
+                        elif opener is not None and (half or self._half_close(j)):
+                            self.literal.add(j if half else opener)
                     if stack and (inner or found is not None):
                         stack[-1][1] = True
                     if found is not None:
@@ -611,6 +647,20 @@ class _Inline:
                         continue
                 j += 1
             start = limit
+
+    def _half_close(self, j: int) -> bool:
+        """Whether the ``]`` at ``j`` ends a half-escaped number ``\\[12]`` (the ``\\``
+        itself not escaped), which :func:`escape_numbers` writes ``\\[12\\]``."""
+        s = self.s
+        k = j
+        while k > self.lo and s[k - 1].isdecimal():  # what "\\d" matches in escape_numbers
+            k -= 1
+        if k == j or k - 2 < self.lo or s[k - 1] != "[" or s[k - 2] != "\\":
+            return False
+        b = k - 2
+        while b > self.lo and s[b - 1] == "\\":
+            b -= 1
+        return (k - 1 - b) % 2 == 1
 
     def _citation_dest(self, close_bracket: int, limit: int) -> tuple[int, Target] | None:
         """``(end of the link, target)`` if a citation destination ``(post:…)`` (or
@@ -872,9 +922,11 @@ _ESCAPE_STOP = re.compile(r"[\\\[]")
 def escape_numbers(prose: str) -> str:
     """Escape every bracketed number of ``prose`` that is not escaped yet (rule 5).
 
-    ``[12]`` → ``\\[12\\]``; half-escaped ``\\[12]`` and ``[12\\]`` are completed; fully
-    escaped ``\\[12\\]`` and other backslash escapes are left alone. ``prose`` must be text
-    outside code (the caller never passes code).
+    ``[12]`` → ``\\[12\\]``; half-escaped ``\\[12]`` and ``[12\\]`` are completed (the
+    scanner escapes the partner bracket, rule 6 of the module docstring); a padded
+    number label ``[ 1 ]:`` → ``\\[ 1 \\]:``; fully escaped ``\\[12\\]`` and other
+    backslash escapes are left alone. ``prose`` must be text outside code (the caller
+    never passes code).
     """
     if "[" not in prose:
         return prose  # only a "[" can be escaped
@@ -905,10 +957,12 @@ def escape_numbers(prose: str) -> str:
                 out += (prose[last:i], f"\\[{m.group(1)}\\]")
                 i = last = m.end()
                 continue
-            if _PADDED_DEF.match(prose, i + 1):
-                out.append(prose[last:i])
-                out.append("\\[")  # "[ 1 ]: url" would define label 1: every [1] a link
-                i = last = i + 1
+            m = _PADDED_DEF.match(prose, i + 1)
+            if m:  # "[ 1 ]: url" would define label 1 (every [1] a link): "\\[ 1 \\]:",
+                # both brackets, so no other "]" changes partner (links.py rule 6)
+                close = m.end() - 2
+                out += (prose[last:i], "\\[", prose[i + 1:close], "\\]")
+                i = last = close + 1
                 continue
         i += 1
     out.append(prose[last:])

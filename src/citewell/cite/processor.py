@@ -15,7 +15,8 @@ generator output:
    first on its line (``[1]\\(more)``), and a citation destination after ``]`` and
    whitespace (``[1] (post:x:1``: some renderers link across the space); no citation
    target is left in the text (nested and orphan targets: see
-   :mod:`citewell.cite.links`, rule 5);
+   :mod:`citewell.cite.links`, rule 5); brackets are only ever escaped in pairs, so no
+   ordinary link appears or vanishes (rule 6 there);
 5. references (with every occurrence), parts and citations are computed in code points
    and converted to the requested offset unit.
 
@@ -174,7 +175,8 @@ class _Citer:
             elif tok.kind == "ticks":
                 self.segments.append(("text", "\\" + tok.text))  # would open a fence once rewritten
             elif tok.kind == "bracket":
-                self.segments.append(("text", "\\["))  # literal "[" of a pair holding a link
+                # a literal "[" or "]" escaped so the pairing of the others stays (links.py)
+                self.segments.append(("text", "\\" + tok.text))
             else:
                 # "](target)" of such a link (its label was emitted as it was scanned) or
                 # with no "[" at all: a marker, an entity reference, or a warning
@@ -284,18 +286,26 @@ def _escape_ticks(prose: str) -> str:
 def _reads_back(text: str, markers: Sequence[tuple[int, int, _Source]],
                 verbatim: Sequence[tuple[int, int, bool]]) -> bool:
     """Whether ``text``, scanned again, has no citation link, no fenced block that was not
-    copied as one, and no marker inside code (removing link markup can join backticks)."""
+    copied as one, no marker inside code (removing link markup can join backticks), and
+    every verbatim span - code, ordinary link - reads back as itself (a dropped ``[`` can
+    join prose backticks and a code span into one that swallows an ordinary link)."""
     if "`" not in text and "~" not in text and "](" not in text:  # single characters first: faster
         return True  # no link or tail (each has a "]("), no code span, no fence
     blocks = {(a, b) for a, b, block in verbatim if block}
+    kept = {(a, b) for a, b, _ in verbatim}
     code: list[tuple[int, int]] = []
     for tok in scan(text):
         if tok.kind in ("link", "tail"):
             return False
-        if tok.kind == "code":
+        if tok.kind == "mdlink":
+            kept.discard((tok.start, tok.end))
+        elif tok.kind == "code":
             if tok.block and (tok.start, tok.end) not in blocks:
                 return False
+            kept.discard((tok.start, tok.end))
             code.append((tok.start, tok.end))
+    if kept:
+        return False
     starts = sorted(m[0] for m in markers)
     k = 0
     for a, b in code:
