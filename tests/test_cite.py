@@ -886,6 +886,14 @@ def _md_links(text: str) -> list[tuple[str, str]]:
     # a padded number label: "\[ 1 \]:", so the link around it stays one
     ("[w [ 1 ]: x](https://e.com) [c](post:x:1)", r"[w \[ 1 \]: x](https://e.com) [1]",
      [(r"w \[ 1 \]: x", "https://e.com")]),
+    # a link may hold an image (CommonMark): a linked badge stays a link, also next to a
+    # citation; a link beside it still makes the pair literal
+    ("[![build](https://e.com/b.svg)](https://e.com/ci) ok [a](post:x:1)",
+     "[![build](https://e.com/b.svg)](https://e.com/ci) ok [1]",
+     [("![build](https://e.com/b.svg)", "https://e.com/ci")]),
+    ("[![i](a.png) [b](https://z)](https://x)", "\\[![i](a.png) [b](https://z)\\](https://x)",
+     [("i", "a.png"), ("b", "https://z")]),
+    (r"[\![i](a.png)](https://x)", r"\[\![i](a.png)\](https://x)", [("i", "a.png")]),
     # the dropped "[" of a nested link joined backticks into a code span swallowing an
     # ordinary link: the literal-markup fallback keeps it
     ("``[`]` [a](https://e.com) `x`](post:x:1)", "\\`\\`\\[`]` [a](https://e.com) `x`[1]",

@@ -66,7 +66,7 @@ FOLLOWERS = ["(more)", "[ref]", "[]", ": x", "(", "[", "[12]", "](post:x:1)", "\
              "(post:x:1"]
 followed = st.builds(lambda link, after: link + after, links, st.sampled_from(FOLLOWERS))
 nested = st.builds(lambda pre, inner, post, outer: f"[{pre}{inner}{post}]({outer})",
-                   st.sampled_from(["", "a ", "[", "`]` "]), links | followed,
+                   st.sampled_from(["", "a ", "[", "`]` ", "!"]), links | followed,
                    st.sampled_from(["", " c", "]", " [d]"]),
                    st.sampled_from(["post:x:1", "post:x:2", "post:my%3Asrc:1", "chunk:c-1", "pattern:p1",
                                     "https://e.com/(x)", "post:x:1", "post:x:1 more"]))

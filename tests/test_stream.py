@@ -188,7 +188,8 @@ def _link(kind: str, label: str, a: str, b: str) -> str:
 
 
 ODD = ["[L](<post:x:1>)", "[L](\npost:x:1)", "[L](post:x:1 more)", "[L](post:x:(1))", "L](post:x:1)",
-           "\\[L](post:x:1)", "[L](https://e.com/a \"t)\")", "[L](chunk:c-2", "[x [L](post:x:1) y](chunk:c-1)"]
+           "\\[L](post:x:1)", "[L](https://e.com/a \"t)\")", "[L](chunk:c-2", "[x [L](post:x:1) y](chunk:c-1)",
+           "[![L](a.png)](https://e.com/ci)", "[x \\[12] L](https://e.com)"]
 links = st.builds(
     _link,
     st.sampled_from(["post", "post", "chunk", "chunk", "entity", "md", "odd"]),
@@ -277,6 +278,8 @@ BRACKET_PAIRING = [
     ("[w [12\\] x] y](https://e.com) [c](post:x:1)", "[w \\[12\\] x\\] y](https://e.com) [1]"),
     ("[w [ 1 ]: x](https://e.com) [c](post:x:1)", "[w \\[ 1 \\]: x](https://e.com) [1]"),
     ("``[`]` [a](https://e.com) `x`](post:x:1) and more", "\\`\\`\\[`]` [a](https://e.com) `x`[1] and more"),
+    ("[![build](b.svg)](https://e.com/ci \"CI\") ok [a](post:x:1)", "[![build](b.svg)](https://e.com/ci \"CI\") ok [1]"),
+    ("[![i](a.png) [b](https://z)](https://x) ok", "\\[![i](a.png) [b](https://z)\\](https://x) ok"),
 ]
 
 

@@ -58,7 +58,11 @@ Grammar, CommonMark-ish (https://spec.commonmark.org/), in order of precedence:
    become a link around the rewritten inner link. Both brackets are escaped: escaping
    only the ``[`` would free its ``]`` to close an earlier ``[`` (one CommonMark had
    deactivated, since it too precedes the inner link), and ``[[a](post:x:1)](url)`` would
-   become the new link ``[\\[1]](url)``.
+   become the new link ``[\\[1]](url)``. An image is the exception (CommonMark: an image
+   does not deactivate the ``[`` before it): a label holding only images is an ordinary
+   label, so the linked badge ``[![build](b.svg)](url)`` stays a link. Known limit: the
+   reverse, an image whose alt text holds a link (``![[a](url)](b.png)``), is written as
+   literal brackets around that link.
 
    A destination starting (after optional whitespace, at most one line break, and ``<``)
    with ``post:``, ``chunk:`` or ``TYPE:`` (case-insensitive) is a citation link. It runs
@@ -453,6 +457,18 @@ def _para_ends(text: str, lo: int, hi: int) -> list[int]:
     return ends
 
 
+def _is_image(s: str, opener: int, lo: int) -> bool:
+    """Whether the ``[`` at ``opener`` opens an image, ``![…](…)``: a ``!`` before it that
+    is not backslash-escaped (looking no further back than ``lo``). An image may sit in a
+    link label (CommonMark: images, unlike links, do not deactivate earlier ``[``)."""
+    if opener <= lo or s[opener - 1] != "!":
+        return False
+    b = opener - 1
+    while b > lo and s[b - 1] == "\\":
+        b -= 1
+    return (opener - 1 - b) % 2 == 0
+
+
 class _Inline:
     """Inline scanner over ``text[lo:hi]`` (a region outside fenced code).
 
@@ -569,7 +585,8 @@ class _Inline:
         simple = _SIMPLE_PAIR.match
         simple_cite = _SIMPLE_CITE.match
         for limit in [*self.para_ends, self.hi]:
-            # [position of "[", contains a link, escape_numbers escapes it ("[12\\]")]
+            # [position of "[", contains a link, escape_numbers escapes it ("[12\\]"),
+            #  contains a link other than an image (so it cannot open a link itself)]
             stack: list[list[Any]] = []
             j = start
             while True:
@@ -592,7 +609,7 @@ class _Inline:
                         self.links[j] = (end, Token("link", j, end, link.group(), label=link.group(1),
                                                      label_start=j + 1, target=_target(link.group(2))))
                         if stack:
-                            stack[-1][1] = True
+                            stack[-1][1] = stack[-1][3] = True
                         j = end
                         continue
                 if c == "\\" and j + 1 < limit and s[j + 1] in _PUNCT:
@@ -602,7 +619,7 @@ class _Inline:
                         if tail is not None:
                             self.tails[j] = tail
                             if stack:
-                                stack[-1][1] = True
+                                stack[-1][1] = stack[-1][3] = True
                             j = tail[0]
                             continue
                     j += 2
@@ -613,9 +630,9 @@ class _Inline:
                     j = end if end is not None else j + run
                     continue
                 if c == "[":
-                    stack.append([j, False, _HALF_OPEN.match(s, j + 1, limit) is not None])
+                    stack.append([j, False, _HALF_OPEN.match(s, j + 1, limit) is not None, False])
                 elif c == "]":
-                    opener, inner, half = stack.pop() if stack else (None, False, False)
+                    opener, inner, half, deact = stack.pop() if stack else (None, False, False, False)
                     if opener is not None and not inner:
                         found = self._link_at(opener, j, limit)
                         if found is not None:
@@ -632,6 +649,10 @@ class _Inline:
                             self.tails[j] = found
                             if opener is not None:
                                 self.opens.add(opener)
+                        elif opener is not None and not deact and (found := self._link_at(opener, j, limit)):
+                            # only images inside: a link may hold an image (CommonMark),
+                            # "[![badge](b.svg)](url)" stays a link
+                            self.links[opener] = found
                         elif opener is not None and j + 1 < limit and s[j + 1] in "([":
                             # literal in CommonMark (links do not nest); once the inner
                             # link is rewritten the pair could become a link around it.
@@ -641,7 +662,12 @@ class _Inline:
                         elif opener is not None and (half or self._half_close(j)):
                             self.literal.add(j if half else opener)
                     if stack and (inner or found is not None):
+                        # the enclosing label holds a link; unless that is an image, its
+                        # "[" can no longer open a link (CommonMark deactivates it)
                         stack[-1][1] = True
+                        if deact or (found is not None and not (found[1].kind == "mdlink" and
+                                                                _is_image(s, opener, self.lo))):
+                            stack[-1][3] = True
                     if found is not None:
                         j = found[0]
                         continue

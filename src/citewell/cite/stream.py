@@ -97,6 +97,7 @@ from .links import (
     SCHEMES,
     _container_prefix,
     _Inline,
+    _is_image,
     _mark_fence_like,
     code_blocks,
 )
@@ -420,9 +421,10 @@ class StreamingCiter:
 
     def _reset_inline(self, pos: int) -> None:
         self._p = pos
-        self._stack: list[list[Any]] = []
+        self._stack: list[list[Any]] = []  # [position of "[", holds a link, holds a non-image link]
         self._ticks: int | None = None
-        self._dest: tuple[int, int | None, bool, bool] | None = None  # (]-pos, opener, inner, escaped)
+        # (]-pos, opener, holds a link, escaped, holds a non-image link)
+        self._dest: tuple[int, int | None, bool, bool, bool] | None = None
         self._cite_wait: tuple[int, int | None, bool, bool] | None = None  # _dest waiting for ")"
         self._pad: int | None = None
         self._neutral_from = pos
@@ -524,7 +526,7 @@ class StreamingCiter:
                     if buf[i + 2] == "(":
                         if was:
                             self._note_safe(i + off)
-                        self._dest = (i + 1 + off, None, False, True)
+                        self._dest = (i + 1 + off, None, False, True, False)
                         self._p = i + off
                         continue
                 i += 2
@@ -532,7 +534,7 @@ class StreamingCiter:
             if c == "[":
                 if was:
                     self._note_safe(i + off)
-                self._stack.append([i + off, False])
+                self._stack.append([i + off, False, False])
                 i += 1
                 continue
             # "]"
@@ -540,14 +542,16 @@ class StreamingCiter:
                 break
             entry = self._stack.pop() if self._stack else None
             inner = bool(entry[1]) if entry else False
+            deact = bool(entry[2]) if entry else False
             if buf[i + 1] == "(":
                 if entry is None and was:
                     self._note_safe(i + off)
-                self._dest = (i + off, entry[0] if entry else None, inner, False)
+                self._dest = (i + off, entry[0] if entry else None, inner, False, deact)
                 self._dest_tried = -1
                 continue
             if self._stack and inner:
                 self._stack[-1][1] = True
+                self._stack[-1][2] = self._stack[-1][2] or deact
             i += 1
             if not was and self._neutral():
                 self._neutral_from = i + off
@@ -588,7 +592,7 @@ class StreamingCiter:
         """Settle the pending destination: the absolute position to go on from, or None."""
         assert self._dest is not None
         self._cite_wait = None
-        bracket, opener, inner, escaped = self._dest
+        bracket, opener, inner, escaped, deact = self._dest
         buf, off = self._buf, self._B
         L = limit - off
         b = bracket - off
@@ -604,12 +608,14 @@ class StreamingCiter:
                 return None
             self._dest = None
             if self._stack:
-                self._stack[-1][1] = True
+                self._stack[-1][1] = self._stack[-1][2] = True
             return end + off
-        if escaped or opener is None or inner:
+        if escaped or opener is None or deact:
+            # no link: a "[" holding a link other than an image cannot open one
             self._dest = None
             if self._stack and inner and not escaped:
                 self._stack[-1][1] = True
+                self._stack[-1][2] = self._stack[-1][2] or deact
             return bracket + 1
         # an ordinary link? settled when its ")" is found, or at the paragraph end
         if self._dest_tried >= 0 and ")" not in buf[self._dest_tried - off:L] and \
@@ -626,9 +632,13 @@ class StreamingCiter:
             self._dest = None
             if self._stack:
                 self._stack[-1][1] = True
+                if not _is_image(buf, opener - off, 0):  # a link deactivates the "[" before it
+                    self._stack[-1][2] = True
             return found[0] + 1 + off
         if definite:
             self._dest = None
+            if self._stack and inner:  # a label holding only images, and no link itself
+                self._stack[-1][1] = True
             return bracket + 1
         return None
 
