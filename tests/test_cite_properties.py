@@ -94,11 +94,22 @@ def _prose(text: str) -> str:
         if t.kind == "code":
             out.append("\0")
         elif t.kind == "mdlink":
-            label = scan_label(t.label or "")
-            assert not [u for u in label if u.kind in ("link", "tail", "mdlink")], text  # links do not nest
-            out.append("[" + "".join("\0" if u.kind == "code" else u.text for u in label) + "]\0")
+            out.append("[" + _label_prose(t.label or "", text) + "]\0")
         else:
             out.append(t.text)
+    return "".join(out)
+
+
+def _label_prose(label: str, text: str) -> str:
+    """:func:`_prose` of an ordinary link's label, which may hold images but no link."""
+    out = []
+    for u in scan_label(label):
+        assert u.kind not in ("link", "tail"), text
+        if u.kind == "mdlink":
+            assert label[u.start - 1:u.start] == "!", text  # links do not nest; images may
+            out.append("[" + _label_prose(u.label or "", text) + "]\0")
+        else:
+            out.append("\0" if u.kind == "code" else u.text)
     return "".join(out)
 
 

@@ -292,6 +292,20 @@ def test_bracket_pairing_fixes_stream_equal_for_every_split(raw: str, text: str)
             run_stream([raw[:i], raw[i:]], min_delta=min_delta)
 
 
+@pytest.mark.parametrize("pieces, text", [
+    # found by hypothesis: the cut after "[1]\n" sent "(post:" before the whole-text rule
+    # (a citation destination after "]" and whitespace gets its "(" escaped) could see it
+    (["](post:x:1\n(post:", "\n", "1"], "[1]\n\\(post:\n1"),
+    (["See [a](post:x:1) ", "(post:x:1 more"], "See [1] \\(post:x:1 more"),
+    (["Up 5%] ", " \t", "(chunk:c-1) and on"], "Up 5%]  \t\\(chunk:c-1) and on"),
+])
+def test_a_target_after_a_bracket_and_whitespace_is_escaped_in_the_stream(pieces: list[str], text: str) -> None:
+    for min_delta in (1, 24):
+        _, message, _ = run_stream(pieces, min_delta=min_delta)
+        assert message.text == text
+        run_stream(list("".join(pieces)), min_delta=min_delta)
+
+
 def test_support_events_follow_their_sentence() -> None:
     p = _passages()
     calls: list[tuple[str, str]] = []

@@ -67,7 +67,10 @@ State machine (two layers that run over the raw text in order):
    The state is *neutral* when all four are empty. A cut ``c`` is safe when the state is
    neutral at ``c``, ``raw[c-1]`` is a space, tab or ``\\n`` (so no escape, marker,
    ``]``, backtick or tilde run is pending: what follows a marker - ``(``, ``[``, ``:``
-   get escaped - is in the same window) and ``c`` is not inside a held line.
+   get escaped - is in the same window) and ``c`` is not inside a held line. A window
+   whose rendered text ends with ``]`` and whitespace is held back too (not sent, the
+   cut not taken): a citation destination after them, ``[1] (post:x:1``, gets its ``(``
+   escaped, which only a window holding both can decide.
 
 3. **Global fallback**: ``cite()`` re-assembles the *whole* text with backticks escaped
    and removed link brackets kept when the plain text would not read back
@@ -129,6 +132,8 @@ _SPECIAL_CHARS = "\\[]`\r\n\t~"  # the same, for a one-character chunk
 _WAIT = re.compile(r"[)\r\n]")
 _WAIT_CHARS = ")\r\n"
 _TICKS_INTERESTING = re.compile(r"[`\r\n]")
+#: Rendered text ending with "]" and whitespace: the window is held (see _render).
+_BRACKET_SPACE = re.compile(r"\]\s+\Z")
 _PAD_SKIP = re.compile(r"[\s\d]*")
 #: Characters a line may start with before it is known not to open a fence.
 _LINE_SET = " \t>-*+0123456789.)"
@@ -330,7 +335,7 @@ class StreamingCiter:
                 # a fence opens at the region end: everything before it is settled
                 start = self._region_end
                 if start > self._W:
-                    self._render(start, events)
+                    self._render(start, events, hold=False)  # a code block follows: no "(" to escape
                 if self._stalled:
                     return
                 self._mode = _FENCE
@@ -669,8 +674,9 @@ class StreamingCiter:
 
     # ------------------------------------------------------------------ rendering
 
-    def _render(self, cut: int, events: list[Event]) -> None:
-        """Render ``raw[W:cut]`` (settled) with the cite stage and send it."""
+    def _render(self, cut: int, events: list[Event], *, hold: bool = True) -> None:
+        """Render ``raw[W:cut]`` (settled) with the cite stage and send it - unless
+        ``hold`` and it ends with ``]`` and whitespace (what follows may be escaped)."""
         off = self._B
         lo, hi = self._W - off, cut - off
         text = self._buf[:hi]
@@ -686,6 +692,10 @@ class StreamingCiter:
             ticks, _, _ = _assemble(segments, escape_ticks=True)
         else:
             ticks = plain  # nothing that escape_ticks would change
+        if hold and _BRACKET_SPACE.search(plain) is not None:
+            # "]" + whitespace + "(post:…" escapes the "(" (processor._SPACED_TARGET): wait
+            # for a window holding what follows (rendering is repeatable: numbering is kept)
+            return
         skip = len(self._line_out)
         if plain != ticks:
             # cite() may still escape backticks / keep link brackets for the whole text:
