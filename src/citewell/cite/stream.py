@@ -67,10 +67,11 @@ State machine (two layers that run over the raw text in order):
    The state is *neutral* when all four are empty. A cut ``c`` is safe when the state is
    neutral at ``c``, ``raw[c-1]`` is a space, tab or ``\\n`` (so no escape, marker,
    ``]``, backtick or tilde run is pending: what follows a marker - ``(``, ``[``, ``:``
-   get escaped - is in the same window) and ``c`` is not inside a held line. A window
-   whose rendered text ends with ``]`` and whitespace is held back too (not sent, the
-   cut not taken): a citation destination after them, ``[1] (post:x:1``, gets its ``(``
-   escaped, which only a window holding both can decide.
+   get escaped - is in the same window) and ``c`` is not inside a held line. When the
+   rendered window ends with ``]`` and whitespace, the cut moves back before that
+   whitespace (prose whitespace is copied as it is, so it is the raw's last characters):
+   a citation destination after them, ``[1] (post:x:1``, gets its ``(`` escaped, which
+   the next window decides with the ``]`` in its context.
 
 3. **Global fallback**: ``cite()`` re-assembles the *whole* text with backticks escaped
    and removed link brackets kept when the plain text would not read back
@@ -675,8 +676,8 @@ class StreamingCiter:
     # ------------------------------------------------------------------ rendering
 
     def _render(self, cut: int, events: list[Event], *, hold: bool = True) -> None:
-        """Render ``raw[W:cut]`` (settled) with the cite stage and send it - unless
-        ``hold`` and it ends with ``]`` and whitespace (what follows may be escaped)."""
+        """Render ``raw[W:cut]`` (settled) with the cite stage and send it; with ``hold``,
+        whitespace ending it after a ``]`` is left for the next window."""
         off = self._B
         lo, hi = self._W - off, cut - off
         text = self._buf[:hi]
@@ -692,10 +693,16 @@ class StreamingCiter:
             ticks, _, _ = _assemble(segments, escape_ticks=True)
         else:
             ticks = plain  # nothing that escape_ticks would change
-        if hold and _BRACKET_SPACE.search(plain) is not None:
-            # "]" + whitespace + "(post:…" escapes the "(" (processor._SPACED_TARGET): wait
-            # for a window holding what follows (rendering is repeatable: numbering is kept)
-            return
+        spaced = _BRACKET_SPACE.search(plain) if hold else None
+        if spaced is not None:
+            # "]" + whitespace + "(post:…" escapes the "(" (processor._SPACED_TARGET): the
+            # whitespace goes with what follows (rendering again is harmless: the
+            # numbering state only grows by first appearance)
+            n = spaced.end() - spaced.start() - 1
+            if cut - n <= self._W:
+                return
+            cut -= n
+            plain = plain[:len(plain) - n]
         skip = len(self._line_out)
         if plain != ticks:
             # cite() may still escape backticks / keep link brackets for the whole text:
