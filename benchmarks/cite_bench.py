@@ -15,7 +15,10 @@ some repeated) and prints:
 - streaming: ``StreamingCiter`` fed in chunks of 1, 16 and 1024 characters, in chars/s,
   for ``feed()`` alone and for ``feed()`` + ``close()`` (``close()`` runs ``cite()`` on the
   whole text so that the final message equals the non-streamed one exactly);
-- the ratio of the 1 MB to the 100 KB time at chunk size 1 (linear scaling: ~10).
+- the ratio of the 1 MB to the 100 KB time at chunk size 1 (linear scaling: ~10);
+- ``scan()`` and ``cite()`` on an answer of the same size full of markup that takes the
+  full scanner (ordinary links with parentheses, linked images, escapes, code spans,
+  nested and literal pairs) instead of the one-pass route of the realistic answer.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from citewell.cite import InMemoryResolver, apply_support, cite
 from citewell.cite import processor as _processor
-from citewell.cite.links import format_link
+from citewell.cite.links import format_link, scan
 from citewell.cite.parts import build_citations, build_parts
 from citewell.cite.stream import StreamingCiter
 from citewell.models import Chunk, Passage
@@ -70,6 +73,24 @@ def build_answer(size: int, seed: int = 1) -> str:
         out.append(piece)
         n += len(piece)
     return "".join(out)[:size].rsplit(" ", 1)[0] + "."
+
+
+MARKUP = ["Revenue grew [a](post:reddit:t3_{n:05d}) in the quarter. ", "See [the filing](https://e.com/10-K_(2023)) and ",
+          "margins `x[1]` rose \\[12\\] ", "[![badge](b.svg)](https://e.com/ci) ",
+          "[w [b](chunk:chunk-{n:04d}) z](https://e.com) ", "a \\[3] b [c](post:reddit:t3_{n:05d}). ", "\n\n",
+          "Costs [fell](chunk:chunk-{n:04d}) sharply. "]
+
+
+def build_markup_answer(size: int, seed: int = 3) -> str:
+    """About ``size`` characters of :data:`MARKUP` pieces (the full scanner's route)."""
+    rng = random.Random(seed)
+    out: list[str] = []
+    n = 0
+    while n < size:
+        piece = rng.choice(MARKUP).format(n=rng.randrange(40))
+        out.append(piece)
+        n += len(piece)
+    return "".join(out)
 
 
 def best(fn, repeat: int) -> float:
@@ -141,6 +162,12 @@ def main() -> None:
     t_big_c = best(lambda: stream(big, 1, kwargs, close=True), max(1, args.repeat - 1))
     print(f"scaling at chunk 1, {len(big):,} vs {len(raw):,} chars: feed {t_big / t_small:4.1f}x "
           f"({t_big * 1e3:.0f} ms vs {t_small * 1e3:.0f} ms); feed+close {t_big_c / t_small_c:4.1f}x")
+
+    markup = build_markup_answer(args.size)
+    t_scan = best(lambda: scan(markup), max(args.repeat, 10))
+    t_cite = best(lambda: cite(markup, **kwargs), args.repeat)
+    print(f"markup-heavy answer ({len(markup):,} chars, {markup.count('](')} links): scan {t_scan * 1e3:.1f} ms; "
+          f"whole cite() {t_cite * 1e3:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -649,7 +649,7 @@ class _Inline:
                             self.tails[j] = found
                             if opener is not None:
                                 self.opens.add(opener)
-                        elif opener is not None and not deact and (found := self._link_at(opener, j, limit)):
+                        elif opener is not None and not deact and (found := self._mdlink_at(opener, j, limit)):
                             # only images inside: a link may hold an image (CommonMark),
                             # "[![badge](b.svg)](url)" stays a link
                             self.links[opener] = found
@@ -721,11 +721,20 @@ class _Inline:
         s = self.s
         if label_end + 1 >= limit or s[label_end + 1] != "(":
             return None
-        label = s[i + 1:label_end]
         cited = self._citation_dest(label_end, limit)
         if cited is not None:
             end, target = cited
-            return end, Token("link", i, end, s[i:end], label=label, label_start=i + 1, target=target)
+            return end, Token("link", i, end, s[i:end], label=s[i + 1:label_end], label_start=i + 1,
+                              target=target)
+        return self._mdlink_at(i, label_end, limit)
+
+    def _mdlink_at(self, i: int, label_end: int, limit: int) -> tuple[int, Token] | None:
+        """The ordinary link ``[label](url "title")`` with ``[`` at ``i`` and ``]`` at
+        ``label_end``, if its destination parses: ``(end, token)``, else None."""
+        s = self.s
+        if label_end + 1 >= limit or s[label_end + 1] != "(":
+            return None
+        label = s[i + 1:label_end]
         found = self._markdown_close(label_end + 2, limit)
         if found is None:
             return None
