@@ -267,10 +267,13 @@ _SPACED_TARGET_START = re.compile(r"^(\s+)" + _DESTINATION)
 
 
 def _ends_with_bracket(prose: Sequence[str], out: Sequence[str]) -> bool:
-    """Whether the text written so far (``out`` then pending ``prose``) ends with ``]``."""
-    for piece in (*reversed(prose), *reversed(out)):
-        if piece:
-            return piece.endswith("]")
+    """Whether the text written so far (``out`` then pending ``prose``) ends with ``]``.
+    Looks back only to the last non-empty piece (no copy of ``out``: it is called once
+    per prose run, so copying made assembling quadratic in the number of segments)."""
+    for pieces in (prose, out):
+        for piece in reversed(pieces):
+            if piece:
+                return piece.endswith("]")
     return False
 
 

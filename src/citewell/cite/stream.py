@@ -133,8 +133,6 @@ _SPECIAL_CHARS = "\\[]`\r\n\t~"  # the same, for a one-character chunk
 _WAIT = re.compile(r"[)\r\n]")
 _WAIT_CHARS = ")\r\n"
 _TICKS_INTERESTING = re.compile(r"[`\r\n]")
-#: Rendered text ending with "]" and whitespace: the window is held (see _render).
-_BRACKET_SPACE = re.compile(r"\]\s+\Z")
 _PAD_SKIP = re.compile(r"[\s\d]*")
 #: Characters a line may start with before it is known not to open a fence.
 _LINE_SET = " \t>-*+0123456789.)"
@@ -693,16 +691,20 @@ class StreamingCiter:
             ticks, _, _ = _assemble(segments, escape_ticks=True)
         else:
             ticks = plain  # nothing that escape_ticks would change
-        spaced = _BRACKET_SPACE.search(plain) if hold else None
-        if spaced is not None:
-            # "]" + whitespace + "(post:…" escapes the "(" (processor._SPACED_TARGET): the
-            # whitespace goes with what follows (rendering again is harmless: the
-            # numbering state only grows by first appearance)
-            n = spaced.end() - spaced.start() - 1
-            if cut - n <= self._W:
-                return
-            cut -= n
-            plain = plain[:len(plain) - n]
+        kept = len(plain)
+        before = plain[-2:-1]  # a window ends with whitespace: the usual "x " is settled at once
+        while hold and (before == "]" or before.isspace()) and kept and plain[kept - 1].isspace():
+            kept -= 1  # (no rstrip(): plain holds the whole line)
+        if kept < len(plain):
+            # "]" + whitespace + "(post:…" escapes the "(" (processor._SPACED_TARGET, whose
+            # "\s" is str.isspace): the whitespace goes with what follows (rendering it
+            # again is harmless: the numbering state only grows by first appearance)
+            if plain[kept - 1:kept] == "]":
+                n = len(plain) - kept
+                if cut - n <= self._W:
+                    return
+                cut -= n
+                plain = plain[:kept]
         skip = len(self._line_out)
         if plain != ticks:
             # cite() may still escape backticks / keep link brackets for the whole text:
