@@ -210,8 +210,10 @@ from citewell.text.terms import (
 NO_EVIDENCE_TEXT = "No passage in the sources answers this question."
 #: Said instead when the question names something no retrieved passage mentions.
 NO_MENTION_TEXT = "No passage in the sources mentions {names}."
-#: A measure the company adjusts (a non-GAAP measure): read, never computed.
-_ADJUSTED_RE = re.compile(r"\b(?:adjusted|non[- ]?gaap)\b", re.IGNORECASE)
+#: A measure the company adjusts (a non-GAAP measure: adjusted, organic, in constant
+#: currency, "real" growth, or with impacts excluded): read, never computed.
+_ADJUSTED_RE = re.compile(r"\b(?:adjusted|non[- ]?gaap|organic(?:ally)?|constant[- ]currency|real\s+(?:change|growth)|"
+                          r"exclud(?:e|es|ing)\s+(?:the\s+)?(?:impacts?|effects?))\b", re.IGNORECASE)
 #: Said first when the answer is a calculation: the rows it needs follow, each cited.
 CALCULATION_TEXT = ("The sources state no single figure for this: it is a calculation for the reader, from the "
                     "figures that follow.")
@@ -330,9 +332,10 @@ def figure_answer(question: str, passages: Sequence[Passage]) -> tuple[list[Foun
     (:func:`~citewell.text.questions.asks_calculation`), or any question about a ratio
     (:data:`citewell.text.vocabulary.RATIOS`: "Does X have positive working capital?" is
     answered by its current assets and current liabilities). An adjusted (non-GAAP)
-    measure that a row states by name (``Adjusted EBITDA``) is answered by that row
-    (:func:`~citewell.generate.rows.measure_rows`): its adjustments are the company's own,
-    so it cannot be computed from statement captions."""
+    measure (:data:`_ADJUSTED_RE`) is answered by the row that states it by name
+    (``Adjusted EBITDA``: :func:`~citewell.generate.rows.measure_rows`), or else by
+    sentences: its adjustments are the company's own, so it cannot be computed from
+    statement captions."""
     ratio = any(m.kind == "ratio" for m in mentions(question))
     if asks_why(question) or not (asks_figure(question) or asks_calculation(question) or ratio):
         return [], None
@@ -342,11 +345,10 @@ def figure_answer(question: str, passages: Sequence[Passage]) -> tuple[list[Foun
     def rows_for(keys: tuple[str, ...]) -> dict[str, FoundRow]:
         return rows_for_items(keys, passages, asked_years=asked, named=named)
 
-    # an adjusted (non-GAAP) measure cannot be computed from statement captions: a row states it
-    if _ADJUSTED_RE.search(lead(question)):
-        direct = measure_rows([m.key for m in mentions(question) if m.kind == "ratio"], question, passages)
-        if direct:
-            return direct, None
+    # an adjusted (non-GAAP) measure cannot be computed from statement captions: a row states
+    # it, or else the sentences that discuss it answer
+    if _ADJUSTED_RE.search(question):
+        return measure_rows([m.key for m in mentions(question) if m.kind == "ratio"], question, passages), None
     calculation = calculate(question, rows_for) if (ratio or asks_calculation(question)) else None
     if calculation is not None:
         found = rows_for(calculation.items)
