@@ -17,7 +17,8 @@ class BM25Retriever:
     ``store`` is any :class:`~citewell.store.base.Store`; ``workspace_id`` scopes every
     search. Steps:
 
-    1. the pool: the best ``max(pool_min, pool_factor × k)`` chunks by BM25 over chunk
+    1. the pool: the best ``max(pool_min, pool_factor × k)`` chunks (at most ``pool_max``,
+       or ``k`` when more are asked) by BM25 over chunk
        text and resource title, any term of :func:`~citewell.retrieve.query.search_terms`
        matching (question words and the words of their expansions);
     2. resources the question names (:func:`~citewell.retrieve.rerank.resource_priors`:
@@ -33,13 +34,14 @@ class BM25Retriever:
     """
 
     def __init__(self, store: Store, workspace_id: str, *, reranker: Reranker | None = None,
-                 rerank: bool = True, pool_min: int = 50, pool_factor: int = 10) -> None:
+                 rerank: bool = True, pool_min: int = 50, pool_factor: int = 10, pool_max: int = 200) -> None:
         self.store = store
         self.workspace_id = workspace_id
         self.reranker = reranker or Reranker()
         self.rerank = rerank
         self.pool_min = pool_min
         self.pool_factor = pool_factor
+        self.pool_max = pool_max
         #: the last ready resources the store gave and their tickers and company names by id
         self._names: tuple[Sequence[Resource], dict[str, list[str]]] | None = None
 
@@ -51,7 +53,7 @@ class BM25Retriever:
             return []
         if not self.rerank:
             return self.store.search_text(self.workspace_id, terms, limit=k, conditions=conditions, under=under)
-        limit = max(self.pool_min, self.pool_factor * k)
+        limit = min(max(self.pool_min, self.pool_factor * k), max(self.pool_max, k))
         pool = self.store.search_text(self.workspace_id, terms, limit=limit, conditions=conditions, under=under)
         if not pool:
             return []

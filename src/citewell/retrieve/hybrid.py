@@ -177,18 +177,21 @@ class HybridRetriever:
             return []
         if self.pages is None:
             return self._fused(question, k=k, conditions=conditions, under=under)
-        candidates = self._fused(question, k=max(k, self.page_depth), conditions=conditions, under=under)
+        candidates = self._fused(question, k=max(k, self.page_depth), conditions=conditions, under=under,
+                                 depth=max(k, self.page_depth))
         by_id = {r.passage.chunk.id: r for r in candidates}
         return [Ranked(p, by_id[p.chunk.id].bm25_rank, by_id[p.chunk.id].dense_rank, p.rank, p.score)
                 for p in self.pages.rerank(question, [r.passage for r in candidates], k=k)]
 
     def _fused(self, question: str, *, k: int, conditions: Sequence[Condition],
-               under: str | None) -> list[Ranked]:
-        """The top ``k`` of the mode's ranking (module docstring), before any page re-ranking."""
+               under: str | None, depth: int | None = None) -> list[Ranked]:
+        """The top ``k`` of the mode's ranking (module docstring), before any page re-ranking;
+        ``depth``: how many passages each side contributes (default: :attr:`depth`, else
+        ``max(4k, 20)``)."""
         if self.mode == "lexical":
             return [Ranked(p, p.rank, None, p.rank, p.score)
                     for p in self.lexical.retrieve(question, k=k, conditions=conditions, under=under)]
-        depth = max(k, self.depth or max(4 * k, 20))
+        depth = max(k, depth or self.depth or max(4 * k, 20))
         lexical: list[Passage] = []
         if self.mode in ("lexical", "hybrid"):
             lexical = self.lexical.retrieve(question, k=depth if self.mode == "hybrid" else k,

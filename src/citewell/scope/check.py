@@ -47,6 +47,7 @@ citation). The rules, in order (the first that applies decides):
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -138,6 +139,16 @@ class ScopeAbstention:
         return Notice(code=NOT_IN_SOURCES, message=self.text, reason=self.reason, subjects=list(self.subjects))
 
 
+@lru_cache(maxsize=16384)
+def _text_years(text: str) -> frozenset[int]:
+    """The years a passage's text names (cached: the same passages answer many lookups)."""
+    return periods(text)[0]
+
+
+#: :func:`~citewell.text.terms.content_terms` of passage texts, cached like :func:`_text_years`
+_text_terms = lru_cache(maxsize=16384)(content_terms)
+
+
 def first_sentence(question: str) -> str:
     """The question's first sentence (syntok), which states what it asks."""
     spans = sentence_spans(question)
@@ -219,7 +230,7 @@ def gather(store: Store, workspace_id: str, question: str, *, conditions: Sequen
     years: dict[int, tuple[Passage, ...]] = {}
     for year in sorted(question_years(question)):
         found = _lookup(store, workspace_id, [str(year), f"fy{year}", f"fy{year % 100:02d}"], narrowed, under)
-        years[year] = tuple(p for p in found if year in periods(p.chunk.text)[0])
+        years[year] = tuple(p for p in found if year in _text_years(p.chunk.text))
     concepts = topic_concepts(question)
     topics: list[tuple[Concept, float, bool]] = []
     if concepts:
@@ -230,7 +241,7 @@ def gather(store: Store, workspace_id: str, question: str, *, conditions: Sequen
             df = max(counts[i:i + len(concept.words)], default=0)
             i += len(concept.words)
             words = sorted({w for alt in concept.words for w in alt})
-            present = any(concept.matches(content_terms(p.chunk.text))
+            present = any(concept.matches(_text_terms(p.chunk.text))
                           for p in _lookup(store, workspace_id, words, narrowed, under)[:TOPIC_LOOKUP_LIMIT])
             topics.append((concept, math.log((n + 1) / (df + 0.5)), present))
     # aliases help retrieval find passages elsewhere when no resource in scope is named by the name
@@ -280,7 +291,7 @@ def check_scope(question: str, facts: ScopeFacts, passages: Sequence[Passage]) -
         if not any(p.chunk.resource_id in about_ids for p in facts.year_passages.get(year, ())):
             return ScopeAbstention(f"Not in the sources: no source{whom} mentions {year}.", "period", (str(year),))
     if len(facts.topics) >= MIN_TOPIC_CONCEPTS:
-        retrieved = [content_terms(p.chunk.text) for p in passages if p.chunk.resource_id in about_ids]
+        retrieved = [_text_terms(p.chunk.text) for p in passages if p.chunk.resource_id in about_ids]
         total = sum(w for _, w, _ in facts.topics)
         absent = [(c, w) for c, w, present in facts.topics
                   if not present and not any(c.matches(terms) for terms in retrieved)]
