@@ -69,6 +69,10 @@ def test_a_table_row_excerpt_shows_the_column_header() -> None:
     shown = excerpt(message, message.references[0])
     assert shown.startswith("Year ended December 31, (Millions) 2022 2021 …")
     assert shown.endswith("Purchases of property, plant and equipment (PP&E) $ (1,749) $ (1,603)")
+    # the row restated as "Label: value (period)" is found by its label
+    restated = cite("Purchases of property, plant and equipment (PP&E): $(1,749) (2022), $(1,603) (2021) "
+                    "[1](chunk:t-1).", sources=[passage], resolver=InMemoryResolver([passage]))
+    assert excerpt(restated, restated.references[0]) == shown
 
 
 def test_each_cited_sentence_of_a_transcript_passage_gets_its_moment() -> None:

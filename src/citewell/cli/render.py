@@ -122,7 +122,8 @@ def _cited_sentences(message: Message, ref: Reference) -> list[str]:
 
 def excerpt(message: Message, ref: Reference, *, full: bool = False, limit: int = EXCERPT_CHARS) -> str:
     """The passage text to show under a source: whole (``full``) or a window of at most
-    ``limit`` characters centred on the first cited sentence found in it."""
+    ``limit`` characters centred on the first cited sentence found in it (for a statement
+    row restated as ``Label: value (period), …``, on its label)."""
     text = ref.text or ""
     if full:
         return text.strip()
@@ -131,6 +132,9 @@ def excerpt(message: Message, ref: Reference, *, full: bool = False, limit: int 
     for sentence in _cited_sentences(message, ref):
         probe = _SPACE.sub(" ", sentence).rstrip(".!?")
         pos = flat.find(probe)
+        if pos < 0 and ": " in probe:  # a statement row restated "Label: value (period), …": find its label
+            probe = probe.split(": ", 1)[0]
+            pos = flat.find(probe)
         if pos >= 0:
             span = min(len(probe), limit)
             start = max(0, min(pos - (limit - span) // 2, len(flat) - limit))
