@@ -335,7 +335,9 @@ def figure_answer(question: str, passages: Sequence[Passage]) -> tuple[list[Foun
     measure (:data:`_ADJUSTED_RE`) is answered by the row that states it by name
     (``Adjusted EBITDA``: :func:`~citewell.generate.rows.measure_rows`), or else by
     sentences: its adjustments are the company's own, so it cannot be computed from
-    statement captions."""
+    statement captions. Rows answer only when every line item the question names directly
+    is stated by one of them ("wages as a percent of net sales" is not answered by the net
+    sales row alone)."""
     ratio = any(m.kind == "ratio" for m in mentions(question))
     if asks_why(question) or not (asks_figure(question) or asks_calculation(question) or ratio):
         return [], None
@@ -353,7 +355,11 @@ def figure_answer(question: str, passages: Sequence[Passage]) -> tuple[list[Foun
     if calculation is not None:
         found = rows_for(calculation.items)
         return [found[k] for k in calculation.items if k in found], calculation
-    return find_rows(question, passages, asked_years=asked), None
+    rows = find_rows(question, passages, asked_years=asked)
+    named = {m.key for m in mentions(question) if m.kind == "item"}
+    if named - {row.item for row in rows}:  # a line item the question names that no row states:
+        return [], None  # the rows do not answer it; sentences may
+    return rows, None
 
 
 def _row_unit(row: FoundRow, passages: Sequence[Passage]) -> "QuotedUnit":
