@@ -151,7 +151,7 @@ def test_cli_cites_inline_sources_that_are_in_no_store(tmp_path: Path) -> None:
     assert [(r["citation"], r["chunk_id"], r["source"]) for r in message["references"]] == [
         (1, "acme-p3", None), (2, message["references"][1]["chunk_id"], "reddit"), (3, None, "tiktok")]
     assert [r["occurrences"][0]["support"]["verdict"] for r in message["references"]] == [
-        "unsupported", "supported", "unchecked"]  # [1]'s sentence also states "2": the kept number
+        "supported", "supported", "unchecked"]  # the number kept as prose, \[2\], is no figure of the sentence
     assert [w["code"] for w in message["warnings"]] == ["source_not_found", "source_text_unknown", "unknown_target",
                                                        "unknown_target"]
     # stderr says what could not be resolved; stdout is the one JSON document

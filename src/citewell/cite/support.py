@@ -834,6 +834,11 @@ def check_support(sentence: str, passage: str | None, *, embedder: Embedder | No
     return Support(support.verdict, support.score, (*support.reasons, "judge:none"))
 
 
+#: Bracketed numbers (``[2]``, ``[1, 2]``, ``[1-3]``, ``【1】``): citation markers a generator
+#: wrote that were kept as prose (an out-of-range number), not figures the sentence states.
+_BRACKETED_NUMBERS_RE = re.compile(r"[\[【]\s*\d+(?:\s*[,\-–]\s*\d+)*\s*[\]】]")
+
+
 def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None = None,
                 text_type: str | None = None, title: str | None = None, header: str | None = None) -> Support:
     """Check whether ``passage`` supports ``sentence`` (DESIGN.md rule 8).
@@ -863,7 +868,7 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
     table = None if text_type is None else text_type == "table"
     info = _passage(passage, table)
     plain = _EMPHASIS_RE.sub(r"\2", _LEADING_MARKDOWN_RE.sub("", norm_s))
-    items = _extract(plain)
+    items = _extract(_BRACKETED_NUMBERS_RE.sub(" ", plain))  # a marker kept as prose ("[2]") states no figure
     concepts = [c for c in question_concepts(plain)
                 if not c.number and not all(alt <= _FILLER_TERMS for alt in c.alternatives)]
     checkable = bool(items.numbers or items.years or items.quarters or items.dates or concepts)
