@@ -187,26 +187,25 @@ def parse(formula: str) -> Node | None:
     return tree if tree is not None and not rest else None
 
 
-def _expr(items: list[Node | str]) -> tuple[Node | None, list[Node | str]]:
-    left, items = _term(items)
-    while left is not None and items and items[0] in ("+", "-"):
+def _binary(items: list[Node | str], ops: tuple[str, str], operand: Callable) -> tuple[Node | None, list[Node | str]]:
+    """``operand (op operand)*`` for the two operators ``ops`` of one precedence level,
+    left-associative; ``(None, rest)`` when an operand is missing."""
+    left, items = operand(items)
+    while left is not None and items and items[0] in ops:
         op = items[0]
-        right, items = _term(items[1:])
+        right, items = operand(items[1:])
         if right is None:
             return None, items
         left = Node(str(op), left=left, right=right)
     return left, items
+
+
+def _expr(items: list[Node | str]) -> tuple[Node | None, list[Node | str]]:
+    return _binary(items, ("+", "-"), _term)
 
 
 def _term(items: list[Node | str]) -> tuple[Node | None, list[Node | str]]:
-    left, items = _factor(items)
-    while left is not None and items and items[0] in ("*", "/"):
-        op = items[0]
-        right, items = _factor(items[1:])
-        if right is None:
-            return None, items
-        left = Node(str(op), left=left, right=right)
-    return left, items
+    return _binary(items, ("*", "/"), _factor)
 
 
 def _factor(items: list[Node | str]) -> tuple[Node | None, list[Node | str]]:
@@ -298,36 +297,34 @@ def _show(value: Decimal) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def _working(node: Node, values: _Values, year: int) -> str:
-    """The formula with the values put in: ``6,489 / ((253 + 282) / 2)``."""
-    if node.op == "num":
-        return _show(node.value or Decimal(0))
-    if node.op == "item":
-        return _show(values.used.get((node.key or "", node.year or year), Decimal(0)))
-    if node.op in ("avg", "chg"):
-        y1, y2 = node.years or (year - 1, year)
-        a, b = values.used.get((node.key or "", y1), Decimal(0)), values.used.get((node.key or "", y2), Decimal(0))
-        return f"(({_show(a)} + {_show(b)}) / 2)" if node.op == "avg" else f"({_show(b)} - {_show(a)})"
-    left = _working(node.left, values, year) if node.left else ""
-    right = _working(node.right, values, year) if node.right else ""
-    if node.right is not None and node.right.op in ("+", "-", "*", "/") and node.op in ("-", "*", "/"):
+def _render(node: Node, leaf: Callable[[Node], str]) -> str:
+    """The formula as text, each operand written by ``leaf``, parenthesised as needed."""
+    if node.left is None or node.right is None:
+        return leaf(node)
+    left, right = _render(node.left, leaf), _render(node.right, leaf)
+    if node.right.op in ("+", "-", "*", "/") and node.op in ("-", "*", "/"):
         right = f"({right})"
-    if node.left is not None and node.left.op in ("+", "-") and node.op in ("*", "/"):
+    if node.left.op in ("+", "-") and node.op in ("*", "/"):
         left = f"({left})"
     return f"{left} {node.op} {right}"
+
+
+def _working(node: Node, values: _Values, year: int) -> str:
+    """The formula with the values put in: ``6,489 / ((282 + 253) / 2)``."""
+    def leaf(n: Node) -> str:
+        if n.op == "num":
+            return _show(n.value or Decimal(0))
+        if n.op == "item":
+            return _show(values.used.get((n.key or "", n.year or year), Decimal(0)))
+        y1, y2 = n.years or (year - 1, year)
+        a, b = values.used.get((n.key or "", y1), Decimal(0)), values.used.get((n.key or "", y2), Decimal(0))
+        return f"(({_show(a)} + {_show(b)}) / 2)" if n.op == "avg" else f"({_show(b)} - {_show(a)})"
+    return _render(node, leaf)
 
 
 def _words(node: Node) -> str:
     """The formula in words, as the question or the textbook names its parts."""
-    if node.op in ("num", "item", "avg", "chg"):
-        return node.label
-    left = _words(node.left) if node.left else ""
-    right = _words(node.right) if node.right else ""
-    if node.right is not None and node.right.op in ("+", "-", "*", "/") and node.op in ("-", "*", "/"):
-        right = f"({right})"
-    if node.left is not None and node.left.op in ("+", "-") and node.op in ("*", "/"):
-        left = f"({left})"
-    return f"{left} {node.op} {right}"
+    return _render(node, lambda n: n.label)
 
 
 def _leaves(node: Node) -> list[str]:
