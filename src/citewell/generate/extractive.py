@@ -186,7 +186,7 @@ from citewell.cite.links import format_link
 from citewell.generate.calc import Calculation, calculate
 from citewell.generate.rows import FoundRow, find_rows, measure_rows, render_row, rows_for_items
 from citewell.text.finance import mentions, statements_named
-from citewell.text.questions import asks_calculation, asks_figure, asks_why, lead
+from citewell.text.questions import asks_calculation, asks_figure, asks_why
 from citewell.models import Passage
 from citewell.generate.base import GenerationRequest
 from citewell.text.numbers import is_year, states_value, years as _years
