@@ -160,6 +160,36 @@ def test_embedding_stops_when_asked_and_when_its_texts_are_gone(tmp_path: Path, 
         conn.close()
 
 
+def test_embedding_reads_its_texts_in_bounded_pages_shortest_first(tmp_path: Path, store_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 14: every text of the scope was read at once (a 52 MB post took ~8 GB to
+    embed); now at most ``PAGE`` texts are in hand, shortest first, and all get embedded."""
+    from citewell.retrieve import dense
+
+    monkeypatch.setattr(dense, "PAGE", 8)
+    docs = _corpus(tmp_path / "docs", {f"note{i:02d}.txt": f"Note {i} " + "word " * (30 - i) for i in range(20)})
+    with Engine(store_path, mode="lexical") as engine:
+        engine.ingest([docs])
+        pages: list[int] = []
+        read = engine.store.texts_without_vectors
+
+        def recording(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            found = read(*args, **kwargs)
+            pages.append(len(found))
+            assert kwargs.get("limit") == 8 and kwargs.get("shortest_first") is True
+            return found
+
+        monkeypatch.setattr(engine.store, "texts_without_vectors", recording)
+        fake = _CountingEmbedder()
+        seen: list[tuple[int, int]] = []
+        done = dense.embed_missing(engine.store, engine.workspace_id, fake, batch=4,
+                                   progress=lambda n, total: seen.append((n, total)))
+        assert (done.embedded, done.missing) == (20, 0) and pages == [8, 8, 4]
+        assert [len(t) for t in fake.texts] == sorted(len(t) for t in fake.texts)  # shortest first
+        assert seen[0] == (0, 20) and seen[-1] == (20, 20)
+        assert engine.store.missing_vectors(engine.workspace_id, fake.model_id) == 0
+
+
 def test_the_budget_bounds_the_priority_embedding_too(tmp_path: Path, store_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     class Slow(_CountingEmbedder):

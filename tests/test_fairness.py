@@ -61,8 +61,8 @@ def test_one_workspace_never_takes_every_thread() -> None:
 
 def test_a_flood_of_uploads_does_not_queue_another_workspaces_upload(store_path: Path,
                                                                         caplog: pytest.LogCaptureFixture) -> None:
-    """Six uploads of one workspace, then one of another: the other's is extracted as soon
-    as the first one is done (first come, first served made it wait for all six)."""
+    """Six uploads of one workspace, then one of another: the other's is extracted at once,
+    beside the flood's first (first come, first served made it wait for all six)."""
     with Engine(store_path, workspace="a", mode="lexical") as a, Engine(store_path, workspace="b",
                                                                         mode="lexical") as b:
         flood = [a.upload(f"a{i}.txt", f"Pump {i} runs at forty bar.\n".encode()).id for i in range(6)]
@@ -77,7 +77,7 @@ def test_a_flood_of_uploads_does_not_queue_another_workspaces_upload(store_path:
         finally:
             worker.shutdown()
         done = [r.getMessage().split()[1] for r in caplog.records if r.getMessage().endswith("(1 chunks)")]
-        assert len(done) == 7 and done.index(single) == 1, done
+        assert len(done) == 7 and done.index(single) <= 1, done
 
 
 def test_a_workspace_holding_every_question_thread_does_not_hold_anothers_question(store_path: Path) -> None:

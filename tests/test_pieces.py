@@ -125,3 +125,29 @@ def test_a_long_cue_is_cut_and_every_piece_keeps_the_cue_times() -> None:
         assert meta["speakers"] == ["Ann"] and (meta["part"], meta["parts"]) == (part, len(pieces))
     assert pieces[0].text.startswith("Ann: word0 word1")
     assert " ".join(p.text for p in pieces) == "Ann: " + words
+
+
+def test_an_answer_is_offered_one_passage_per_post() -> None:
+    """A long post's pieces (or two files' copies of a post) compete for the same places:
+    only the best-ranked passage of each post is offered (one post, one number, one text)."""
+    from citewell.answer.retrieval import one_per_post
+    from citewell.models import Chunk, Passage
+
+    def passage(cid: str, post: str | None, rank: int) -> Passage:
+        meta = {"source_type": "post", "source": "reddit", "id": post} if post else {"source_type": "text"}
+        return Passage(chunk=Chunk(id=cid, resource_id="r", chunk_index=rank, text=cid, text_type="post",
+                                   metadata=meta), resource_title="t", resource_kind="post", rank=rank)
+
+    ranking = [passage("z1-0", "z1", 1), passage("z1-3", "z1", 2), passage("doc-a", None, 3), passage("z1-1", "z1", 4),
+               passage("z2-0", "z2", 5), passage("doc-b", None, 6), passage("z2-1", "z2", 7), passage("doc-c", None, 8)]
+    asked: list[int] = []
+
+    def fetch(n: int) -> list[Passage]:
+        asked.append(n)
+        return ranking[:n]
+
+    offered = one_per_post(fetch, 3)
+    assert [(p.chunk.id, p.rank) for p in offered] == [("z1-0", 1), ("doc-a", 2), ("z2-0", 3)]
+    assert asked == [3, 9]  # the top 3 held a post twice: one look further, no more
+    asked.clear()
+    assert [p.chunk.id for p in one_per_post(fetch, 1)] == ["z1-0"] and asked == [1]

@@ -184,3 +184,35 @@ def test_ranking_resources_are_shared_until_another_store_writes(tmp_path: Path,
         assert [r.id for r in second] == [r.id for r in a.store.resources(ws, statuses=["ready"])]
         b.delete_resource(second[0].id)
         assert [r.file_name for r in a.store.ranking_resources(ws)] == ["valves.txt"]
+
+
+def test_another_workspaces_writes_leave_a_workspaces_caches_alone(tmp_path: Path, store_path: Path) -> None:
+    """Issue 14: every upload of one workspace emptied every workspace's caches (one
+    store-wide counter), so a workspace flooding uploads made another's every question cold.
+    A workspace's own caches follow its own writes; what spans the whole index (term bm25)
+    still follows every write, and the answers are those of SQL."""
+    with Engine(store_path, workspace="b") as b, Engine(store_path, workspace="a") as a:
+        b.ingest([_write(tmp_path / "b", {k: TEXTS[k] for k in ("pumps.txt", "valves.txt", "audit.txt")})])
+        a.ingest([_write(tmp_path / "a0", {"boilers.txt": TEXTS["boilers.txt"]})])
+        ws = b.workspace_id
+        resources = b.store.ranking_resources(ws)
+        counts = b.store.term_counts(ws, [["pump"], ["valv"]])
+        matrix_ids, _ = b.store.scope_matrix(ws, MODEL)
+        b.store.search_text(ws, ["pressure"], limit=5)
+        reads: list[str] = []
+        b.store._conn().set_trace_callback(reads.append)
+        for i in range(3):  # workspace a uploads (and embeds) while b asks
+            a.ingest([_write(tmp_path / f"a{i + 1}", {f"n{i}.txt": f"Pump pressure note {i} of the boiler room."})])
+            a.store.put_vectors(a.workspace_id, MODEL, 3, [(h, np.ones(3, dtype="<f4").tobytes()) for h, _ in
+                                                           a.store.texts_without_vectors(a.workspace_id, MODEL)])
+            reads.clear()
+            assert b.store.ranking_resources(ws) is resources
+            assert b.store.term_counts(ws, [["pump"], ["valv"]]) == counts
+            assert not [sql for sql in reads if "FROM chunks c JOIN resources r" in sql]  # no scope re-read
+            found = [(p.chunk.id, round(p.score, 9)) for p in b.store.search_text(ws, ["pressure", "pump"], limit=5)]
+            assert found == [(cid, round(s, 9)) for cid, s in _sql_ranking(store_path, ws, ["pressure", "pump"], 5)]
+        b.store._conn().set_trace_callback(None)
+        assert b.store.scope_matrix(ws, MODEL)[0] == matrix_ids
+        b.ingest([_write(tmp_path / "b2", {"cooling.txt": TEXTS["cooling.txt"]})])  # b's own write: new objects
+        assert b.store.ranking_resources(ws) is not resources
+        assert b.store.term_counts(ws, [["pump"], ["valv"]]) == (4, [counts[1][0] + 1, counts[1][1]])

@@ -333,11 +333,13 @@ class Engine:
         passages stay). See :meth:`Ingestor.reindex_stored`."""
         return self._ingestor.reindex_stored(resource_id)
 
-    def process(self, resource_id: str) -> Resource | None:
+    def process(self, resource_id: str, *, nice: int = 0) -> Resource | None:
         """Extract an upload staged by :meth:`upload`: ready, or failed with its coded
         error (``UNSUPPORTED_FILE``, ``EMPTY_FILE``, ``PDF_CORRUPT`` …) and nothing else
-        left behind. Idempotent; None when the resource was deleted meanwhile."""
-        return self._ingestor.process_upload(resource_id)
+        left behind. Idempotent; None when the resource was deleted meanwhile. ``nice``:
+        how much lower the extraction child's CPU priority is (a server lowers a
+        workspace's backlog of uploads)."""
+        return self._ingestor.process_upload(resource_id, nice=nice)
 
     @staticmethod
     def pending_uploads(store: Store) -> list[tuple[str, str]]:

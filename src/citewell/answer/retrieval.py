@@ -46,22 +46,27 @@ def one_per_post(fetch: Callable[[int], list[Passage]], k: int) -> list[Passage]
     passage per post: a long post is cut into pieces and a post may be in several posts
     files (each its own copy), but an answer numbers a post once (rule 2) and quotes only
     the passage it shows for it, so only the best-ranked piece of the best-ranked copy is
-    offered. Fetches more (up to 8 × ``k``) while posts repeat; ranks are renumbered 1..n."""
-    want = k
-    while True:
-        found = fetch(want)
-        seen: set[tuple[str, str]] = set()
-        kept: list[Passage] = []
-        for passage in found:
-            key = post_key(passage)
-            if key is None or key not in seen:
-                kept.append(passage)
-                if key is not None:
-                    seen.add(key)
-        if len(kept) >= k or len(found) < want or want >= 8 * k:
-            break
-        want *= 2
+    offered. When posts repeated in the top ``k``, the top ``3 × k`` is fetched once more
+    (never more: a question about one long post gets fewer passages, not a retrieval per
+    piece); ranks are renumbered 1..n."""
+    found = fetch(k)
+    kept = _distinct_posts(found)
+    if len(kept) < k and len(found) == k:  # a post took several places: look a little further
+        kept = _distinct_posts(fetch(3 * k))
     return [p if p.rank == i else p.model_copy(update={"rank": i}) for i, p in enumerate(kept[:k], start=1)]
+
+
+def _distinct_posts(passages: list[Passage]) -> list[Passage]:
+    """``passages`` without a second passage of a post (the first one of each post stays)."""
+    seen: set[tuple[str, str]] = set()
+    kept: list[Passage] = []
+    for passage in passages:
+        key = post_key(passage)
+        if key is None or key not in seen:
+            kept.append(passage)
+            if key is not None:
+                seen.add(key)
+    return kept
 
 
 def budget_from_env() -> float:

@@ -53,8 +53,10 @@ FORMATS = {".pdf": "pdf", ".vtt": "vtt", ".srt": "srt", ".txt": "text", ".md": "
 _FAILURE_CODES = {"pdf": "PDF_CORRUPT", "vtt": "VTT_MALFORMED", "srt": "SRT_MALFORMED", "posts": "JSONL_MALFORMED",
                   "text": "TEXT_ENCODING", "md": "TEXT_ENCODING"}
 
-#: How much lower the CPU priority of a server's background extractions is (uploads,
-#: re-extraction): the answers people wait for come first.
+#: How much lower the CPU priority of a server's background work is (re-extraction at
+#: start, embedding, a workspace's backlog of uploads): the answers people wait for come
+#: first. A workspace's one upload is extracted at the normal priority: its uploader waits
+#: for it, and a lowered one starves on a busy machine.
 BACKGROUND_NICE = 10
 
 ProgressCallback = Callable[[str, Path, int, int], None]
@@ -305,9 +307,10 @@ class Ingestor:
             stored = self.store.resource(self.workspace_id, stored.id)
         return stored
 
-    def process_upload(self, resource_id: str) -> Resource | None:
+    def process_upload(self, resource_id: str, *, nice: int = 0) -> Resource | None:
         """Extract a staged upload: the resource becomes ``ready`` (chunks, search index,
         blob) or ``failed`` with its coded error and nothing else (DESIGN.md "Errors").
+        ``nice``: the extraction child's lower CPU priority (0: the caller's).
 
         Idempotent: a resource no longer processing is returned as it is; one deleted
         meanwhile gives None. Bytes lost before extraction (a crash between the upload and
@@ -334,7 +337,7 @@ class Ingestor:
         else:
             try:
                 # untrusted bytes: extracted from the file by a child with memory and time caps
-                extraction = extract_isolated(staged, name=name, fmt=fmt, posts_only=True, nice=BACKGROUND_NICE)
+                extraction = extract_isolated(staged, name=name, fmt=fmt, posts_only=True, nice=nice)
             except IngestError as exc:
                 error = exc
             except Exception as exc:  # noqa: BLE001 - an extractor bug fails this upload only
@@ -577,7 +580,7 @@ class Ingestor:
                 or not blob.is_file() or resource.extractor_version == EXTRACTOR_VERSIONS[fmt]):
             return None
         try:
-            extraction = extract_isolated(blob, name=resource.file_name, fmt=fmt, nice=BACKGROUND_NICE)
+            extraction = extract_isolated(blob, name=resource.file_name, fmt=fmt, nice=BACKGROUND_NICE)  # no one waits
         except IngestError:
             return None
         try:

@@ -34,6 +34,10 @@ class EmbedProgress:
     seconds: float
 
 
+#: Texts :func:`embed_missing` reads from the store at a time.
+PAGE = 512
+
+
 def embed_missing(store: Store, workspace_id: str, embedder: Embedder, *, conditions: Sequence[Condition] = (),
                   under: str | None = None, budget_s: float | None = None, batch: int = 32,
                   progress: Callable[[int, int], None] | None = None,
@@ -51,15 +55,29 @@ def embed_missing(store: Store, workspace_id: str, embedder: Embedder, *, condit
     shutting down). A batch whose texts no chunk has any more (the resource was deleted
     meanwhile) stores nothing (:meth:`Store.put_vectors`) and ends the work too: the scope
     changed. Returns what was embedded and what is still missing (distinct texts).
+
+    The texts are read from the store :data:`PAGE` at a time (shortest first), never all
+    at once: what embedding holds in memory does not grow with the scope (a 50 MB posts
+    file is some 38,000 passages, issue 14), and a question with a time budget reads only
+    what it can embed.
     """
     start = time.monotonic()
-    todo = sorted(store.texts_without_vectors(workspace_id, embedder.model_id, conditions=conditions, under=under),
-                  key=lambda item: len(item[1]))
+    total = store.missing_vectors(workspace_id, embedder.model_id, conditions=conditions, under=under)
     if progress is not None:
-        progress(0, len(todo))
-    done = _embed_batches(store, workspace_id, embedder, todo, start=start, budget_s=budget_s, batch=batch,
-                          stop=stop, progress=progress)
-    return EmbedProgress(done, len(todo) - done, time.monotonic() - start)
+        progress(0, total)
+    done = 0
+    while done < total:
+        page = store.texts_without_vectors(workspace_id, embedder.model_id, conditions=conditions, under=under,
+                                           limit=PAGE, shortest_first=True)
+        if not page:
+            break
+        step = None if progress is None else (lambda n, _all, base=done: progress(base + n, total))
+        embedded = _embed_batches(store, workspace_id, embedder, page, start=start, budget_s=budget_s, batch=batch,
+                                  stop=stop, progress=step, first_free=False)
+        done += embedded
+        if embedded < len(page):  # out of time, stopped, or the scope changed
+            break
+    return EmbedProgress(done, max(0, total - done), time.monotonic() - start)
 
 
 def embed_passages(store: Store, workspace_id: str, embedder: Embedder, passages: Sequence[Passage], *,

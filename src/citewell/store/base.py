@@ -365,9 +365,16 @@ class Store(Protocol):
     # embedded once per workspace, and no workspace can learn from its coverage what text
     # another holds.
     def texts_without_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
-                              under: str | None = None, limit: int | None = None) -> list[tuple[str, str]]:
+                              under: str | None = None, limit: int | None = None,
+                              shortest_first: bool = False) -> list[tuple[str, str]]:
         """``(text_hash, text)`` of the distinct texts of searchable chunks in scope (as
-        :meth:`search_text`) that have no ``model`` vector yet, in chunk order; at most ``limit``."""
+        :meth:`search_text`) that have no ``model`` vector yet, in chunk order (shortest
+        first with ``shortest_first``); at most ``limit``."""
+        ...
+
+    def missing_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
+                        under: str | None = None) -> int:
+        """How many distinct texts :meth:`texts_without_vectors` would give (none is read)."""
         ...
 
     def vector_coverage(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),

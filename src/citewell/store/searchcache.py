@@ -4,7 +4,12 @@ the store's generation counters so that no process ever reads a stale entry.
 Generations: table ``meta`` holds ``search_generation`` (bumped in the same transaction by
 every store write that changes chunks, the full-text index, resources, their files or
 their facets, in any workspace) and ``vector_generation`` (bumped by every write of chunk
-vectors); a write transaction that changed no row bumps nothing. A reader reads them in
+vectors), and the same two per workspace (``search_generation:<workspace id>`` …, bumped
+with them by that workspace's writes); a write transaction that changed no row bumps
+nothing. What depends on the whole full-text index (a term's ``bm25``, whose statistics
+span every workspace) is tagged with the store-wide counter; what a workspace's own rows
+decide is tagged with that workspace's counters, so one workspace's uploads do not empty
+another's caches (issue 14). A reader reads them in
 the same read transaction (snapshot) as the data it caches, so an entry is tagged with the
 generation of the data it was made from; another process's commit moves the counter, and
 the next reader drops the entries (see :class:`GenerationCache`). Missing rows (a store no
@@ -20,7 +25,8 @@ What is cached (all exact: a cached answer equals what SQL would return now):
   the one-phrase query returns negated, so a search adds the cached parts in query order
   (:func:`rank_rows`) instead of scoring every matching row in SQLite;
 - per workspace: the searchable chunk rows and their resources (:class:`Scope`), so a
-  filter on resources becomes a numpy mask;
+  filter on resources becomes a numpy mask (a scope whose rows are the whole full-text
+  index, ``fts_covered``, is also tagged with the store-wide counter);
 - per workspace and term group: document frequencies;
 - per workspace and model: the vector matrix and the embedded flags (:class:`VectorScope`);
 - per workspace: the resource rows of whole lists and the resource ids a filter selects.
@@ -40,40 +46,50 @@ V = TypeVar("V")
 
 
 class GenerationCache(Generic[V]):
-    """A thread-safe LRU map whose entries belong to one generation (a tuple of ints).
+    """A thread-safe LRU map whose entries belong to a generation (a tuple of ints).
 
     ``budget``: the most ``cost`` units kept (entries' ``cost(value)`` summed; the least
-    recently used go first). :meth:`get` with a newer generation empties the cache; with
-    an older one (a reader in an older snapshot) it computes without storing.
+    recently used go first). With one generation for the whole cache (the default), a
+    :meth:`get` with a newer generation empties it; with ``per_key`` each entry has its own
+    (a workspace's counters: another workspace's writes leave it alone, issue 14) and a
+    newer one replaces only that entry. A :meth:`get` with an older generation than the
+    one held (a reader in an older snapshot) computes without storing.
     """
 
-    def __init__(self, budget: int, cost: Callable[[V], int] = lambda _: 1) -> None:
+    def __init__(self, budget: int, cost: Callable[[V], int] = lambda _: 1, *, per_key: bool = False) -> None:
         self.budget = budget
         self.cost = cost
+        self.per_key = per_key
         self.generation: tuple[int, ...] = ()
-        self._items: OrderedDict[Hashable, V] = OrderedDict()
+        self._items: OrderedDict[Hashable, tuple[tuple[int, ...], V]] = OrderedDict()
         self._used = 0
         self._lock = threading.Lock()
 
     def get(self, generation: tuple[int, ...], key: Hashable, load: Callable[[], V]) -> V:
         """The value of ``key`` at ``generation``: cached, or ``load()`` (then cached)."""
         with self._lock:
-            if generation > self.generation:
+            if not self.per_key and generation > self.generation:
                 self._items.clear()
                 self._used = 0
                 self.generation = generation
-            if generation == self.generation and key in self._items:
+            held = self._items.get(key)
+            if held is not None and held[0] == generation:
                 self._items.move_to_end(key)
-                return self._items[key]
+                return held[1]
         value = load()
         with self._lock:
-            if generation == self.generation and key not in self._items:
+            held = self._items.get(key)
+            fresh = (held is None or generation >= held[0]) if self.per_key else generation == self.generation
+            if fresh:
+                if held is not None:
+                    del self._items[key]
+                    self._used -= self.cost(held[1])
                 size = self.cost(value)
                 if size <= self.budget:
-                    self._items[key] = value
+                    self._items[key] = (generation, value)
                     self._used += size
                     while self._used > self.budget:
-                        _, old = self._items.popitem(last=False)
+                        _, (_, old) = self._items.popitem(last=False)
                         self._used -= self.cost(old)
         return value
 

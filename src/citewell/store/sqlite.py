@@ -337,12 +337,16 @@ class SQLiteStore:
         #: full-text term -> :class:`TermScores`; workspace -> :class:`Scope`;
         #: (workspace, words) -> document frequency; (workspace, model, matrix?) -> :class:`VectorScope`;
         #: (workspace, under) -> ready resources; (workspace, conditions, under) -> resource ids
+        #: (the term scores span every workspace: store-wide generation; the rest are a
+        #: workspace's own: its generations, so another workspace's writes keep them)
         self._terms: GenerationCache[TermScores] = GenerationCache(TERM_CACHE_BYTES, lambda t: t.nbytes)
-        self._scopes: GenerationCache[Scope] = GenerationCache(64)
-        self._dfs: GenerationCache[int] = GenerationCache(200_000)
-        self._ranking_resources: GenerationCache[tuple[Resource, ...]] = GenerationCache(64)
-        self._resource_sets: GenerationCache[set[str]] = GenerationCache(4096)
-        self._vectors: GenerationCache[VectorScope] = GenerationCache(VECTOR_CACHE_BYTES, lambda v: v.nbytes)
+        self._scopes: GenerationCache[Scope] = GenerationCache(64, per_key=True)
+        self._alone: GenerationCache[bool] = GenerationCache(1024)  # workspace -> no other has a chunk
+        self._dfs: GenerationCache[int] = GenerationCache(200_000, per_key=True)
+        self._ranking_resources: GenerationCache[tuple[Resource, ...]] = GenerationCache(64, per_key=True)
+        self._resource_sets: GenerationCache[set[str]] = GenerationCache(4096, per_key=True)
+        self._vectors: GenerationCache[VectorScope] = GenerationCache(VECTOR_CACHE_BYTES, lambda v: v.nbytes,
+                                                                       per_key=True)
         self._verified = False
         self._migrate()
         self._verified = True
@@ -367,17 +371,18 @@ class SQLiteStore:
         return conn
 
     @contextmanager
-    def _write(self, *, bump: str | None = None) -> Iterator[sqlite3.Connection]:
+    def _write(self, *, bump: str | None = None, workspace: str | None = None) -> Iterator[sqlite3.Connection]:
         """One ``BEGIN IMMEDIATE`` transaction; ``bump``: the generation counter (``SEARCH``,
-        ``VECTORS``) this write moves, incremented in the same transaction when it changed a
-        row (a sync that finds nothing new keeps the caches)."""
+        ``VECTORS``) this write moves, store-wide and (``workspace``) the workspace's own,
+        incremented in the same transaction when it changed a row (a sync that finds
+        nothing new keeps the caches)."""
         conn = self._conn()
         conn.execute("BEGIN IMMEDIATE")
         changes = conn.total_changes
         try:
             yield conn
             if bump is not None and conn.total_changes != changes:
-                self._bump(conn, bump)
+                self._bump(conn, bump, workspace)
         except BaseException:
             conn.execute("ROLLBACK")
             raise
@@ -385,10 +390,17 @@ class SQLiteStore:
             conn.execute("COMMIT")
 
     @staticmethod
-    def _bump(conn: sqlite3.Connection, counter: str) -> None:
-        """Move the generation ``counter`` (``SEARCH``, ``VECTORS``) inside the open write."""
-        conn.execute("INSERT INTO meta VALUES (?, '1') ON CONFLICT (key) DO UPDATE "
-                     "SET value = CAST(value AS INTEGER) + 1", (counter,))
+    def _bump(conn: sqlite3.Connection, counter: str, workspace: str | None = None) -> None:
+        """Move the generation ``counter`` (``SEARCH``, ``VECTORS``) inside the open write:
+        store-wide, and the workspace's own when ``workspace`` is given."""
+        for key in (counter, *([f"{counter}:{workspace}"] if workspace is not None else [])):
+            conn.execute("INSERT INTO meta VALUES (?, '1') ON CONFLICT (key) DO UPDATE "
+                         "SET value = CAST(value AS INTEGER) + 1", (key,))
+
+    @staticmethod
+    def _ws_generation(conn: sqlite3.Connection, workspace_id: str, *keys: str) -> tuple[int, ...]:
+        """A workspace's own counters ``keys`` (``SEARCH``, ``VECTORS``), 0 when never bumped."""
+        return SQLiteStore._generation(conn, *(f"{k}:{workspace_id}" for k in keys))
 
     @contextmanager
     def _snapshot(self) -> Iterator[sqlite3.Connection]:
@@ -637,7 +649,7 @@ class SQLiteStore:
     def commit_resource(self, workspace_id: str, resource: Resource, extraction: Extraction | None,
                         *, path: str | None, size_bytes: int, mtime_ns: int, upload: bool = False) -> Resource:
         """Write a ready (with ``extraction``) or failed resource in one transaction."""
-        with self._write(bump=SEARCH) as conn:
+        with self._write(bump=SEARCH, workspace=workspace_id) as conn:
             row = conn.execute(f"SELECT {_RESOURCE_COLUMNS} FROM resources WHERE workspace_id = ? AND sha256 = ?",
                                (workspace_id, resource.sha256)).fetchone()
             if upload and (row is None or (row["status"] == "processing"
@@ -725,7 +737,7 @@ class SQLiteStore:
         The old chunks leave the search index but stay readable by id (stored answers
         cite them); the new chunks (ids of the new version) are inserted and indexed.
         """
-        with self._write(bump=SEARCH) as conn:
+        with self._write(bump=SEARCH, workspace=workspace_id) as conn:
             row = conn.execute(f"SELECT {_RESOURCE_COLUMNS} FROM resources WHERE id = ? AND workspace_id = ?",
                                (resource_id, workspace_id)).fetchone()
             if row is None:
@@ -747,7 +759,7 @@ class SQLiteStore:
     def link_path(self, workspace_id: str, path: str, resource: Resource, *, size_bytes: int,
                   mtime_ns: int) -> Resource:
         """Point ``path`` at an existing resource; revive it if it was missing or superseded."""
-        with self._write(bump=SEARCH) as conn:
+        with self._write(bump=SEARCH, workspace=workspace_id) as conn:
             if resource.status in ("missing", "superseded"):
                 revived = "failed" if resource.error is not None else "ready"
                 conn.execute("UPDATE resources SET status = ?, updated_at = ? WHERE id = ?",
@@ -761,7 +773,7 @@ class SQLiteStore:
         keep = set(present)
         prefix = root.rstrip("/") + "/"
         gone: list[str] = []
-        with self._write(bump=SEARCH) as conn:
+        with self._write(bump=SEARCH, workspace=workspace_id) as conn:
             rows = conn.execute("SELECT path, resource_id, last_resource_id FROM files WHERE workspace_id = ? "
                                 "AND present = 1 "
                                 "AND substr(path, 1, ?) = ?", (workspace_id, len(prefix), prefix)).fetchall()
@@ -801,7 +813,7 @@ class SQLiteStore:
     def update_resource_metadata(self, workspace_id: str, resource_id: str, *, title: str | None,
                                  metadata: dict[str, Any], custom_metadata: dict[str, Any] | None) -> None:
         """Replace title (when given), typed metadata, facets and the indexed title."""
-        with self._write(bump=SEARCH) as conn:
+        with self._write(bump=SEARCH, workspace=workspace_id) as conn:
             row = conn.execute("SELECT title FROM resources WHERE id = ? AND workspace_id = ?",
                                (resource_id, workspace_id)).fetchone()
             if row is None:
@@ -864,7 +876,7 @@ class SQLiteStore:
     # -- uploads and deletion ----------------------------------------------------------
     def begin_upload(self, workspace_id: str, resource: Resource) -> Resource:
         """Record an upload (see :meth:`Store.begin_upload`)."""
-        with self._write(bump=SEARCH) as conn:
+        with self._write(bump=SEARCH, workspace=workspace_id) as conn:
             row = conn.execute(f"SELECT {_RESOURCE_COLUMNS} FROM resources WHERE workspace_id = ? AND sha256 = ?",
                                (workspace_id, resource.sha256)).fetchone()
             if row is None:
@@ -896,7 +908,7 @@ class SQLiteStore:
 
     def delete_resource(self, workspace_id: str, resource_id: str) -> str | None:
         """Delete a resource and everything derived from it (see :meth:`Store.delete_resource`)."""
-        with self._write(bump=SEARCH) as conn:
+        with self._write(bump=SEARCH, workspace=workspace_id) as conn:
             row = conn.execute("SELECT blob_key FROM resources WHERE id = ? AND workspace_id = ?",
                                (resource_id, workspace_id)).fetchone()
             if row is None:
@@ -922,7 +934,7 @@ class SQLiteStore:
                     "AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.workspace_id = chunk_vectors.workspace_id "
                     "AND c.text_hash = chunk_vectors.text_hash)", [workspace_id, *part]).rowcount
             if dropped:
-                self._bump(conn, VECTORS)
+                self._bump(conn, VECTORS, workspace_id)
         return row["blob_key"]
 
     def resource(self, workspace_id: str, resource_id: str) -> Resource:
@@ -1118,8 +1130,7 @@ class SQLiteStore:
         until the next write that changes what a search sees.
         """
         with self._snapshot() as conn:
-            generation = self._generation(conn, SEARCH)
-            scope = self._scope(conn, workspace_id, generation)
+            scope, generation = self._scope(conn, workspace_id)
             counts = [self._dfs.get(generation, (workspace_id, tuple(group)),
                                     lambda group=group: self._count_group(conn, scope, group))
                       for group in groups]
@@ -1131,7 +1142,7 @@ class SQLiteStore:
         reading the rows skips over each resource's extracted text, and building hundreds of
         resources costs about ten milliseconds, per question otherwise."""
         with self._snapshot() as conn:
-            generation = self._generation(conn, SEARCH)
+            generation = self._ws_generation(conn, workspace_id, SEARCH)
             return self._ranking_resources.get(generation, (workspace_id, under), lambda: tuple(
                 self._resource_from_row(row) for row in self._list_resources(conn, workspace_id, ["ready"],
                                                                               under, None, 0)))
@@ -1165,8 +1176,18 @@ class SQLiteStore:
         return int(np.isin(found, scope.rowids).sum())
 
     # -- retrieval caches (see searchcache) ---------------------------------------------
-    def _scope(self, conn: sqlite3.Connection, workspace_id: str, generation: tuple[int, ...]) -> Scope:
-        """The workspace's chunk rows of ready resources (cached per search generation)."""
+    def _scope(self, conn: sqlite3.Connection, workspace_id: str) -> tuple[Scope, tuple[int, ...]]:
+        """The workspace's chunk rows of ready resources, and the generation it is cached
+        under (and what is computed from it: document frequencies): the workspace's own
+        search generation, and the store-wide one too while the workspace is the store's only
+        one (then its rows may be the whole full-text index, ``fts_covered``, which another
+        workspace's first chunk changes)."""
+        own = self._ws_generation(conn, workspace_id, SEARCH)
+        whole = self._generation(conn, SEARCH)
+        alone = self._alone.get(whole, workspace_id, lambda: conn.execute(
+            "SELECT 1 FROM chunks WHERE workspace_id != ? LIMIT 1", (workspace_id,)).fetchone() is None)
+        generation = (*own, *(whole if alone else (0,)))
+
         def load() -> Scope:
             cur = conn.cursor()
             cur.row_factory = None
@@ -1177,11 +1198,14 @@ class SQLiteStore:
             rowids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
             index = np.fromiter((names.setdefault(row[1], len(names)) for row in rows), dtype=np.int32,
                                 count=len(rows))
-            indexed = np.fromiter((row[0] for row in cur.execute("SELECT rowid FROM chunk_fts")),
-                                  dtype=np.int64)
-            return Scope(rowids, index, tuple(names), bool(np.isin(indexed, rowids).all()))
+            covered = False
+            if alone:  # with another workspace's chunks in the store, the index is not all this one's
+                indexed = np.fromiter((row[0] for row in cur.execute("SELECT rowid FROM chunk_fts")),
+                                      dtype=np.int64)
+                covered = bool(np.isin(indexed, rowids).all())
+            return Scope(rowids, index, tuple(names), covered)
 
-        return self._scopes.get(generation, workspace_id, load)
+        return self._scopes.get(generation, workspace_id, load), generation
 
     def _scope_resources(self, conn: sqlite3.Connection, workspace_id: str, conditions: Sequence[Condition],
                          under: str | None) -> set[str] | None:
@@ -1190,7 +1214,7 @@ class SQLiteStore:
         (every resource)."""
         if not conditions and under is None:
             return None
-        generation = self._generation(conn, SEARCH)
+        generation = self._ws_generation(conn, workspace_id, SEARCH)
         return self._resource_sets.get(generation, (workspace_id, tuple(conditions), under),
                                        lambda: self._find_resources(conn, workspace_id, conditions, under))
 
@@ -1221,7 +1245,7 @@ class SQLiteStore:
         when a ranked row cannot be read back (then the SQL ranking answers)."""
         with self._snapshot() as conn:
             generation = self._generation(conn, SEARCH)
-            scope = self._scope(conn, workspace_id, generation)
+            scope, _ = self._scope(conn, workspace_id)
             mask = scope.mask(self._scope_resources(conn, workspace_id, conditions, under))
             rowids, keys = rank_rows([self._term_scores(conn, generation, t) for t in terms], mask, limit)
             if not len(rowids):
@@ -1292,27 +1316,37 @@ class SQLiteStore:
         return sql + where, [workspace_id, *folder_params, *args]
 
     def texts_without_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
-                              under: str | None = None, limit: int | None = None) -> list[tuple[str, str]]:
+                              under: str | None = None, limit: int | None = None,
+                              shortest_first: bool = False) -> list[tuple[str, str]]:
         """``(text_hash, text)`` of the distinct texts of searchable chunks in scope (as
         :meth:`search_text`: ``conditions``, ``under``) without a ``model`` vector yet, in
-        chunk order (a resource's chunks together); at most ``limit``."""
+        chunk order (a resource's chunks together), or shortest first (``shortest_first``,
+        then chunk order); at most ``limit``."""
         scope, params = self._scope_sql(workspace_id, conditions, under)
+        order = "length(c.text), first" if shortest_first else "first"
         sql = (f"SELECT c.text_hash AS h, min(c.rowid) AS first, c.text AS text {scope} AND NOT EXISTS "
                "(SELECT 1 FROM chunk_vectors v WHERE v.workspace_id = c.workspace_id AND v.text_hash = c.text_hash "
-               "AND v.model = ?) "
-               "GROUP BY c.text_hash ORDER BY first")
+               f"AND v.model = ?) GROUP BY c.text_hash ORDER BY {order}")
         params.append(model)
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
         return [(row["h"], row["text"]) for row in self._conn().execute(sql, params)]
 
+    def missing_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
+                        under: str | None = None) -> int:
+        """How many distinct texts :meth:`texts_without_vectors` would give (none is read)."""
+        scope, params = self._scope_sql(workspace_id, conditions, under)
+        sql = (f"SELECT count(DISTINCT c.text_hash) {scope} AND NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE "
+               "v.workspace_id = c.workspace_id AND v.text_hash = c.text_hash AND v.model = ?)")
+        return int(self._conn().execute(sql, [*params, model]).fetchone()[0])
+
     def vector_coverage(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
                         under: str | None = None) -> tuple[int, int]:
         """``(embedded, total)``: searchable chunks in scope with a ``model`` vector, and all of them."""
         if not any(c.key in _CHUNK_KEYS for c in conditions):
             with self._snapshot() as conn:
-                generation = self._generation(conn, SEARCH, VECTORS)
+                generation = self._ws_generation(conn, workspace_id, SEARCH, VECTORS)
                 scope = self._vector_scope(conn, workspace_id, model, generation, matrix=False)
                 rows = select(scope.resource_index, scope.resource_ids,
                               self._scope_resources(conn, workspace_id, conditions, under))
@@ -1335,7 +1369,7 @@ class SQLiteStore:
         for key, blob in vectors:
             if len(blob) != 4 * dim:
                 raise StoreError(f"the vector of {key} has {len(blob)} bytes, expected {4 * dim}")
-        with self._write(bump=VECTORS) as conn:
+        with self._write(bump=VECTORS, workspace=workspace_id) as conn:
             return conn.executemany(  # rowcount: the rows inserted or updated, over every vector
                 "INSERT INTO chunk_vectors SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE "
                 "workspace_id = ? AND text_hash = ?) ON CONFLICT (workspace_id, text_hash) DO UPDATE "
@@ -1366,7 +1400,7 @@ class SQLiteStore:
             matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), -1)
             return [cid for cid, _ in rows], matrix
         with self._snapshot() as conn:
-            generation = self._generation(conn, SEARCH, VECTORS)
+            generation = self._ws_generation(conn, workspace_id, SEARCH, VECTORS)
             scope = self._vector_scope(conn, workspace_id, model, generation, matrix=True)
             resources = self._scope_resources(conn, workspace_id, conditions, under)
         if resources is None:

@@ -69,13 +69,14 @@ A chats turn that fails is not an HTTP error: its message settles `failed` with
 
 
 def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_upload_mb: float | None = None,
-               worker_threads: int = 1, turn_threads: int = 2, generator: Generator | str | None = None,
+               worker_threads: int = 2, turn_threads: int = 2, generator: Generator | str | None = None,
                llm: LLMSettings | None = None) -> FastAPI:
     """Build the API on ``store`` (a :class:`~citewell.store.Store`, a SQLite file path, or
     None for the configured default: ``CITEWELL_STORE``, config file, user data folder).
 
     ``max_upload_mb``: upload cap in MB (default ``CITEWELL_MAX_UPLOAD_MB``, else 100);
-    ``worker_threads``: threads extracting uploads (1–2); ``turn_threads``: threads
+    ``worker_threads``: threads extracting uploads (default 2: one workspace uses at most
+    one, so another's upload never waits behind a flood); ``turn_threads``: threads
     answering questions (``POST /v1/ask`` turns, the analytics stream, session messages; at
     least 1; one workspace uses at most ``turn_threads - 1`` of them when there are two or
     more, :mod:`citewell.web.fairness`); ``generator``: the answer writer of

@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import Depends, Request
 
+from ..embed import Embedder
 from ..engine import Engine
 from .auth import Principal, principal
 
@@ -26,6 +30,41 @@ class Context:
         return self.who.user_id
 
 
+class _SparedCores:
+    """The local MiniLM for a server's questions, on all cores but one (built on its first
+    embedding, once per app): one workspace's question embedding its passages never takes
+    every core from another workspace's answer (issue 14)."""
+
+    def __init__(self) -> None:
+        from ..retrieve import embedder as minilm
+
+        self.model_id, self.dim = minilm.MODEL_ID, minilm.DIM
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Any) -> Any:
+        """As :meth:`MiniLMEmbedder.embed`."""
+        if self._model is None:
+            from ..retrieve.embedder import MiniLMEmbedder
+
+            with self._lock:
+                if self._model is None:
+                    self._model = MiniLMEmbedder(threads=max(1, (os.cpu_count() or 1) - 1))
+        return self._model.embed(texts)
+
+
+def question_embedder(state: Any) -> Embedder | None:
+    """The embedder of a server's questions (:class:`_SparedCores`, one per app), or None
+    (the engine's default) when an embeddings endpoint is configured or the local model is
+    not installed."""
+    if getattr(state, "question_embedder", None) is None:
+        from ..embed.endpoint import endpoint_configured
+        from ..retrieve import embedder as minilm
+
+        state.question_embedder = False if endpoint_configured() or not minilm.available() else _SparedCores()
+    return state.question_embedder or None
+
+
 def context(request: Request, who: Principal = Depends(principal)) -> Context:
     """FastAPI dependency: the :class:`Context` of an authenticated request (errors as
     :func:`~citewell.web.auth.resolve_principal`). The engine uses the app's generator
@@ -33,7 +72,8 @@ def context(request: Request, who: Principal = Depends(principal)) -> Context:
     for a question once the app is stopping (``app.state.stopping``)."""
     state = request.app.state
     engine = Engine.for_workspace_id(state.store, who.workspace_id, generator=getattr(state, "generator", None),
-                                     generators=getattr(state, "generators", None), llm=getattr(state, "llm", None))
+                                     generators=getattr(state, "generators", None), llm=getattr(state, "llm", None),
+                                     embedder=question_embedder(state))
     stopping = getattr(request.app.state, "stopping", None)
     if stopping is not None:  # a server shutting down cuts a question's embedding short
         engine.embed_stop = stopping.is_set

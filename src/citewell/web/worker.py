@@ -11,8 +11,9 @@
 Every pool is a :class:`~citewell.web.fairness.FairPool` keyed by workspace (issue 14):
 workspaces are served in turn and one workspace never takes every thread, so a workspace
 that floods the server with uploads or questions delays another's by at most one job per
-thread, not by its queue. The background work (extraction children, the embedding thread)
-runs at a lower CPU priority (``nice`` 10) than the answers people wait for.
+thread, not by its queue. The background work nobody waits for (re-extraction at start,
+the embedding thread, a workspace's backlog of uploads) runs at a lower CPU priority
+(``nice`` 10) than the answers and the single uploads people wait for.
 
 Jobs run in the submitting request's context (its request id reaches the log lines); a
 failing job is logged and never raised.
@@ -52,7 +53,8 @@ def lower_priority() -> None:
 
 class UploadWorker:
     """Extraction of uploads on a :class:`~citewell.web.fairness.FairPool` of ``threads``
-    threads (1–2 is plenty for SQLite; each extraction runs in its own child process), and
+    threads, one workspace's uploads one at a time (each extraction runs in its own child
+    process; with 2 threads another workspace's upload never waits for a flood), and
     embedding of ready uploads on a fair pool of one low-priority thread.
 
     A failing job is logged and never raised (the resource keeps its coded failure).
@@ -60,9 +62,9 @@ class UploadWorker:
     :meth:`reindex` every ready resource an older extractor made.
     """
 
-    def __init__(self, store: Store, *, threads: int = 1) -> None:
+    def __init__(self, store: Store, *, threads: int = 2) -> None:
         self.store = store
-        self._pool = FairPool(threads, "citewell-ingest", per_key=max(1, threads - 1))
+        self._pool = FairPool(threads, "citewell-ingest", per_key=1)
         #: one thread embedding ready uploads, workspaces in turn
         self._embedding = FairPool(1, "citewell-embed", initializer=lower_priority)
         self._embedder: Embedder | None = None
@@ -93,8 +95,11 @@ class UploadWorker:
         return len(stale)
 
     def _run(self, workspace_id: str, resource_id: str) -> None:
+        # a workspace with more uploads waiting is flooding: its backlog yields the CPU to
+        # the answers and to other workspaces' single uploads
+        nice = BACKGROUND_NICE if self._pool.waiting(workspace_id) else 0
         try:
-            resource = Engine.for_workspace_id(self.store, workspace_id).process(resource_id)
+            resource = Engine.for_workspace_id(self.store, workspace_id).process(resource_id, nice=nice)
         except Exception:  # a worker never dies of one upload
             log.exception("processing upload %s failed unexpectedly", resource_id)
             return
