@@ -48,10 +48,18 @@ def status_kb(pid: int, field: str) -> int:
 
 
 def children(pid: int) -> list[int]:
-    try:
-        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except (OSError, ValueError):
-        return []
+    """Processes whose parent is ``pid`` (an extraction child is started by a worker thread,
+    so it is not in the main thread's ``children`` list)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
 
 
 def posts_file(path: Path, megabytes: int, shape: str) -> None:

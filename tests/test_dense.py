@@ -452,3 +452,35 @@ def test_the_default_mode_is_hybrid(store_path: Path, monkeypatch: pytest.Monkey
     with pytest.raises(Exception) as bad:
         Engine(store_path, mode="fuzzy")
     assert getattr(bad.value, "code", "") == "INVALID_REQUEST"
+
+
+@needs_model
+def test_a_long_text_costs_the_embedder_a_bounded_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 14: the tokenizer read whole texts (a 52 MB post took gigabytes), and a pass of
+    32 texts of 256 tokens held some 600 MB of attention tensors. Now at most 32,768
+    characters of a text are tokenized and a pass holds at most 2 × 256² attention cells;
+    the vectors are the same."""
+    model = embedder_mod.MiniLMEmbedder(threads=1)
+    tokenized: list[int] = []
+    passes: list[tuple[int, int]] = []
+    encode, forward = model._tokenizer.encode_batch, model._forward
+
+    def spy_encode(texts):  # noqa: ANN001, ANN202
+        tokenized.extend(len(t) for t in texts)
+        return encode(texts)
+
+    def spy_forward(encodings):  # noqa: ANN001, ANN202
+        passes.append((len(encodings), max(len(e.ids) for e in encodings)))
+        return forward(encodings)
+
+    monkeypatch.setattr(model._tokenizer, "encode_batch", spy_encode, raising=False)
+    monkeypatch.setattr(model, "_forward", spy_forward)
+    long_texts = ["The board approved the merger after a long debate about prices. " * 40] * 5
+    short_texts = [f"Note {i} on pumps." for i in range(40)]
+    huge = "Revenue grew. " * 1_000_000  # 14 MB
+    vectors = model.embed([huge, *long_texts, *short_texts])
+    assert tokenized and max(tokenized) == embedder_mod.MAX_CHARS
+    assert all(n * width * width <= embedder_mod.MAX_ATTENTION_CELLS for n, width in passes), passes
+    assert sum(n for n, _ in passes) == 46 and max(n for n, _ in passes) == 32  # short texts still share passes
+    alone = model.embed([long_texts[0]])
+    assert np.allclose(vectors[1], alone[0], atol=1e-5) and np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)

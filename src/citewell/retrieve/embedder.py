@@ -34,6 +34,11 @@ MAX_TOKENS = 256
 #: (:mod:`citewell.ingest.pieces`); a longer text loses nothing of its first 256 tokens
 #: unless it is mostly whitespace or words of over 100 characters (one unknown token each).
 MAX_CHARS = 32_768
+#: Attention cells (texts × tokens²) of one forward pass. What a pass holds grows with them
+#: (the attention tensors are texts × 12 heads × tokens²): 8 texts of 256 tokens took 500 MB
+#: more than the model, 32 some 600 MB; 2 of 256 tokens, or 32 of 64, take under 100 MB. So
+#: a pass of long texts takes fewer texts, at about the same speed per token.
+MAX_ATTENTION_CELLS = 2 * MAX_TOKENS * MAX_TOKENS
 _TOKENIZER_PARTS = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
 
 
@@ -94,6 +99,12 @@ class MiniLMEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or os.cpu_count() or 1
         options.inter_op_num_threads = 1
+        # every batch has its own shape (texts padded to the batch's longest): onnxruntime's
+        # CPU arena and memory patterns keep what each shape took, some 1.5 GB after forty
+        # batches of up to 256 tokens; without them the session's memory stays flat
+        # (issue 14: embedding a 50 MB posts file under 1.5 GB)
+        options.enable_cpu_mem_arena = False
+        options.enable_mem_pattern = False
         self._session = ort.InferenceSession(str(model), sess_options=options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tokenizer = Tokenizer.from_file(str(tokenizer))
@@ -104,17 +115,25 @@ class MiniLMEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors of ``texts``: float32 ``(len(texts), 384)``, in the order given.
 
-        Texts are batched by length (less padding); each batch is padded to its longest text.
-        Only the first :data:`MAX_CHARS` characters of a text are tokenized.
+        Texts are batched by length (less padding); each batch is padded to its longest text
+        and holds at most ``batch_size`` texts and :data:`MAX_ATTENTION_CELLS` attention
+        cells, so the memory of a pass is bounded whatever the texts. Only the first
+        :data:`MAX_CHARS` characters of a text are tokenized.
         """
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         if not texts:
             return out
         encodings = self._tokenizer.encode_batch([t[:MAX_CHARS] for t in texts])
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start:start + self.batch_size]
-            out[batch] = self._forward([encodings[i] for i in batch])
+        batch: list[int] = []
+        for i in order:  # ascending lengths: the text added is the batch's longest
+            width = len(encodings[i].ids)
+            if batch and (len(batch) >= self.batch_size or (len(batch) + 1) * width * width > MAX_ATTENTION_CELLS):
+                out[batch] = self._forward([encodings[j] for j in batch])
+                batch = []
+            batch.append(i)
+        if batch:
+            out[batch] = self._forward([encodings[j] for j in batch])
         return out
 
     def _forward(self, encodings: list) -> np.ndarray:
