@@ -15,7 +15,6 @@ import pytest
 
 from citewell import Engine
 from citewell.errors import GenerationError
-from citewell.generate.llm import LLMGenerator
 from citewell.models import Message
 from citewell.settings import LLMSettings
 

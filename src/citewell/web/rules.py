@@ -75,7 +75,7 @@ def title() -> dict[str, Any]:
 
 def citation_number() -> dict[str, Any]:
     """``citation_idx``: the ``[N]`` of an answer, 1 or more, at most 18 digits."""
-    return {"type": "string", "pattern": f"^0*[1-9][0-9]*$", "maxLength": MAX_DIGITS}
+    return {"type": "string", "pattern": "^0*[1-9][0-9]*$", "maxLength": MAX_DIGITS}
 
 
 # -- upload metadata ----------------------------------------------------------------------------
