@@ -19,6 +19,7 @@ from citewell import Engine, Message, NotFoundError, Notice, UsageError
 from citewell.cite import apply_support, cite
 from citewell.cite.history import read_message
 from citewell.models import FORMAT_VERSION
+from citewell.answer.messages import stored_message, stored_messages
 from citewell.store.sqlite import SCHEMA_VERSION, SQLiteStore
 
 from .conftest import CASES
@@ -68,7 +69,7 @@ def test_bc18_legacy_row_is_converted_on_read_exactly(store: SQLiteStore, store_
     message_id = store.add_legacy_message(ws, chat.id, LEGACY_BC18)
     assert raw_row(store_path, message_id)["format_version"] is None  # stored as the old shape
 
-    message = store.message(ws, message_id)
+    message = stored_message(store, ws, message_id)
     assert message.text == expected["text"]
     refs = [r.model_dump(mode="json") for r in message.references]
     assert project(refs, expected["references"]) == expected["references"]
@@ -99,7 +100,7 @@ def test_bc18_in_other_offset_units_through_the_profile(store: SQLiteStore) -> N
     ws = store.workspace_id("default")
     chat = store.create_chat(ws)
     row = dict(LEGACY_BC18, text="😍 " + LEGACY_BC18["text"])
-    message = store.message(ws, store.add_legacy_message(ws, chat.id, row))
+    message = stored_message(store, ws, store.add_legacy_message(ws, chat.id, row))
     utf16 = chats.render_message(message, offsets="utf16")
     encoded = utf16["text"].encode("utf-16-le")
     for ref in utf16["references"]:
@@ -108,25 +109,25 @@ def test_bc18_in_other_offset_units_through_the_profile(store: SQLiteStore) -> N
 
 
 def test_legacy_conversion_is_deterministic_and_happens_once(store_path: Path) -> None:
-    lazy = SQLiteStore(store_path, persist_conversions=False)
+    lazy = SQLiteStore(store_path)
     ws = lazy.workspace_id("default")
     chat = lazy.create_chat(ws)
     message_id = lazy.add_legacy_message(ws, chat.id, dict(LEGACY_BC18, created_at="2024-01-02T03:04:05Z"))
-    first = lazy.message(ws, message_id)
-    second = lazy.message(ws, message_id)
+    first = stored_message(lazy, ws, message_id, persist=False)
+    second = stored_message(lazy, ws, message_id, persist=False)
     assert first.model_dump_json() == second.model_dump_json()
     assert raw_row(store_path, message_id)["format_version"] is None  # not written back
     lazy.close()
 
-    store = SQLiteStore(store_path)  # persist_conversions (default): written back on first read
-    third = store.message(ws, message_id)
+    store = SQLiteStore(store_path)  # persist (default): written back on first read
+    third = stored_message(store, ws, message_id)
     assert third.model_dump_json() == first.model_dump_json()
     row = raw_row(store_path, message_id)
     assert row["format_version"] == FORMAT_VERSION
     assert row["payload"] == first.model_dump_json()
     assert row["text"] == "Great reviews [1] and [2], echoed by [1]."
     assert json.loads(row["legacy"])["text"] == LEGACY_BC18["text"]  # the original is kept
-    assert store.messages(ws, chat.id)[0].model_dump_json() == first.model_dump_json()
+    assert stored_messages(store, ws, chat.id)[0].model_dump_json() == first.model_dump_json()
     store.close()
 
 
@@ -156,7 +157,7 @@ def test_legacy_user_message_keeps_its_text(store: SQLiteStore) -> None:
     chat = store.create_chat(ws)
     message_id = store.add_legacy_message(ws, chat.id, {"role": "user", "text": "What about [a](post:x:1)?",
                                                         "format_version": None, "references": None})
-    message = store.message(ws, message_id)
+    message = stored_message(store, ws, message_id)
     assert message.role == "user" and message.text == "What about [a](post:x:1)?"
     assert message.references == [] and message.format_version == FORMAT_VERSION
 
@@ -181,13 +182,13 @@ def test_current_rows_read_back_byte_identical(store: SQLiteStore, store_path: P
     assert stored.id and stored.chat_id == chat.id
     payload = raw_row(store_path, stored.id)["payload"]
     assert payload == stored.model_dump_json()
-    again = store.message(ws, stored.id)
+    again = stored_message(store, ws, stored.id)
     assert again.model_dump_json() == payload  # byte for byte
     assert again.model_dump() == stored.model_dump()
     assert again.text == original.text and again.references == original.references
     # additive fields of any JSON-able type: add_message returns what every read returns
     tupled = store.add_message(ws, chat.id, Message(text="x", extra_pair=("a", 1)))
-    assert tupled.model_dump() == store.message(ws, tupled.id).model_dump()
+    assert tupled.model_dump() == stored_message(store, ws, tupled.id).model_dump()
 
 
 def test_a_current_row_is_never_renumbered_or_rewritten(store: SQLiteStore) -> None:
@@ -196,7 +197,7 @@ def test_a_current_row_is_never_renumbered_or_rewritten(store: SQLiteStore) -> N
     chat = store.create_chat(ws)
     odd = Message(text="Stored [2] then [1] and [a](post:x:1).", references=[])
     stored = store.add_message(ws, chat.id, odd)
-    assert store.message(ws, stored.id).text == odd.text
+    assert stored_message(store, ws, stored.id).text == odd.text
 
 
 def test_add_message_keeps_a_given_id_and_refuses_a_taken_one(store: SQLiteStore) -> None:
@@ -206,7 +207,7 @@ def test_add_message_keeps_a_given_id_and_refuses_a_taken_one(store: SQLiteStore
     assert stored.id == "m-1"
     with pytest.raises(UsageError):
         store.add_message(ws, chat.id, Message(id="m-1", role="user", text="again"))
-    assert [m.text for m in store.messages(ws, chat.id)] == ["hi"]  # the failed add left nothing
+    assert [m.text for m in stored_messages(store, ws, chat.id)] == ["hi"]  # the failed add left nothing
 
 
 # -- order, paging, isolation ----------------------------------------------------------
@@ -219,13 +220,13 @@ def test_history_order_limit_and_after(store: SQLiteStore) -> None:
     ids = [store.add_message(ws, chat.id, Message(role="user" if i % 2 == 0 else "assistant", text=t)).id
            for i, t in enumerate(texts)]
     store.add_message(ws, other.id, Message(text="elsewhere"))
-    assert [m.text for m in store.messages(ws, chat.id)] == texts
-    assert [m.text for m in store.messages(ws, chat.id, limit=2)] == texts[:2]
-    assert [m.text for m in store.messages(ws, chat.id, after=ids[2])] == texts[3:]
-    assert [m.text for m in store.messages(ws, chat.id, after=ids[2], limit=1)] == texts[3:4]
-    assert [m.text for m in store.messages(ws, other.id)] == ["elsewhere"]
+    assert [m.text for m in stored_messages(store, ws, chat.id)] == texts
+    assert [m.text for m in stored_messages(store, ws, chat.id, limit=2)] == texts[:2]
+    assert [m.text for m in stored_messages(store, ws, chat.id, after=ids[2])] == texts[3:]
+    assert [m.text for m in stored_messages(store, ws, chat.id, after=ids[2], limit=1)] == texts[3:4]
+    assert [m.text for m in stored_messages(store, ws, other.id)] == ["elsewhere"]
     with pytest.raises(NotFoundError):
-        store.messages(ws, other.id, after=ids[0])  # a message of another chat
+        stored_messages(store, ws, other.id, after=ids[0])  # a message of another chat
     assert [c.id for c in store.chats(ws)] == [chat.id, other.id]
     assert store.chat(ws, chat.id).updated_at >= store.chat(ws, chat.id).created_at
 
@@ -237,15 +238,15 @@ def test_workspace_isolation(store: SQLiteStore) -> None:
     legacy = store.add_legacy_message(a, chat.id, LEGACY_BC18)
     calls = [
         lambda: store.chat(b, chat.id),
-        lambda: store.messages(b, chat.id),
-        lambda: store.message(b, message.id),
-        lambda: store.message(b, legacy),
+        lambda: stored_messages(store, b, chat.id),
+        lambda: stored_message(store, b, message.id),
+        lambda: stored_message(store, b, legacy),
         lambda: store.add_message(b, chat.id, Message(text="intrude")),
         lambda: store.add_legacy_message(b, chat.id, LEGACY_BC18),
     ]
     unknown = [
         lambda: store.chat(b, "no-such-chat"),
-        lambda: store.message(b, "no-such-message"),
+        lambda: stored_message(store, b, "no-such-message"),
     ]
     for call in calls + unknown:
         with pytest.raises(NotFoundError) as info:
@@ -258,7 +259,7 @@ def test_workspace_isolation(store: SQLiteStore) -> None:
         store.chat(b, "x" * len(chat.id))
     assert str(foreign.value).replace(chat.id, "ID") == str(missing.value).replace("x" * len(chat.id), "ID")
     assert store.chats(b) == []
-    assert [m.text for m in store.messages(a, chat.id)] == ["secret", "Great reviews [1] and [2], echoed by [1]."]
+    assert [m.text for m in stored_messages(store, a, chat.id)] == ["secret", "Great reviews [1] and [2], echoed by [1]."]
 
 
 # -- migration -------------------------------------------------------------------------

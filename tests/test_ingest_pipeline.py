@@ -442,7 +442,7 @@ def test_a_foreign_sqlite_database_is_refused_and_left_alone(tmp_path: Path) -> 
 def _legacy_store(path: Path, version: int) -> sqlite3.Connection:
     """An empty store of schema ``version`` as that version of citewell made it (the
     migration scripts up to it), for rows written as that version wrote them."""
-    from citewell.store import sqlite as store_sql
+    from citewell.store.sqlite import schema as store_sql
 
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path)

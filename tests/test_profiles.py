@@ -13,6 +13,7 @@ import pytest
 from citewell import Chunk, Engine, Message, Passage
 from citewell.cite import InMemoryResolver, cite
 from citewell.profiles import chats, sessions
+from citewell.answer.messages import stored_messages
 from citewell.store.sqlite import SQLiteStore
 
 from .conftest import CASES
@@ -55,7 +56,7 @@ def test_bc17_history_renders_exactly_as_first_returned(store_path: Path) -> Non
     stored = store.add_message(ws, chat.id, message)
     store.close()
     reopened = SQLiteStore(store_path)  # a reload: a new process reads the history
-    from_history = reopened.messages(ws, chat.id)
+    from_history = stored_messages(reopened, ws, chat.id)
     reopened.close()
     assert len(from_history) == 1
     rendered = sessions.render_message(from_history[0])

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import mimetypes
 import os
-import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .answer import AnswerPipeline, PendingTurn, Retrieval, Turn, failure, prepare_turn
 from .answer.history import conversation
+from .answer.messages import StoreResolver, stored_message, stored_messages
 from .answer.pipeline import user_message
 from .answer.retrieval import DEFAULT_MODE, EMBED_BUDGET_S, PRIORITY_POOL
 from .answer.turn import IMAGE_QUERY_WORDS, MAX_QUESTION_CHARS, NO_IMAGE_TEXT, OFFSET_UNITS, POLICIES, check_choices
@@ -50,65 +50,6 @@ MAX_TITLE_CHARS = 1000
 
 __all__ = ["DEFAULT_MODE", "EMBED_BUDGET_S", "IMAGE_QUERY_WORDS", "MAX_QUESTION_CHARS", "MAX_TITLE_CHARS",
            "NO_IMAGE_TEXT", "OFFSET_UNITS", "POLICIES", "PRIORITY_POOL", "Engine", "PendingTurn", "StoreResolver"]
-
-
-class StoreResolver:
-    """Resolves link targets against one workspace of a store (the cite stage's resolver)."""
-
-    def __init__(self, store: Store, workspace_id: str) -> None:
-        self.store = store
-        self.workspace_id = workspace_id
-
-    def chunk(self, chunk_id: str) -> Passage | None:
-        """The passage of a chunk of this workspace, or None."""
-        return self.store.chunks(self.workspace_id, [chunk_id]).get(chunk_id)
-
-    def post(self, source: str, id: str, *, dataset_id: str | None = None) -> Passage | None:  # noqa: A002
-        """The chunk of post (source, id) as a passage, or None: the copy of posts file
-        ``dataset_id``, or without it the copy of the most recently added ready posts file
-        holding it (:meth:`Store.mentions`)."""
-        return self.store.post_passage(self.workspace_id, source, id, dataset_id=dataset_id)
-
-    #: research_preview ids being checked on this thread (a legacy message read while
-    #: checking may link to itself or back: such a check answers True, it exists)
-    _checking = threading.local()
-
-    def entity_exists(self, type: str, id: str) -> bool:  # noqa: A002
-        """True when an entity of ``type`` with ``id`` exists in this workspace.
-
-        ``resource`` is any resource, ``dataset`` a posts resource, ``chat`` a chat (of
-        any user of the workspace), ``research_preview`` an assistant message (the
-        pointer to a turn, pending or not); patterns are not stored yet, so they never
-        exist.
-        """
-        if type == "chat":
-            try:
-                self.store.chat(self.workspace_id, id)
-            except NotFoundError:
-                return False
-            return True
-        if type == "research_preview":
-            return self._assistant_message_exists(id)
-        if type not in ("resource", "dataset"):
-            return False
-        try:
-            resource = self.store.resource(self.workspace_id, id)
-        except Exception:
-            return False
-        return type == "resource" or resource.kind == "post"
-
-    def _assistant_message_exists(self, message_id: str) -> bool:
-        checking: set[str] = self._checking.__dict__.setdefault("ids", set())
-        if message_id in checking:
-            return True
-        checking.add(message_id)
-        try:
-            return self.store.message(self.workspace_id, message_id, resolver=self).role == "assistant"
-        except NotFoundError:
-            return False
-        finally:
-            checking.discard(message_id)
-
 
 
 class Engine:
@@ -526,7 +467,7 @@ class Engine:
 
     def _pending_answer(self, chat_id: str) -> str | None:
         """The id of the chat's last assistant message when it is still pending, else None."""
-        answers = [m for m in self.store.messages(self.workspace_id, chat_id, resolver=self.resolver)
+        answers = [m for m in stored_messages(self.store, self.workspace_id, chat_id, resolver=self.resolver)
                    if m.role == "assistant"]
         return answers[-1].id if answers and answers[-1].status == "pending" else None
 
@@ -627,13 +568,13 @@ class Engine:
         read back unchanged; legacy rows converted once). ``after``: a message id, only
         later ones; ``limit``: at most that many. ``NOT_FOUND`` for an unknown chat (or
         one of another workspace or user) or ``after``."""
-        return self.store.messages(self.workspace_id, chat_id, limit=limit, after=after, resolver=self.resolver,
-                                   user_id=user_id)
+        return stored_messages(self.store, self.workspace_id, chat_id, limit=limit, after=after,
+                               resolver=self.resolver, user_id=user_id)
 
     def message(self, message_id: str, *, user_id: str | None = None) -> Message:
         """One stored message of this workspace (in that user's chats, when ``user_id``);
         its ``chat_id`` names its chat. ``NOT_FOUND`` otherwise."""
-        return self.store.message(self.workspace_id, message_id, resolver=self.resolver, user_id=user_id)
+        return stored_message(self.store, self.workspace_id, message_id, resolver=self.resolver, user_id=user_id)
 
     def cite(self, raw_text: str, *, sources: Sequence[Passage | Mapping[str, Any]] | GivenSources | None = None,
              offsets: str = "codepoint", policy: str = "flag", numbered: bool = False) -> Message:

@@ -18,6 +18,7 @@ from ..cite.resolver import SourceResolver
 from ..generate.base import HistoryTurn
 from ..models import Message
 from ..store.base import Store
+from .messages import stored_messages
 
 #: Earlier messages a generator sees (user and assistant messages both count).
 HISTORY_MESSAGES = 6
@@ -28,7 +29,7 @@ _MARKER_RE = re.compile(r"[ \t]*(?<!\\)\[\d+\]")
 
 def previous_question(store: Store, workspace_id: str, chat_id: str, resolver: SourceResolver) -> Message | None:
     """The last user message with text of a chat, or None."""
-    users = [m for m in store.messages(workspace_id, chat_id, resolver=resolver) if m.role == "user" and m.text]
+    users = [m for m in stored_messages(store, workspace_id, chat_id, resolver=resolver) if m.role == "user" and m.text]
     return users[-1] if users else None
 
 
@@ -45,7 +46,7 @@ def conversation(store: Store, workspace_id: str, chat_id: str | None, resolver:
     if chat_id is None or limit <= 0:
         return ()
     turns: list[HistoryTurn] = []
-    for message in store.messages(workspace_id, chat_id, resolver=resolver):
+    for message in stored_messages(store, workspace_id, chat_id, resolver=resolver):
         if message.role not in ("user", "assistant") or message.status != "settled":
             continue
         text = plain_text(message)

@@ -21,9 +21,9 @@ A stored message row carries ``format_version``:
   text and references; parts and citations are rebuilt from the references' offsets.
 
 Conversion is deterministic: the output depends only on the row and on which link
-targets exist in the workspace (no clock, no randomness). The SQLite store writes the
-converted message back on first read (``persist_conversions``, default on), so "converted
-once" holds literally: later reads are current-row reads, byte-identical, even after the
+targets exist in the workspace (no clock, no randomness). Reading a stored message
+(:func:`citewell.answer.messages.stored_message`) writes the converted message back on
+first read (``persist``, default on), so "converted once" holds literally: later reads are current-row reads, byte-identical, even after the
 workspace changes. The original legacy row is kept beside it (column ``legacy``).
 """
 

@@ -1,7 +1,11 @@
 """The store interface: everything above it is independent of the database in use.
 
 Two implementations are planned: :class:`citewell.store.sqlite.SQLiteStore` (the
-embedded default, one file) and PostgreSQL + pgvector. Every method is scoped to one
+embedded default, one file) and PostgreSQL + pgvector. The SQL every database shares
+lives in one module per concern (:mod:`.keys`, :mod:`.events`, :mod:`.resources`,
+:mod:`.uploads`, :mod:`.search`, :mod:`.vectors`, :mod:`.chats`, :mod:`.mentions`); a
+backend adds its three dialect pieces (connections and locks, the lexical index, the
+vector index; :mod:`citewell.store.sqlite`). Every method is scoped to one
 workspace id: nothing crosses workspaces, and an id of another workspace behaves like
 an unknown id.
 """
@@ -11,15 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
 from ..ingest.base import Extraction
 from ..models import Chunk, Mention, Message, Passage, Resource
-
-if TYPE_CHECKING:  # the cite stage's resolver protocol (only for annotations)
-    from ..cite.resolver import SourceResolver
 
 
 @dataclass(frozen=True)
@@ -439,7 +440,7 @@ class Store(Protocol):
 
         ``row``: ``{role, text, references?, id?, status?, created_at?, image_url?, …}``
         with raw links in ``text`` (the pre-``format_version`` shape). It is converted
-        when read (:func:`citewell.cite.history.read_message`). Returns the message id.
+        when read (:func:`citewell.answer.messages.stored_message`). Returns the message id.
         """
         ...
 
@@ -458,21 +459,25 @@ class Store(Protocol):
         still answers them); returns how many."""
         ...
 
-    def message(self, workspace_id: str, message_id: str, *,
-                resolver: SourceResolver | None = None, user_id: str | None = None) -> Message:
-        """One message, read through :func:`citewell.cite.history.read_message`.
-
-        ``resolver`` resolves link targets when a legacy row is converted (default: the
-        engine's resolver over this store and workspace). ``NotFoundError`` for an unknown
-        id or one of another workspace (or, with ``user_id``, of another user's chat).
-        """
+    def message_row(self, workspace_id: str, message_id: str, *, user_id: str | None = None) -> dict[str, Any]:
+        """The stored row of one message (the ``messages`` columns,
+        :data:`citewell.cite.history.ROW_KEYS`): read it with
+        :func:`citewell.answer.messages.stored_message`. ``NotFoundError`` for an unknown id
+        or one of another workspace (or, with ``user_id``, of another user's chat)."""
         ...
 
-    def messages(self, workspace_id: str, chat_id: str, *, limit: int | None = None,
-                 after: str | None = None, resolver: SourceResolver | None = None,
-                 user_id: str | None = None) -> list[Message]:
-        """Messages of a chat, oldest first (storage order); at most ``limit``; only those
-        stored after message ``after``. ``NotFoundError`` for an unknown chat or ``after``."""
+    def message_rows(self, workspace_id: str, chat_id: str, *, limit: int | None = None,
+                     after: str | None = None, user_id: str | None = None) -> list[dict[str, Any]]:
+        """The stored rows of a chat's messages, oldest first (storage order); at most
+        ``limit``; only those stored after message ``after``. ``NotFoundError`` for an
+        unknown chat or ``after``."""
+        ...
+
+    def save_conversion(self, workspace_id: str, message_id: str, message: Message) -> dict[str, Any] | None:
+        """Write the conversion ``message`` of legacy row ``message_id`` back once (rule 10;
+        the original stays in ``legacy``). None when written (or the row is gone), else the
+        row as stored now (converted first by another process: its version wins);
+        ``StoreError`` when the store cannot be written."""
         ...
 
     def close(self) -> None:

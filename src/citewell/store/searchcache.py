@@ -44,6 +44,10 @@ import numpy as np
 
 V = TypeVar("V")
 
+#: ``meta`` keys of the generation counters (see the module docstring)
+SEARCH = "search_generation"
+VECTORS = "vector_generation"
+
 
 class GenerationCache(Generic[V]):
     """A thread-safe LRU map whose entries belong to a generation (a tuple of ints).

@@ -1,0 +1,91 @@
+"""Workspaces, store secrets and API keys (hashes only, see :mod:`citewell.keys`)."""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import uuid
+
+from ..errors import NotFoundError
+from .base import ApiKeyRecord
+from .sqlbase import SQLBase, now, parse_time
+
+
+class Keys(SQLBase):
+    """Workspaces by name, named secrets and API keys."""
+
+    # -- workspaces --------------------------------------------------------------------
+    def workspace_id(self, name: str, *, create: bool = True) -> str:
+        """Id of workspace ``name``; created when missing and ``create`` is true."""
+        conn = self._conn()
+        row = conn.execute("SELECT id FROM workspaces WHERE name = ?", (name,)).fetchone()
+        if row:
+            return str(row["id"])
+        if not create:
+            raise NotFoundError(f"no workspace named {name!r}")
+        with self._write() as wconn:
+            wconn.execute("INSERT OR IGNORE INTO workspaces VALUES (?, ?, ?)", (str(uuid.uuid4()), name, now()))
+            return str(wconn.execute("SELECT id FROM workspaces WHERE name = ?", (name,)).fetchone()["id"])
+
+    # -- rows --------------------------------------------------------------------------
+    def workspace_name(self, workspace_id: str) -> str:
+        """Name of the workspace with this id; ``NotFoundError`` for an unknown id."""
+        row = self._conn().execute("SELECT name FROM workspaces WHERE id = ?", (workspace_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no workspace {workspace_id}")
+        return str(row["name"])
+
+    def secret(self, name: str) -> bytes:
+        """A random 32-byte secret kept in the store under ``name`` (made on first use;
+        every process sharing the store reads the same one), e.g. for signed URLs."""
+        key = f"secret:{name}"
+        row = self._conn().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            with self._write() as conn:
+                conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (key, secrets.token_hex(32)))
+                row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return bytes.fromhex(row["value"])
+
+    # -- API keys ----------------------------------------------------------------------
+    @staticmethod
+    def _key_from_row(row: sqlite3.Row) -> ApiKeyRecord:
+        return ApiKeyRecord(id=row["id"], workspace_id=row["workspace_id"], platform=bool(row["platform"]),
+                            prefix=row["prefix"], created_at=parse_time(row["created_at"]))
+
+    def create_api_key(self, workspace_id: str, key_hash: str, *, platform: bool, prefix: str) -> ApiKeyRecord:
+        """Store a key's hash for the workspace (see :meth:`Store.create_api_key`)."""
+        key_id = str(uuid.uuid4())
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM workspaces WHERE id = ?", (workspace_id,)).fetchone() is None:
+                raise NotFoundError(f"no workspace {workspace_id}")
+            conn.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?)",
+                         (key_id, workspace_id, key_hash, int(platform), prefix, now()))
+            row = conn.execute("SELECT * FROM api_keys WHERE id = ?", (key_id,)).fetchone()
+        return self._key_from_row(row)
+
+    def api_keys(self, workspace_id: str | None = None) -> list[ApiKeyRecord]:
+        """Stored keys (of one workspace, or all), oldest first."""
+        sql, args = "SELECT * FROM api_keys", []
+        if workspace_id is not None:
+            sql, args = sql + " WHERE workspace_id = ?", [workspace_id]
+        rows = self._conn().execute(sql + " ORDER BY created_at, id", args).fetchall()
+        return [self._key_from_row(row) for row in rows]
+
+    def delete_api_key(self, key_id: str) -> bool:
+        """Revoke a key by its id (or its prefix, when that names exactly one key); True if one went."""
+        with self._write() as conn:
+            rows = conn.execute("SELECT id FROM api_keys WHERE id = ? OR prefix = ?", (key_id, key_id)).fetchall()
+            if len(rows) != 1:
+                return False
+            conn.execute("DELETE FROM api_keys WHERE id = ?", (rows[0]["id"],))
+        return True
+
+    def api_key(self, key_hash: str) -> ApiKeyRecord | None:
+        """The key with this hash, or None."""
+        row = self._conn().execute("SELECT * FROM api_keys WHERE key_hash = ?", (key_hash,)).fetchone()
+        return self._key_from_row(row) if row else None
+
+    def api_key_by_id(self, key_id: str) -> ApiKeyRecord | None:
+        """The key with this id (not a prefix), or None (never made, or revoked)."""
+        row = self._conn().execute("SELECT * FROM api_keys WHERE id = ?", (key_id,)).fetchone()
+        return self._key_from_row(row) if row else None

@@ -1,0 +1,191 @@
+"""Search: lexical ranking, document frequencies and the resources a search reads.
+
+The ranking itself is the lexical index's (a dialect piece: FTS5 + bm25 on SQLite, see
+:mod:`citewell.store.sqlite.lexical`); this concern scopes it to a workspace, its filters
+and folder, and keeps the retrieval caches (:mod:`~citewell.store.searchcache`) exact by
+tagging every entry with the search generation it was read at.
+
+Hooks the lexical index provides (see :class:`Search`): ``_ranked_search`` (the ranking in
+SQL, any filter), ``_term_scores`` (one term's rows and score parts, cached),
+``_count_group`` (document frequency of a word group within a scope) and
+``_indexed_within`` (whether the index holds only a scope's rows).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..models import Passage, Resource
+from .base import Condition
+from .filters import CHUNK_KEYS, filter_sql, under_sql
+from .searchcache import SEARCH, GenerationCache, Scope, TermScores, rank_rows
+from .sqlbase import SQLBase
+
+
+class Search(SQLBase):
+    """Search over the ready resources of a workspace (see the module docstring)."""
+
+    _scopes: GenerationCache[Scope]
+    _alone: GenerationCache[bool]
+    _dfs: GenerationCache[int]
+    _ranking_resources: GenerationCache[tuple[Resource, ...]]
+    _resource_sets: GenerationCache[set[str]]
+
+    # -- lexical index hooks (dialect) --------------------------------------------------
+    def _ranked_search(self, workspace_id: str, terms: Sequence[str], limit: int,
+                       conditions: Sequence[Condition], under: str | None) -> list[Passage]:
+        raise NotImplementedError
+
+    def _term_scores(self, conn: sqlite3.Connection, generation: tuple[int, ...], term: str) -> TermScores:
+        raise NotImplementedError
+
+    @staticmethod
+    def _count_group(conn: sqlite3.Connection, scope: Scope, group: Sequence[str]) -> int:
+        raise NotImplementedError
+
+    @staticmethod
+    def _indexed_within(conn: sqlite3.Connection, rowids: np.ndarray) -> bool:
+        raise NotImplementedError
+
+    # -- the Store methods --------------------------------------------------------------
+    def search_text(self, workspace_id: str, terms: Sequence[str], *, limit: int,
+                    conditions: Sequence[Condition] = (), under: str | None = None) -> list[Passage]:
+        """BM25 over ready resources of the workspace (see :class:`Store.search_text`).
+
+        Filters on resources (all but ``created_at`` and ``source``) and the folder scope
+        rank from the cached per-term scores (:func:`~citewell.store.searchcache.rank_rows`):
+        the same rows, order and scores as the SQL ranking, which the others still use.
+        """
+        words = [t for t in terms if t.strip()]
+        if not words or limit <= 0:
+            return []
+        if not any(c.key in CHUNK_KEYS for c in conditions):
+            found = self._search_cached(workspace_id, words, limit, conditions, under)
+            if found is not None:
+                return found
+        return self._ranked_search(workspace_id, terms, limit, conditions, under)
+
+    def term_counts(self, workspace_id: str, groups: Sequence[Sequence[str]]) -> tuple[int, list[int]]:
+        """Chunk count and per-group document frequencies (see :class:`Store.term_counts`).
+
+        Each group is one FTS5 query on the text column, ``text : ("a" AND "b")``, every
+        word quoted as in :func:`fts_query`; counts are cached per workspace and group
+        until the next write that changes what a search sees.
+        """
+        with self._snapshot() as conn:
+            scope, generation = self._scope(conn, workspace_id)
+            counts = [self._dfs.get(generation, (workspace_id, tuple(group)),
+                                    lambda group=group: self._count_group(conn, scope, group))
+                      for group in groups]
+        return len(scope.rowids), counts
+
+    def ranking_resources(self, workspace_id: str, *, under: str | None = None) -> tuple[Resource, ...]:
+        """The ready resources of :meth:`resources` (``statuses=["ready"]``, no paths), shared
+        read-only objects cached per search generation (see :meth:`Store.ranking_resources`):
+        reading the rows skips over each resource's extracted text, and building hundreds of
+        resources costs about ten milliseconds, per question otherwise."""
+        with self._snapshot() as conn:
+            generation = self._ws_generation(conn, workspace_id, SEARCH)
+            return self._ranking_resources.get(generation, (workspace_id, under), lambda: tuple(
+                self._resource_from_row(row) for row in self._list_resources(conn, workspace_id, ["ready"],
+                                                                              under, None, 0)))
+
+    def scope_resources(self, workspace_id: str, *, conditions: Sequence[Condition] = (),
+                        under: str | None = None) -> tuple[Resource, ...]:
+        """The resources of :meth:`ranking_resources` that match the resource-level
+        ``conditions`` (see :meth:`Store.scope_resources`); cached sets as searches use."""
+        resource_conditions = [c for c in conditions if c.key not in CHUNK_KEYS]
+        everything = self.ranking_resources(workspace_id, under=under)
+        if not resource_conditions:
+            return everything
+        with self._snapshot() as conn:
+            ids = self._scope_resources(conn, workspace_id, resource_conditions, under)
+        return everything if ids is None else tuple(r for r in everything if r.id in ids)
+
+
+    # -- retrieval caches (see searchcache) ---------------------------------------------
+    def _scope(self, conn: sqlite3.Connection, workspace_id: str) -> tuple[Scope, tuple[int, ...]]:
+        """The workspace's chunk rows of ready resources, and the generation it is cached
+        under (and what is computed from it: document frequencies): the workspace's own
+        search generation, and the store-wide one too while the workspace is the store's only
+        one (then its rows may be the whole full-text index, ``fts_covered``, which another
+        workspace's first chunk changes)."""
+        own = self._ws_generation(conn, workspace_id, SEARCH)
+        whole = self._generation(conn, SEARCH)
+        alone = self._alone.get(whole, workspace_id, lambda: conn.execute(
+            "SELECT 1 FROM chunks WHERE workspace_id != ? LIMIT 1", (workspace_id,)).fetchone() is None)
+        generation = (*own, *(whole if alone else (0,)))
+
+        def load() -> Scope:
+            cur = conn.cursor()
+            cur.row_factory = None
+            rows = cur.execute("SELECT c.rowid, c.resource_id FROM chunks c JOIN resources r "
+                               "ON r.id = c.resource_id WHERE c.workspace_id = ? AND r.status = 'ready' "
+                               "ORDER BY c.rowid", (workspace_id,)).fetchall()
+            names: dict[str, int] = {}
+            rowids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+            index = np.fromiter((names.setdefault(row[1], len(names)) for row in rows), dtype=np.int32,
+                                count=len(rows))
+            # with another workspace's chunks in the store, the index is not all this one's
+            covered = self._indexed_within(conn, rowids) if alone else False
+            return Scope(rowids, index, tuple(names), covered)
+
+        return self._scopes.get(generation, workspace_id, load), generation
+
+    def _scope_resources(self, conn: sqlite3.Connection, workspace_id: str, conditions: Sequence[Condition],
+                         under: str | None) -> set[str] | None:
+        """Ids of the workspace's ready resources matching ``conditions`` (resource keys only)
+        under folder ``under`` (cached per search generation); None when neither is given
+        (every resource)."""
+        if not conditions and under is None:
+            return None
+        generation = self._ws_generation(conn, workspace_id, SEARCH)
+        return self._resource_sets.get(generation, (workspace_id, tuple(conditions), under),
+                                       lambda: self._find_resources(conn, workspace_id, conditions, under))
+
+    def _find_resources(self, conn: sqlite3.Connection, workspace_id: str, conditions: Sequence[Condition],
+                        under: str | None) -> set[str]:
+        """What :meth:`_scope_resources` caches, read from the store."""
+        folder, folder_params = under_sql(under)
+        sql = "SELECT r.id FROM resources r WHERE r.workspace_id = ? AND r.status = 'ready'" + folder
+        where, args = filter_sql(conditions)
+        return {row[0] for row in conn.execute(sql + where, [workspace_id, *folder_params, *args])}
+
+
+    def _search_cached(self, workspace_id: str, terms: Sequence[str], limit: int,
+                       conditions: Sequence[Condition], under: str | None) -> list[Passage] | None:
+        """:meth:`search_text` from the caches (resource-level ``conditions`` only); None
+        when a ranked row cannot be read back (then the SQL ranking answers)."""
+        with self._snapshot() as conn:
+            generation = self._generation(conn, SEARCH)
+            scope, _ = self._scope(conn, workspace_id)
+            mask = scope.mask(self._scope_resources(conn, workspace_id, conditions, under))
+            rowids, keys = rank_rows([self._term_scores(conn, generation, t) for t in terms], mask, limit)
+            if not len(rowids):
+                return []
+            wanted = [int(r) for r in rowids]
+            rows, resources = self._chunk_rows(conn, workspace_id, "rowid", wanted)
+        if len(rows) != len(wanted) or any(r["status"] != "ready" for r in resources.values()) \
+                or any(row["resource_id"] not in resources for row in rows.values()):
+            return None
+        return [self._passage(rows[rid], resources[rows[rid]["resource_id"]], score=-float(key), rank=i + 1)
+                for i, (rid, key) in enumerate(zip(wanted, keys))]
+
+
+    def count_resources(self, workspace_id: str, *, conditions: Sequence[Condition] = (),
+                        under: str | None = None) -> int:
+        """Ready resources with chunks matching ``conditions`` (see the Store protocol)."""
+        where, args = filter_sql(conditions)
+        sql = ("SELECT count(DISTINCT r.id) FROM chunks c JOIN resources r ON r.id = c.resource_id "
+               "WHERE c.workspace_id = ? AND r.status = 'ready'")
+        params: list[Any] = [workspace_id]
+        if under is not None:
+            prefix = under.rstrip("/") + "/"
+            sql += (" AND EXISTS (SELECT 1 FROM files f WHERE f.present = 1 AND f.resource_id = r.id "
+                    "AND substr(f.path, 1, ?) = ?)")
+            params += [len(prefix), prefix]
+        return int(self._conn().execute(sql + where, params + args).fetchone()[0])
+

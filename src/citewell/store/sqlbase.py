@@ -1,0 +1,148 @@
+"""What every concern of the SQL store shares: rows to records, and the connection hooks.
+
+The concern mixins (:mod:`~citewell.store.keys`, :mod:`~citewell.store.events`,
+:mod:`~citewell.store.resources`, :mod:`~citewell.store.uploads`,
+:mod:`~citewell.store.search`, :mod:`~citewell.store.vectors`,
+:mod:`~citewell.store.chats`, :mod:`~citewell.store.mentions`) hold the SQL that is the
+same for every database; they reach the database only through the hooks declared here,
+which a dialect implements (:mod:`citewell.store.sqlite.connection` for SQLite):
+``_conn`` (this thread's connection), ``_write`` (one write transaction, bumping a
+generation counter of :mod:`~citewell.store.searchcache` when it changed a row),
+``_snapshot`` (one read transaction), ``_generation`` and ``_bump``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import AbstractContextManager
+from datetime import datetime, timezone
+from typing import Any, Sequence
+
+from ..models import Chunk, Passage, Resource, utcnow
+
+#: Every column of ``resources`` but ``extracted_text`` (megabytes for a long filing): rows
+#: are read on every question, the text only by ``resource_text``.
+RESOURCE_COLUMNS = ("id, workspace_id, sha256, title, file_name, kind, media_type, size_bytes, blob_key, status, "
+                    "error_code, error_message, warnings, metadata, custom_metadata, extractor_version, "
+                    "chunk_count, created_at, updated_at")
+
+
+def now() -> str:
+    """The current UTC time as stored (ISO 8601 with offset)."""
+    return utcnow().isoformat()
+
+
+def parse_time(value: str | None) -> datetime:
+    """A stored time as an aware datetime (UTC when stored without offset; now for none)."""
+    if not value:
+        return utcnow()
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def index_title(title: str, metadata: dict[str, Any]) -> str:
+    """What the lexical index holds as a chunk's title: the resource's title, company names
+    and tickers, space-separated."""
+    names = [title, *[str(v) for v in metadata.get("company_names") or []],
+             *[str(v) for v in metadata.get("tickers") or []]]
+    return " ".join(names)
+
+
+class SQLBase:
+    """Row conversion and the connection hooks every concern mixin uses (see the module
+    docstring); a dialect's connection class provides the hooks."""
+
+    def _conn(self) -> sqlite3.Connection:
+        """This thread's connection (dialect)."""
+        raise NotImplementedError
+
+    def _write(self, *, bump: str | None = None,
+               workspace: str | None = None) -> AbstractContextManager[sqlite3.Connection]:
+        """One write transaction (dialect)."""
+        raise NotImplementedError
+
+    def _snapshot(self) -> AbstractContextManager[sqlite3.Connection]:
+        """One read transaction (dialect)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _generation(conn: sqlite3.Connection, *keys: str) -> tuple[int, ...]:
+        """The generation counters ``keys`` (dialect)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _bump(conn: sqlite3.Connection, counter: str, workspace: str | None = None) -> None:
+        """Move a generation counter (store-wide, and the workspace's) inside the open write (dialect)."""
+        raise NotImplementedError
+
+    @classmethod
+    def _ws_generation(cls, conn: sqlite3.Connection, workspace_id: str, *keys: str) -> tuple[int, ...]:
+        """A workspace's own generation counters ``keys`` (dialect)."""
+        raise NotImplementedError
+
+    _PASSAGE_SELECT = ("SELECT c.*, r.title AS r_title, r.kind AS r_kind, r.file_name AS r_file_name "
+                       "FROM chunks c JOIN resources r ON r.id = c.resource_id ")
+
+    def _resource_from_row(self, row: sqlite3.Row, paths: list[str] | None = None) -> Resource:
+        error = {"code": row["error_code"], "message": row["error_message"]} if row["error_code"] else None
+        return Resource(
+            id=row["id"], workspace_id=row["workspace_id"], title=row["title"], file_name=row["file_name"],
+            kind=row["kind"], media_type=row["media_type"], sha256=row["sha256"], size_bytes=row["size_bytes"],
+            blob_key=row["blob_key"], status=row["status"], error=error, warnings=json.loads(row["warnings"]),
+            metadata=json.loads(row["metadata"]),
+            custom_metadata=json.loads(row["custom_metadata"]) if row["custom_metadata"] else None,
+            extractor_version=row["extractor_version"], chunk_count=row["chunk_count"],
+            paths=paths or [], created_at=parse_time(row["created_at"]), updated_at=parse_time(row["updated_at"]))
+
+    @staticmethod
+    def _chunk_from_row(row: sqlite3.Row) -> Chunk:
+        return Chunk(id=row["id"], resource_id=row["resource_id"], chunk_index=row["chunk_index"],
+                     text=row["text"], text_type=row["text_type"], char_start=row["char_start"],
+                     char_end=row["char_end"], metadata=json.loads(row["metadata"]))
+
+    def _passage_from_row(self, row: sqlite3.Row, score: float = 0.0, rank: int = 0) -> Passage:
+        return Passage(chunk=self._chunk_from_row(row), resource_title=row["r_title"],
+                       resource_kind=row["r_kind"], file_name=row["r_file_name"], score=score, rank=rank)
+
+    def _paths(self, conn: sqlite3.Connection, resource_ids: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for i in range(0, len(resource_ids), 500):
+            batch = list(resource_ids[i:i + 500])
+            marks = ",".join("?" * len(batch))
+            for row in conn.execute(f"SELECT resource_id, last_resource_id, path FROM files WHERE present = 1 "
+                                    f"AND resource_id IN ({marks}) UNION SELECT resource_id, last_resource_id, path "
+                                    f"FROM files WHERE present = 1 AND last_resource_id IN ({marks}) ORDER BY path",
+                                    batch + batch):
+                for rid in {row["resource_id"], row["last_resource_id"]}:
+                    if rid in batch:
+                        out.setdefault(rid, []).append(row["path"])
+        return out
+
+    @staticmethod
+    def _chunk_rows(conn: sqlite3.Connection, workspace_id: str, column: str,
+                    keys: Sequence[Any]) -> tuple[dict[Any, sqlite3.Row], dict[str, sqlite3.Row]]:
+        """The workspace's chunk rows whose ``column`` (``id`` or ``rowid``) is one of ``keys``, by
+        key, and the ``(id, title, kind, file_name, status)`` rows of their resources, by id.
+        Two lookups: a join reading both tables row by row is several times slower."""
+        rows: dict[Any, sqlite3.Row] = {}
+        for i in range(0, len(keys), 500):
+            batch = list(keys[i:i + 500])
+            rows.update((row[column], row) for row in conn.execute(
+                f"SELECT c.* FROM chunks c WHERE c.{column} IN ({','.join('?' * len(batch))}) "
+                "AND c.workspace_id = ?", [*batch, workspace_id]))
+        ids = list({row["resource_id"] for row in rows.values()})
+        resources: dict[str, sqlite3.Row] = {}
+        for i in range(0, len(ids), 500):
+            batch = ids[i:i + 500]
+            marks = ",".join("?" * len(batch))
+            resources.update((row["id"], row) for row in conn.execute(
+                f"SELECT id, title, kind, file_name, status FROM resources WHERE id IN ({marks})", batch))
+        return rows, resources
+
+    def _passage(self, row: sqlite3.Row, resource: sqlite3.Row, score: float = 0.0, rank: int = 0) -> Passage:
+        """A passage from a chunk row and its resource's row (see :meth:`_chunk_rows`)."""
+        return Passage(chunk=self._chunk_from_row(row), resource_title=resource["title"],
+                       resource_kind=resource["kind"], file_name=resource["file_name"], score=score,
+                       rank=rank)
+

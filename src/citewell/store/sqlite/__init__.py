@@ -1,0 +1,86 @@
+"""The embedded store: one SQLite file (WAL, 30 s busy timeout) plus a blob folder.
+
+:class:`SQLiteStore` is the concern mixins of :mod:`citewell.store` (keys, events,
+resources and sync, uploads, search, vectors, chats and messages, mentions: the SQL every
+database shares) over this package's three dialect pieces:
+
+- :mod:`.connection`: connections and locks (one connection per thread, WAL, busy
+  timeout, ``BEGIN IMMEDIATE`` writes, snapshot reads, the generation counters);
+- :mod:`.lexical`: the lexical index (FTS5 with ``bm25``);
+- :mod:`.vectors`: the vector index (float32 BLOBs ranked in numpy).
+
+:mod:`.schema` holds the schema and its migrations (v1–v9, applied on open).
+
+Retrieval reads go through in-process caches (:mod:`citewell.store.searchcache`) tagged
+with the generation counters ``search_generation`` and ``vector_generation`` of table
+``meta``: every write that changes what a search sees (chunks, the full-text index,
+resources, their files and facets; vectors) bumps its counter in the same transaction
+(``_write(bump=…)``), so another process's or thread's write is seen by the next query.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from ...errors import StoreError
+from ...models import Resource
+from ..chats import Chats
+from ..events import Events
+from ..keys import Keys
+from ..mentions import Mentions
+from ..resources import Resources
+from ..search import Search
+from ..searchcache import GenerationCache, Scope, TermScores, VectorScope
+from ..uploads import Uploads
+from ..vectors import Vectors
+from .connection import BUSY_TIMEOUT_S, SQLiteConnections
+from .lexical import BM25_WEIGHTS, FTS5Index, fts_query
+from .schema import SCHEMA_VERSION, migrate
+from .vectors import BlobVectorIndex
+
+#: memory budgets of the retrieval caches, in bytes
+TERM_CACHE_BYTES = 256 << 20
+VECTOR_CACHE_BYTES = 1 << 30
+
+
+class SQLiteStore(SQLiteConnections, FTS5Index, BlobVectorIndex, Keys, Events, Resources, Uploads, Search,
+                  Vectors, Chats, Mentions):
+    """The embedded :class:`~citewell.store.base.Store` in one SQLite file.
+
+    ``path`` is the database file (created with its folder when missing); blobs go to
+    ``<folder>/<store name>.blobs`` (``citewell.sqlite`` → ``citewell.blobs/``). Raises
+    :class:`StoreError` when the file cannot be opened, is not a citewell store, or is
+    newer than this version of citewell. The dialect pieces come first in the bases, so
+    their methods are the hooks the concern mixins call.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser().resolve()
+        self.location = str(self.path)
+        self.blob_dir = self.path.parent / f"{self.path.stem}.blobs"
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the store folder {self.path.parent}: {exc}") from exc
+        self._local = threading.local()
+        #: full-text term -> :class:`TermScores`; workspace -> :class:`Scope`;
+        #: (workspace, words) -> document frequency; (workspace, model, matrix?) -> :class:`VectorScope`;
+        #: (workspace, under) -> ready resources; (workspace, conditions, under) -> resource ids
+        #: (the term scores span every workspace: store-wide generation; the rest are a
+        #: workspace's own: its generations, so another workspace's writes keep them)
+        self._terms: GenerationCache[TermScores] = GenerationCache(TERM_CACHE_BYTES, lambda t: t.nbytes)
+        self._scopes: GenerationCache[Scope] = GenerationCache(64, per_key=True)
+        self._alone: GenerationCache[bool] = GenerationCache(1024)  # workspace -> no other has a chunk
+        self._dfs: GenerationCache[int] = GenerationCache(200_000, per_key=True)
+        self._ranking_resources: GenerationCache[tuple[Resource, ...]] = GenerationCache(64, per_key=True)
+        self._resource_sets: GenerationCache[set[str]] = GenerationCache(4096, per_key=True)
+        self._vectors: GenerationCache[VectorScope] = GenerationCache(VECTOR_CACHE_BYTES, lambda v: v.nbytes,
+                                                                       per_key=True)
+        self._verified = False
+        migrate(self, self.path)
+        self._verified = True
+        self._conn().execute("PRAGMA journal_mode = WAL")
+
+
+__all__ = ["BM25_WEIGHTS", "BUSY_TIMEOUT_S", "SCHEMA_VERSION", "SQLiteStore", "fts_query"]
