@@ -404,6 +404,16 @@ class Engine:
 
         return events()
 
+    def answer_over(self, question: str, passages: Sequence[Passage], *, generator: str | None = None,
+                    offsets: str = "codepoint", policy: str = "flag") -> Message:
+        """Answer ``question`` from the given ``passages`` (no retrieval, nothing stored)
+        through the answering pipeline: generator, cite stage, support. Tracking agents
+        write their alerts with it (:mod:`citewell.agents.alerts`). Raises as :meth:`ask`
+        (``INVALID_REQUEST``, the generator's :class:`~citewell.errors.GenerationError`)."""
+        turn = self._prepare(question, k=5, filters=None, corpus=None, offsets=offsets, chat_id=None,
+                             policy=policy, generator=generator)
+        return self._pipeline(turn).answer(turn, list(passages))
+
     def _prepare(self, question: str, *, k: int, filters: Iterable[str] | Mapping[str, Any] | None,
                  corpus: str | os.PathLike[str] | None, offsets: str, chat_id: str | None,
                  policy: str, image: str | os.PathLike[str] | None = None, image_url: str | None = None,

@@ -47,8 +47,7 @@ class StoreResolver:
 
         ``resource`` is any resource, ``dataset`` a posts resource, ``chat`` a chat (of
         any user of the workspace), ``research_preview`` an assistant message (the
-        pointer to a turn, pending or not); patterns are not stored yet, so they never
-        exist.
+        pointer to a turn, pending or not), ``pattern`` a pattern a tracking agent found.
         """
         if type == "chat":
             try:
@@ -58,6 +57,12 @@ class StoreResolver:
             return True
         if type == "research_preview":
             return self._assistant_message_exists(id)
+        if type == "pattern":
+            try:
+                self.store.tracking().pattern(self.workspace_id, id)
+            except NotFoundError:
+                return False
+            return True
         if type not in ("resource", "dataset"):
             return False
         try:

@@ -15,12 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
 from ..ingest.base import Extraction
 from ..models import Chunk, Mention, Message, Passage, Resource
+
+if TYPE_CHECKING:  # issue 17's store (only for annotations)
+    from .tracking import TrackingStore
 
 
 @dataclass(frozen=True)
@@ -478,6 +481,11 @@ class Store(Protocol):
         the original stays in ``legacy``). None when written (or the row is gone), else the
         row as stored now (converted first by another process: its version wins);
         ``StoreError`` when the store cannot be written."""
+        ...
+
+    def tracking(self) -> TrackingStore:
+        """Tracking agents, their alerts, post arrivals, patterns and run leases
+        (:class:`citewell.store.tracking.TrackingStore`, issue 17) on this store."""
         ...
 
     def close(self) -> None:

@@ -9,7 +9,9 @@ database shares) over this package's three dialect pieces:
 - :mod:`.lexical`: the lexical index (FTS5 with ``bm25``);
 - :mod:`.vectors`: the vector index (float32 BLOBs ranked in numpy).
 
-:mod:`.schema` holds the schema and its migrations (v1–v9, applied on open).
+:mod:`.schema` holds the schema and its migrations (v1–v10, applied on open);
+:mod:`.tracking` the tracking agents' tables (issue 17), reached through
+:meth:`SQLiteStore.tracking`.
 
 Retrieval reads go through in-process caches (:mod:`citewell.store.searchcache`) tagged
 with the generation counters ``search_generation`` and ``vector_generation`` of table
@@ -37,6 +39,7 @@ from ..vectors import Vectors
 from .connection import BUSY_TIMEOUT_S, SQLiteConnections
 from .lexical import BM25_WEIGHTS, FTS5Index, fts_query
 from .schema import SCHEMA_VERSION, migrate
+from .tracking import SQLiteTracking
 from .vectors import BlobVectorIndex
 
 #: memory budgets of the retrieval caches, in bytes
@@ -81,6 +84,11 @@ class SQLiteStore(SQLiteConnections, FTS5Index, BlobVectorIndex, Keys, Events, R
         migrate(self, self.path)
         self._verified = True
         self._conn().execute("PRAGMA journal_mode = WAL")
+
+    def tracking(self) -> SQLiteTracking:
+        """Tracking agents, alerts, post arrivals and patterns (schema v10,
+        :mod:`.tracking`) on this store's connections."""
+        return SQLiteTracking(self)
 
 
 __all__ = ["BM25_WEIGHTS", "BUSY_TIMEOUT_S", "SCHEMA_VERSION", "SQLiteStore", "fts_query"]

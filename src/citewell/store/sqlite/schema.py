@@ -18,7 +18,7 @@ from ..ids import post_chunk_id
 from ..sqlbase import index_title
 from .connection import SQLiteConnections
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 
 _SCHEMA_V1 = """
@@ -201,9 +201,37 @@ def _migrate_v9(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS chunks_by_post ON chunks (resource_id, post_source, post_id)")
 
 
+#: v10 (issue 17): tracking agents, post arrivals, alerts (canonical messages as JSON),
+#: alerted posts, patterns.
+_SCHEMA_V10 = """
+CREATE TABLE IF NOT EXISTS tracking_agents (
+    id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, name TEXT NOT NULL, query TEXT NOT NULL,
+    filters TEXT NOT NULL, interval_s INTEGER NOT NULL, state TEXT NOT NULL,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL, next_run_at TEXT NOT NULL, last_run_at TEXT,
+    last_error TEXT, watermark INTEGER NOT NULL DEFAULT 0, runs INTEGER NOT NULL DEFAULT 0,
+    lease_owner TEXT, lease_token TEXT, lease_until TEXT);
+CREATE INDEX IF NOT EXISTS tracking_agents_by_workspace ON tracking_agents (workspace_id, created_at);
+CREATE INDEX IF NOT EXISTS tracking_agents_due ON tracking_agents (state, next_run_at);
+CREATE TABLE IF NOT EXISTS post_arrivals (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, workspace_id TEXT NOT NULL, source_key TEXT NOT NULL,
+    post_id TEXT NOT NULL, arrived_at TEXT NOT NULL, UNIQUE (workspace_id, source_key, post_id));
+CREATE TABLE IF NOT EXISTS agent_alerts (
+    id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, agent_id TEXT NOT NULL, seq INTEGER NOT NULL,
+    payload TEXT NOT NULL, created_at TEXT NOT NULL, UNIQUE (agent_id, seq));
+CREATE TABLE IF NOT EXISTS agent_alerted_posts (
+    agent_id TEXT NOT NULL, source_key TEXT NOT NULL, post_id TEXT NOT NULL, message_id TEXT NOT NULL,
+    PRIMARY KEY (agent_id, source_key, post_id));
+CREATE TABLE IF NOT EXISTS patterns (
+    id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, agent_id TEXT, label TEXT NOT NULL,
+    members TEXT NOT NULL, datasets TEXT NOT NULL, sources TEXT NOT NULL, first_seen TEXT, last_seen TEXT,
+    trend TEXT NOT NULL, created_at TEXT NOT NULL, seq INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS patterns_by_workspace ON patterns (workspace_id, seq)
+"""
+
+
 _MIGRATIONS: tuple[tuple[int, str | Callable[[sqlite3.Connection], None]], ...] = (
     (1, _SCHEMA_V1), (2, _SCHEMA_V2), (3, _SCHEMA_V3), (4, _SCHEMA_V4), (5, _SCHEMA_V5), (6, _SCHEMA_V6),
-    (7, _SCHEMA_V7), (8, _SCHEMA_V8), (9, _migrate_v9))
+    (7, _SCHEMA_V7), (8, _SCHEMA_V8), (9, _migrate_v9), (10, _SCHEMA_V10))
 
 
 
