@@ -68,11 +68,17 @@ class Agents:
         runner = AgentRunner(self.engine.store, lambda _: self.engine)
         return runner.run(self.workspace_id, agent_id)
 
-    def alerts(self, agent_id: str, *, limit: int = 50, before: str | None = None) -> list[Message]:
-        """The agent's alerts, newest first (``before``: an alert id, only older ones)."""
+    def alerts(self, agent_id: str, *, limit: int = 50, before: str | None = None) -> tuple[list[Message], str | None]:
+        """A page of the agent's alerts, newest first (``before``: an alert id, only older
+        ones), and the id to pass as ``before`` for the next page (None on the last).
+        ``NOT_FOUND`` for an unknown agent or ``before``; ``INVALID_REQUEST`` for a limit
+        outside 1–200."""
         if not 1 <= limit <= MAX_PAGE:
             raise UsageError(f"limit must be 1 to {MAX_PAGE}")
-        return self.tracking.alerts(self.workspace_id, agent_id, limit=limit, before=before)
+        page = self.tracking.alerts(self.workspace_id, agent_id, limit=limit + 1, before=before)
+        more = len(page) > limit
+        page = page[:limit]
+        return page, (page[-1].id if more else None)
 
     def alert(self, message_id: str) -> tuple[str, Message]:
         """``(agent_id, alert)`` by the alert's id; ``NOT_FOUND`` otherwise."""

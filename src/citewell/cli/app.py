@@ -32,6 +32,7 @@ from ..retrieve.hybrid import MODES
 from ..settings import LLMSettings, Settings, resolve_generator
 
 RESOURCE_STATUSES: tuple[str, ...] = get_args(ResourceStatus)
+from .agents import agents_app
 from .keys import keys_app
 from .render import render_answer, safe
 
@@ -39,6 +40,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Grounded answers with exact citations over your own files.")
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 app.add_typer(keys_app, name="keys")
+app.add_typer(agents_app, name="agents")
 
 StoreOpt = typer.Option(None, "--store", help="SQLite store file (env CITEWELL_STORE; default: citewell.sqlite in the user data directory).")
 WorkspaceOpt = typer.Option(None, "--workspace", help="Workspace name (env CITEWELL_WORKSPACE; default: default).")

@@ -67,7 +67,8 @@ def render_message(message: Message, *, offsets: str | None = None) -> dict[str,
     if isinstance(error, dict):  # a failed turn's {code, message}
         out["error"] = error
     extra = message.model_extra or {}
-    for key in ("generation", "grounded_coverage"):  # additive: who wrote the answer, how much is grounded
+    # additive: who wrote the answer, how much is grounded; for an alert, its agent and how many mentions matched
+    for key in ("generation", "grounded_coverage", "tracking_agent_id", "mention_count"):
         if extra.get(key) is not None:
             out[key] = extra[key]
     return out

@@ -27,6 +27,8 @@ from fastapi_offline import FastAPIOffline
 from starlette.concurrency import run_in_threadpool
 
 from .. import __version__
+from ..agents import AgentRunner, Scheduler, tick_seconds
+from ..engine import Engine
 from ..errors import UsageError
 from ..generate import Generator
 from ..models import utcnow
@@ -70,7 +72,7 @@ A chats turn that fails is not an HTTP error: its message settles `failed` with
 
 def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_upload_mb: float | None = None,
                worker_threads: int = 2, turn_threads: int = 2, generator: Generator | str | None = None,
-               llm: LLMSettings | None = None) -> FastAPI:
+               llm: LLMSettings | None = None, agent_tick_s: float | None = None) -> FastAPI:
     """Build the API on ``store`` (a :class:`~citewell.store.Store`, a SQLite file path, or
     None for the configured default: ``CITEWELL_STORE``, config file, user data folder).
 
@@ -83,7 +85,9 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     every request's engine, or its name (``extractive``, ``llm``; default: ``llm`` when an
     endpoint is configured, else ``extractive``); it is shared by the request and worker
     threads, so it must be thread-safe; ``llm``: the LLM endpoint (default
-    :meth:`LLMSettings.resolve`: environment and config file). A request may name the
+    :meth:`LLMSettings.resolve`: environment and config file); ``agent_tick_s``: seconds between
+    two looks of the tracking-agent scheduler at the schedule (default
+    ``CITEWELL_AGENT_TICK_S``, else 30; 0 turns it off). A request may name the
     other writer (``generator`` in its body). A store opened here is closed at
     shutdown; a :class:`Store` passed in is left open. Raises
     :class:`~citewell.errors.StoreError` when the store cannot be opened and
@@ -100,6 +104,10 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     if mode and mode not in MODES:
         raise UsageError(f"CITEWELL_RETRIEVAL_MODE must be one of {', '.join(MODES)}, not {mode!r}")
     try:
+        tick_s = tick_seconds() if agent_tick_s is None else max(0.0, float(agent_tick_s))
+    except ValueError:
+        raise UsageError("CITEWELL_AGENT_TICK_S must be a number of seconds") from None
+    try:
         cap = max_upload_bytes(max_upload_mb)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -114,8 +122,9 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         """Start: turns a previous run left pending settle as failed (``TURN_INTERRUPTED``),
         uploads left processing resume, resources an older extractor version made are
-        re-extracted from their stored bytes, and (hybrid or dense mode) workspaces with passages
-        that have no vector are embedded in the background. Stop: running turns and the
+        re-extracted from their stored bytes, (hybrid or dense mode) workspaces with passages
+        that have no vector are embedded in the background, and the tracking-agent scheduler
+        starts (:mod:`citewell.agents.scheduler`; it stops after its run in progress). Stop: running turns and the
         running extraction finish, the running embedding stops after its batch, queued
         turns fail (``TURN_INTERRUPTED``), queued uploads stay processing for the next
         start; a store opened here is closed."""
@@ -135,10 +144,15 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
         await run_in_threadpool(app.state.worker.recover)
         await run_in_threadpool(app.state.worker.reindex)  # what an older extractor made, from its bytes
         await run_in_threadpool(app.state.worker.backfill)
+        scheduler = Scheduler(AgentRunner(opened, lambda workspace_id: Engine.for_workspace_id(
+            opened, workspace_id, generator=app.state.generator, generators=app.state.generators,
+            llm=app.state.llm)), tick_s=tick_s)
+        scheduler.start()  # due tracking agents run here, once per tick across processes (the store's lease)
         try:
             yield
         finally:
             app.state.stopping.set()  # questions still embedding stop after their batch
+            await run_in_threadpool(scheduler.stop)
             await run_in_threadpool(app.state.turns.shutdown)
             await run_in_threadpool(app.state.worker.shutdown)
             if owned:

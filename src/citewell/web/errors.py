@@ -16,7 +16,7 @@ envelope of the profile the route belongs to (chosen by path prefix, :func:`prof
   (a browser opening an expired link sees the code).
 
 - chats routes (seed 000: ``/v1/ask``, ``/v1/chats…``, ``/v1/mentions``, ``/v1/patterns…``,
-  ``/v1/datasets…``, ``/v1/research_previews…``), whose success bodies are the seed's
+  ``/v1/datasets…``, ``/v1/research_previews…``, ``/v1/tracking_agents…``), whose success bodies are the seed's
   bare objects::
 
       {"error": {"code": str, "message": str}}
@@ -42,6 +42,8 @@ Status by code (:func:`status_for`)::
     PDF_CORRUPT, PDF_ENCRYPTED,           record them on the failed resource instead)
     VTT_MALFORMED, SRT_MALFORMED,
     JSONL_MALFORMED, TEXT_ENCODING
+    AGENT_BUSY                    409     run now while another process runs the tracking agent
+    AGENT_PAUSED                  409     run now on a paused tracking agent
     FILE_TOO_LARGE                413     an upload over CITEWELL_MAX_UPLOAD_MB
     REQUEST_TOO_LARGE             413     another request body over CITEWELL_MAX_BODY_MB (16)
     SERVER_BUSY                   503     every page-render slot stayed busy (retry later)
@@ -81,7 +83,7 @@ Profile = Literal["sessions", "analytics", "chats"]
 ANALYTICS_PREFIXES: tuple[str, ...] = ("/v1/references", "/v2/analytics", "/v1/presigned_url", "/rms")
 #: Path prefixes of the chats profile (seed 000); every path of neither profile is "sessions".
 CHATS_PREFIXES: tuple[str, ...] = ("/v1/ask", "/v1/chats", "/v1/mentions", "/v1/patterns", "/v1/datasets",
-                                   "/v1/research_previews")
+                                   "/v1/research_previews", "/v1/tracking_agents")
 
 INGEST_CODES: tuple[str, ...] = ("UNSUPPORTED_FILE", "EMPTY_FILE", "PDF_CORRUPT", "PDF_ENCRYPTED", "VTT_MALFORMED",
                                  "SRT_MALFORMED", "JSONL_MALFORMED", "TEXT_ENCODING")
@@ -95,6 +97,8 @@ STATUS_BY_CODE: dict[str, int] = {
     "INVALID_REQUEST_BODY": 400,
     "INVALID_FILTER": 400,
     **{code: 400 for code in INGEST_CODES},
+    "AGENT_BUSY": 409,
+    "AGENT_PAUSED": 409,
     "FILE_TOO_LARGE": 413,
     "REQUEST_TOO_LARGE": 413,
     "SERVER_BUSY": 503,

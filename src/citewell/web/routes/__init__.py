@@ -7,8 +7,10 @@
 - :mod:`.chats` — ``POST /v1/ask`` and ``/v1/chats…`` (seed 000: turns that settle in the
   background, history);
 - :mod:`.mentions` — ``POST /v1/mentions`` (seed 000: posts by reference or by query);
-- :mod:`.entities` — ``/v1/datasets/{id}``, ``/v1/research_previews/{id}``,
-  ``/v1/patterns/{id}`` (seed 000 entity references);
+- :mod:`.entities` — ``/v1/datasets/{id}``, ``/v1/research_previews/{id}`` (seed 000
+  entity references);
+- :mod:`.agents` — ``/v1/tracking_agents…`` (agents, run now, alerts) and ``/v1/patterns…``
+  (issue 17);
 - :mod:`.analytics` — ``POST``/``GET /v2/analytics/sse`` (seeds 003/004: answers streamed as
   Server-Sent Events, resumable with ``Last-Event-ID``);
 - :mod:`.files` — ``GET /v1/presigned_url`` and the presigned download
@@ -19,10 +21,10 @@
 
 from __future__ import annotations
 
-from . import analytics, chats, entities, files, mentions, references, resources, sessions, viewer
+from . import agents, analytics, chats, entities, files, mentions, references, resources, sessions, viewer
 
 ROUTERS = (sessions.router, resources.router, references.router, chats.router, mentions.router, entities.router,
-           analytics.router, files.router, viewer.router)
+           analytics.router, files.router, viewer.router, agents.router)
 
-__all__ = ["ROUTERS", "analytics", "chats", "entities", "files", "mentions", "references", "resources", "sessions",
+__all__ = ["ROUTERS", "agents", "analytics", "chats", "entities", "files", "mentions", "references", "resources", "sessions",
            "viewer"]

@@ -13,6 +13,7 @@ _DESCRIPTIONS = {
     401: "API_KEY_MISSING or INVALID_API_KEY.",
     403: "FORBIDDEN: the key may not act for that organization or user.",
     404: "NOT_FOUND: unknown id, or an id of another workspace (the two answer alike).",
+    409: "AGENT_BUSY (another process is running the tracking agent) or AGENT_PAUSED.",
     413: "FILE_TOO_LARGE: the upload is over CITEWELL_MAX_UPLOAD_MB.",
     500: "SERVER_ERROR (GET_REF_FAIL on the references routes); never a trace.",
 }

@@ -4,8 +4,7 @@ resolves to (chats envelope; bare objects).
 - ``GET /v1/datasets/{dataset_id}``: a posts file of the workspace;
 - ``GET /v1/research_previews/{research_preview_id}``: the pointer to a turn (its
   assistant message, pending or not);
-- ``GET /v1/patterns/{pattern_id}``: patterns come from tracking agents (a later issue):
-  none exist yet, every id is 404 ``NOT_FOUND``.
+- patterns (``GET /v1/patterns/{pattern_id}``) are served by :mod:`.agents`, which makes them.
 
 ``chat`` resolves at ``GET /v1/chats/{chat_id}`` and ``resource`` at
 ``GET /v1/resources/{resource_id}``. An id of another workspace answers exactly like an
@@ -83,13 +82,6 @@ def get_research_preview(research_preview_id: str, ctx: Context = Depends(contex
         if earlier.role == "user":
             question = earlier.text
     return research_preview_json(message, question)
-
-
-@router.get("/v1/patterns/{pattern_id}", responses=error_docs("chats"), summary="Get a pattern")
-def get_pattern(pattern_id: str, ctx: Context = Depends(context)) -> dict[str, Any]:
-    """Patterns are produced by tracking agents, which do not exist yet: every id answers
-    404 ``NOT_FOUND`` (after the key is checked)."""
-    raise NotFoundError(f"no pattern {pattern_id}")
 
 
 __all__ = ["dataset_json", "research_preview_json", "router"]
