@@ -505,6 +505,25 @@ def serve(
     Server(uvicorn.Config(application, host=host, port=port, log_config=LOG_CONFIG, access_log=False)).run()
 
 
+@app.command("mcp")
+def mcp_(
+    generator: Optional[str] = GeneratorOpt, llm_base_url: Optional[str] = LlmBaseUrlOpt,
+    llm_model: Optional[str] = LlmModelOpt, llm_api_key: Optional[str] = LlmApiKeyOpt,
+    store: Optional[Path] = StoreOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
+) -> None:
+    """Serve the MCP tools over stdio (for desktop assistants): ask, get_message,
+    resolve_mentions, search_mentions, search_passages, list_resources,
+    list_tracking_agents, read_alerts, on this store and workspace. stdout carries only the
+    protocol; logs go to stderr. The same tools are at /mcp on citewell serve."""
+    from ..mcp_server import run_stdio
+
+    settings = Settings.resolve(store=store, workspace=workspace, config=config)
+    llm = _llm_settings(config, base_url=llm_base_url, model=llm_model, api_key=llm_api_key)
+    writer = resolve_generator(generator, llm, config=config)
+    with Engine(settings.store, workspace=settings.workspace, generator=writer, llm=llm) as engine:
+        run_stdio(engine)
+
+
 @app.command("eval")
 def eval_(
     files: List[Path] = typer.Argument(..., help="JSONL of questions with gold evidence: FinanceBench's format or "

@@ -24,11 +24,13 @@ from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
+from starlette.routing import Route
 from starlette.concurrency import run_in_threadpool
 
 from .. import __version__
 from ..agents import AgentRunner, Scheduler, tick_seconds
 from ..engine import Engine
+from ..mcp_server import MCPEndpoint, http_app, http_server
 from ..errors import UsageError
 from ..generate import Generator
 from ..models import utcnow
@@ -124,7 +126,8 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
         uploads left processing resume, resources an older extractor version made are
         re-extracted from their stored bytes, (hybrid or dense mode) workspaces with passages
         that have no vector are embedded in the background, and the tracking-agent scheduler
-        starts (:mod:`citewell.agents.scheduler`; it stops after its run in progress). Stop: running turns and the
+        starts (:mod:`citewell.agents.scheduler`; it stops after its run in progress), and
+        so does the MCP endpoint at ``/mcp`` (:mod:`citewell.mcp_server`). Stop: running turns and the
         running extraction finish, the running embedding stops after its batch, queued
         turns fail (``TURN_INTERRUPTED``), queued uploads stay processing for the next
         start; a store opened here is closed."""
@@ -148,8 +151,15 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
             opened, workspace_id, generator=app.state.generator, generators=app.state.generators,
             llm=app.state.llm)), tick_s=tick_s)
         scheduler.start()  # due tracking agents run here, once per tick across processes (the store's lease)
+        mcp = http_server(app.state)  # a new one per start: the SDK's session manager runs once
+        mcp_asgi = http_app(mcp)
         try:
-            yield
+            async with mcp.session_manager.run():
+                app.state.mcp_http = mcp_asgi
+                try:
+                    yield
+                finally:
+                    app.state.mcp_http = None
         finally:
             app.state.stopping.set()  # questions still embedding stop after their batch
             await run_in_threadpool(scheduler.stop)
@@ -176,6 +186,9 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     errors.install(app)
     for router in ROUTERS:
         app.include_router(router)
+    # MCP over streamable HTTP (the same API keys; not in the OpenAPI document: JSON-RPC, see citewell.mcp_server)
+    app.state.mcp_http = None
+    app.router.routes.append(Route("/mcp", endpoint=MCPEndpoint(app.state), methods=["GET", "POST", "DELETE"]))
     app.add_middleware(BodyLimitMiddleware)
     app.add_middleware(KeyPresenceMiddleware)  # before the body limit: a keyless request reads nothing
     app.add_middleware(RequestIdMiddleware, on_error=errors.unhandled_error_response)  # outermost: ids on all

@@ -28,6 +28,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 
+from ...engine import Engine
 from ...models import Mention
 from ...retrieve.query import question_terms
 from ..deps import Context, context
@@ -94,10 +95,12 @@ def _time_bound(name: str, value: str | None, *, end: bool) -> str | None:
     return moment.isoformat(timespec="microseconds" if moment.microsecond else "seconds") + "Z"
 
 
-def _by_refs(ctx: Context, body: MentionsBody) -> dict[str, Any]:
+def mentions_by_refs(engine: Engine, body: MentionsBody) -> dict[str, Any]:
+    """The ``post_refs`` form: ``{mentions, next_cursor: null}`` in the order asked (an unknown
+    ref is an item with ``error``); shared with the MCP server."""
     refs = [(ref.source, str(ref.id)) for ref in body.post_refs or []]
     datasets = [ref.dataset_id for ref in body.post_refs or []]
-    found = ctx.engine.store.mentions(ctx.engine.workspace_id, refs, dataset_ids=datasets) if refs else []
+    found = engine.store.mentions(engine.workspace_id, refs, dataset_ids=datasets) if refs else []
     out: list[dict[str, Any]] = []
     for (source, post_id), mention in zip(refs, found):
         if mention is None:
@@ -108,7 +111,9 @@ def _by_refs(ctx: Context, body: MentionsBody) -> dict[str, Any]:
     return {"mentions": out, "next_cursor": None}
 
 
-def _by_query(ctx: Context, body: MentionsBody) -> dict[str, Any]:
+def mentions_by_query(engine: Engine, body: MentionsBody) -> dict[str, Any]:
+    """The list-query form: ``{mentions, next_cursor}`` (``INVALID_REQUEST_BODY`` for a bad date
+    or cursor); shared with the MCP server."""
     limit = body.limit if body.limit is not None else DEFAULT_LIMIT
     after = decode_cursor(body.cursor) if body.cursor else None
     terms: list[str] = []
@@ -116,8 +121,8 @@ def _by_query(ctx: Context, body: MentionsBody) -> dict[str, Any]:
         terms = question_terms(body.query)
         if not terms:  # a query without a word matches nothing
             return {"mentions": [], "next_cursor": None}
-    page = ctx.engine.store.list_mentions(
-        ctx.engine.workspace_id, source=body.source or None, terms=terms,
+    page = engine.store.list_mentions(
+        engine.workspace_id, source=body.source or None, terms=terms,
         created_after=_time_bound("created_after", body.created_after, end=False),
         created_before=_time_bound("created_before", body.created_before, end=True),
         dataset_id=body.dataset_id or None, limit=limit + 1, after=after)
@@ -140,8 +145,9 @@ def mentions(body: MentionsBody | None = None, ctx: Context = Depends(context)) 
         if mixed:
             raise ApiError(f"post_refs cannot be combined with the list query ({', '.join(mixed)})",
                            code="INVALID_REQUEST_BODY")
-        return _by_refs(ctx, body)
-    return _by_query(ctx, body)
+        return mentions_by_refs(ctx.engine, body)
+    return mentions_by_query(ctx.engine, body)
 
 
-__all__ = ["decode_cursor", "encode_cursor", "mention_json", "mention_key", "router"]
+__all__ = ["decode_cursor", "encode_cursor", "mention_json", "mention_key", "mentions_by_query", "mentions_by_refs",
+           "router"]
