@@ -7,8 +7,9 @@ bounded so the file stays well under a minute.
 
 With the key, generated ids are half the time swapped for real ones of a seeded
 workspace (a ready transcript, a session with a cited answer, a posts dataset and a chat
-whose turn settled with post citations), so the success answers are validated too, not
-only the 404s. The chats routes (issue 5) are in the same runs.
+whose turn settled with post citations, a tracking agent with an alert and a pattern), so
+the success answers are validated too, not only the 404s. The chats routes (issue 5) and
+the tracking-agent and pattern routes (issue 17) are in the same runs.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from schemathesis.specs.openapi.checks import (positive_data_acceptance, respons
                                               status_code_conformance)
 
 from citewell import Engine
+from citewell.agents import Agents
 from citewell.web import create_app
 from citewell.web.routes.mentions import encode_cursor
 from citewell.web.rules import CURSOR_FORMAT
@@ -59,7 +61,12 @@ def _seed() -> tuple[str, dict[str, str]]:
         pending = engine.begin_turn("What do people say about $BTC.X and $ETH.X?", filters={"kind": "post"})
         settled = engine.complete_turn(pending)
         assert settled.status == "settled" and settled.references, "the seeded turn must cite posts"
-        ids = {"resource_id": resource.id, "session_id": chat.id, "conversation_id": chat.id,
+        agents = Agents(engine)
+        agent = agents.create(query="$BTC.X $ETH.X price", interval_s=3600)
+        ran = agents.run(agent.id)
+        assert ran.alert is not None and ran.patterns, "the seeded agent must alert and find a pattern"
+        ids = {"agent_id": agent.id, "alert_id": str(ran.alert.id), "pattern_id": ran.patterns[0].id,
+               "resource_id": resource.id, "session_id": chat.id, "conversation_id": chat.id,
                "chat_message_id": str(answer.id), "chat_id": pending.chat.id, "message_id": str(settled.id),
                "research_preview_id": str(settled.id), "dataset_id": posts.id,
                "document_id": resource.id, "citation_idx": "1"}
@@ -133,6 +140,9 @@ def test_the_seeded_ids_answer() -> None:
         assert engine.message(REAL_IDS["chat_message_id"]).references
         assert engine.message(REAL_IDS["message_id"]).chat_id == REAL_IDS["chat_id"]
         assert engine.resource(REAL_IDS["dataset_id"]).kind == "post"
+        agents = Agents(engine)
+        assert agents.alert(REAL_IDS["alert_id"])[0] == REAL_IDS["agent_id"]
+        assert agents.pattern(REAL_IDS["pattern_id"]).size >= 2
 
 
 def test_openapi_documents_every_error_envelope_and_no_422() -> None:
@@ -148,9 +158,15 @@ def test_openapi_documents_every_error_envelope_and_no_422() -> None:
         ("GET", "/v1/chats/{chat_id}/messages"), ("GET", "/v1/chats/{chat_id}/messages/{message_id}"),
         ("POST", "/v1/mentions"), ("GET", "/v1/datasets/{dataset_id}"),
         ("GET", "/v1/research_previews/{research_preview_id}"), ("GET", "/v1/patterns/{pattern_id}"),
+        ("GET", "/v1/patterns"), ("POST", "/v1/tracking_agents"), ("GET", "/v1/tracking_agents"),
+        ("GET", "/v1/tracking_agents/{agent_id}"), ("PATCH", "/v1/tracking_agents/{agent_id}"),
+        ("DELETE", "/v1/tracking_agents/{agent_id}"), ("POST", "/v1/tracking_agents/{agent_id}/run"),
+        ("GET", "/v1/tracking_agents/{agent_id}/messages"),
+        ("GET", "/v1/tracking_agents/{agent_id}/messages/{alert_id}"),
         ("GET", "/v1/presigned_url"), ("GET", "/v1/presigned_url/{document_id}"), ("GET", "/rms/viewer"),
         ("GET", "/rms/viewer/page"), ("POST", "/v2/analytics/sse"), ("GET", "/v2/analytics/sse")])
-    chats = ("/v1/ask", "/v1/chats", "/v1/mentions", "/v1/datasets", "/v1/research_previews", "/v1/patterns")
+    chats = ("/v1/ask", "/v1/chats", "/v1/mentions", "/v1/datasets", "/v1/research_previews", "/v1/patterns",
+             "/v1/tracking_agents")
     for path, _, op in operations:
         envelope = "AnalyticsError" if path.startswith(("/v1/references", "/v2/analytics", "/v1/presigned_url",
                                                         "/rms")) else \

@@ -98,8 +98,8 @@ class PatternMemberOut(_Closed):
     created_at: str | None
 
 
-class PatternOut(_Open):
-    """A pattern: similar mentions grouped by a tracking agent's run."""
+class PatternSummary(_Open):
+    """A pattern without its members (``GET /v1/patterns``)."""
 
     id: str
     label: str
@@ -111,13 +111,18 @@ class PatternOut(_Open):
     trend: dict[str, Any] = Field(description="{direction: rising|falling|steady, buckets: [{start, end, count}]}.")
     agent_id: str | None
     created_at: str | None
-    members: list[PatternMemberOut] | None = None
+
+
+class PatternOut(PatternSummary):
+    """A pattern: similar mentions grouped by a tracking agent's run, with its members."""
+
+    members: list[PatternMemberOut]
 
 
 class PatternList(_Closed):
     """``GET /v1/patterns``: newest first."""
 
-    patterns: list[PatternOut]
+    patterns: list[PatternSummary]
     total: int
 
 

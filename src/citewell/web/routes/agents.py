@@ -9,7 +9,7 @@
 - ``GET /v1/tracking_agents/{id}/messages``: its alerts, newest first, each a canonical
   assistant message in seed 000's shape (:func:`citewell.profiles.chats.render_message`:
   ``text`` with ``[N]``, post references obeying the slice rule, a ``pattern`` entity
-  reference for a pattern spanning datasets); ``…/messages/{message_id}`` one of them;
+  reference for a pattern spanning datasets); ``…/messages/{alert_id}`` one of them;
 - ``GET /v1/patterns`` (newest first) and ``GET /v1/patterns/{id}`` (with its members,
   each a ``post_refs`` item of ``POST /v1/mentions``).
 
@@ -113,14 +113,14 @@ def list_alerts(agent_id: str,
     return {"messages": [alert_json(m, offsets) for m in page], "next_before": next_before}
 
 
-@router.get("/v1/tracking_agents/{agent_id}/messages/{message_id}", response_model=ChatMessage,
+@router.get("/v1/tracking_agents/{agent_id}/messages/{alert_id}", response_model=ChatMessage,
             responses=error_docs("chats"), summary="Get one alert of a tracking agent")
-def get_alert(agent_id: str, message_id: str, offsets: OffsetUnit | None = OFFSETS,
+def get_alert(agent_id: str, alert_id: str, offsets: OffsetUnit | None = OFFSETS,
               ctx: Context = Depends(context)) -> dict[str, Any]:
     """One alert; 404 for an unknown agent or alert, or an alert of another agent."""
-    owner, message = Agents(ctx.engine).alert(message_id)
+    owner, message = Agents(ctx.engine).alert(alert_id)
     if owner != agent_id:
-        raise NotFoundError(f"no alert {message_id} of tracking agent {agent_id}")
+        raise NotFoundError(f"no alert {alert_id} of tracking agent {agent_id}")
     return alert_json(message, offsets)
 
 
