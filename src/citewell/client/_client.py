@@ -394,7 +394,8 @@ class Client(_Base):
         return self._send(routes.research_preview(research_preview_id))
 
     def pattern(self, pattern_id: str) -> Pattern:
-        """``GET /v1/patterns/{pattern_id}`` (no patterns exist yet: :class:`NotFoundError`)."""
+        """``GET /v1/patterns/{pattern_id}``: a pattern a tracking agent found, with its members
+        (:class:`NotFoundError` for an unknown id or one of another workspace)."""
         return self._send(routes.pattern(pattern_id))
 
 

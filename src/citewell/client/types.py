@@ -336,9 +336,20 @@ class ResearchPreview(Model):
 
 
 class Pattern(Model):
-    """A pattern of a tracking agent (none exist yet: the route answers 404)."""
+    """A pattern a tracking agent found: similar mentions (``members``, each
+    ``{source, id, dataset_id, created_at}``, a ``post_refs`` item of ``mentions_by_refs``),
+    the ``datasets`` and ``sources`` they span, ``first_seen``/``last_seen``, ``size`` and
+    ``trend``."""
 
     id: str
+    label: str | None = None
+    size: int | None = None
+    datasets: list[str] = []
+    sources: list[str] = []
+    first_seen: str | None = None
+    last_seen: str | None = None
+    trend: dict[str, Any] | None = None
+    members: list[dict[str, Any]] = []
 
 
 # -- the answer stream (SSE) ------------------------------------------------------------------
