@@ -190,7 +190,7 @@ def record(workdir: Path) -> Examples:
     store = workdir / "store" / "citewell.sqlite"
     with Engine(store, workspace="acme") as engine:
         key, _ = engine.create_key()
-    app = create_app(store, max_upload_mb=0.01)
+    app = create_app(store, max_upload_mb=0.01, agent_tick_s=0)  # agents run when called here
     paths = set(app.openapi().get("paths", {}))
     examples: Examples = {}
     normalise = Normaliser()
@@ -270,6 +270,25 @@ def record(workdir: Path) -> Examples:
         keep("/v1/research_previews/{research_preview_id}", "get",
              client.get(f"/v1/research_previews/{message_id}"))
         keep("/v1/patterns/{pattern_id}", "get", client.get("/v1/patterns/no-such-pattern"))
+
+        # tracking agents and patterns (issue 17)
+        agent = keep("/v1/tracking_agents", "post", client.post("/v1/tracking_agents", json={
+            "query": "Activision puts", "keywords": ["puts"], "interval_s": 900}))
+        keep("/v1/tracking_agents", "post", client.post("/v1/tracking_agents", json={
+            "query": "Activision puts", "filters": {"no_such_key": 1}}))
+        agent_path = f"/v1/tracking_agents/{agent['id']}"
+        run = keep("/v1/tracking_agents/{agent_id}/run", "post", client.post(f"{agent_path}/run"))
+        keep("/v1/tracking_agents", "get", client.get("/v1/tracking_agents"))
+        keep("/v1/tracking_agents/{agent_id}", "get", client.get(agent_path))
+        keep("/v1/tracking_agents/{agent_id}/messages", "get", client.get(f"{agent_path}/messages"))
+        keep("/v1/tracking_agents/{agent_id}/messages/{alert_id}", "get",
+             client.get(f"{agent_path}/messages/{run['alert']['id']}"))
+        found = keep("/v1/patterns", "get", client.get("/v1/patterns"))
+        for pattern in found["patterns"][:1]:
+            keep("/v1/patterns/{pattern_id}", "get", client.get(f"/v1/patterns/{pattern['id']}"))
+        keep("/v1/tracking_agents/{agent_id}", "patch", client.patch(agent_path, json={"state": "paused"}))
+        keep("/v1/tracking_agents/{agent_id}/run", "post", client.post(f"{agent_path}/run"))
+        keep("/v1/tracking_agents/{agent_id}", "delete", client.delete(agent_path))
 
         # documents and the answer stream (when the app has them)
         if "/v1/presigned_url" in paths:

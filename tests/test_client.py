@@ -45,6 +45,7 @@ from citewell.client.types import (
     Mention,
     MentionNotFound,
     Reference,
+    TrackingAgent,
     Resource,
     Session,
     Turn,
@@ -110,7 +111,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     (files / "solar-talk.vtt").write_text(VTT, encoding="utf-8")
     (files / "wsb-2022-01.jsonl").write_text("".join(json.dumps(p) + "\n" for p in POSTS), encoding="utf-8")
     env = {**os.environ, "CITEWELL_CONFIG": "", "XDG_CONFIG_HOME": str(root / "config"),
-           "XDG_DATA_HOME": str(root / "data"), "PYTHONUNBUFFERED": "1", "CITEWELL_MAX_UPLOAD_MB": "1"}
+           "XDG_DATA_HOME": str(root / "data"), "PYTHONUNBUFFERED": "1", "CITEWELL_MAX_UPLOAD_MB": "1",
+           "CITEWELL_AGENT_TICK_S": "0"}  # agents run when the tests say so
     port = free_port()
     log_path = root / "server.log"
     command = [sys.executable, "-m", "citewell", "serve", "--host", "127.0.0.1", "--port", str(port), "--store",
@@ -261,6 +263,33 @@ def test_chats_turn_mentions_and_entities(cw: Client, posts: Resource) -> None:
     assert known[0].score == first["score"] and known[0].num_comments == first["num_comments"]  # extras kept
     assert isinstance(unknown, MentionNotFound) and unknown.error.code == "NOT_FOUND"
     assert isinstance(by_number, Mention) and by_number.likes == 3
+
+
+def test_tracking_agents_alerts_and_patterns(cw: Client, posts: Resource) -> None:
+    agent = cw.create_agent("Activision puts", keywords=["puts"], interval_s=900)
+    assert isinstance(agent, TrackingAgent) and (agent.state, agent.runs, agent.keywords) == ("active", 0, ["puts"])
+    run = cw.run_agent(agent.id)
+    assert (run.ran, run.matched) == (True, 3) and run.alert is not None
+    cited = [r for r in run.alert.references if r.type == "post"]
+    assert [r.id for r in cited] == ["t3_a1", "9001", "t3_a2"]  # in arrival (created_at) order; not t3_a3
+    for ref in cited:
+        assert run.alert.text[ref.start_index:ref.end_index] == f"[{ref.citation}]"
+    assert cw.run_agent(agent.id).alert is None  # nothing new
+    page = cw.alerts(agent.id)
+    assert [m.id for m in page.messages] == [run.alert.id] and page.next_before is None
+    assert [a.id for a in cw.tracking_agents()] == [agent.id]
+    assert cw.update_agent(agent.id, state="paused").state == "paused"
+    with pytest.raises(CitewellAPIError) as paused:
+        cw.run_agent(agent.id)
+    assert (paused.value.status_code, paused.value.code) == (409, "AGENT_PAUSED")
+    listed = cw.patterns()
+    assert listed.total == len(listed.patterns) and all(p.size >= 2 for p in listed.patterns)
+    for summary in listed.patterns:
+        full = cw.pattern(summary.id)
+        assert len(full.members) == full.size and full.datasets == [posts.id]
+    cw.delete_agent(agent.id)
+    with pytest.raises(NotFoundError):
+        cw.tracking_agent(agent.id)
 
 
 def test_mentions_query_and_pages(cw: Client, posts: Resource) -> None:

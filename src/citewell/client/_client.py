@@ -27,6 +27,8 @@ from ._errors import (
 from ._routes import Call, FileInput, TimeInput
 from ._stream import AsyncEventStream, EventStream, StreamState
 from .types import (
+    AgentRun,
+    AlertsPage,
     AskAccepted,
     Chat,
     ChatMessage,
@@ -36,6 +38,7 @@ from .types import (
     Mention,
     MentionsPage,
     Pattern,
+    PatternList,
     PresignedUrl,
     Reference,
     ResearchPreview,
@@ -43,6 +46,7 @@ from .types import (
     ResourceList,
     Session,
     SessionMessages,
+    TrackingAgent,
     Turn,
 )
 
@@ -398,6 +402,45 @@ class Client(_Base):
         (:class:`NotFoundError` for an unknown id or one of another workspace)."""
         return self._send(routes.pattern(pattern_id))
 
+    def patterns(self, *, limit: int | None = None, offset: int | None = None) -> PatternList:
+        """``GET /v1/patterns``: the workspace's patterns, newest first (without members)."""
+        return self._send(routes.patterns(limit, offset))
+
+    # -- tracking agents (issue 17) ------------------------------------------------------
+    def create_agent(self, query: str, *, name: str | None = None, filters: Filters = None,
+                     keywords: list[str] | None = None, authors: list[str] | None = None,
+                     interval_s: int | None = None, state: str | None = None) -> TrackingAgent:
+        """``POST /v1/tracking_agents``: a new agent, due at once."""
+        return self._send(routes.create_agent({"query": query, "name": name, "filters": _filters(filters),
+                                                "keywords": keywords, "authors": authors,
+                                                "interval_s": interval_s, "state": state}))
+
+    def tracking_agents(self) -> list[TrackingAgent]:
+        """``GET /v1/tracking_agents``: the workspace's agents, oldest first."""
+        return self._send(routes.tracking_agents()).tracking_agents
+
+    def tracking_agent(self, agent_id: str) -> TrackingAgent:
+        """``GET /v1/tracking_agents/{agent_id}``."""
+        return self._send(routes.tracking_agent(agent_id))
+
+    def update_agent(self, agent_id: str, **fields: Any) -> TrackingAgent:
+        """``PATCH /v1/tracking_agents/{agent_id}``: ``state="paused"`` pauses, ``"active"`` resumes;
+        also ``query``, ``name``, ``filters``, ``keywords``, ``authors``, ``interval_s``."""
+        return self._send(routes.update_agent(agent_id, fields))
+
+    def delete_agent(self, agent_id: str) -> None:
+        """``DELETE /v1/tracking_agents/{agent_id}`` (with its alerts)."""
+        self._send(routes.delete_agent(agent_id))
+
+    def run_agent(self, agent_id: str) -> AgentRun:
+        """``POST /v1/tracking_agents/{agent_id}/run``: run now (``AGENT_BUSY``/``AGENT_PAUSED``: 409)."""
+        return self._send(routes.run_agent(agent_id))
+
+    def alerts(self, agent_id: str, *, limit: int | None = None, before: str | None = None,
+               offsets: str | None = None) -> AlertsPage:
+        """``GET /v1/tracking_agents/{agent_id}/messages``: alerts, newest first."""
+        return self._send(routes.alerts(agent_id, limit, before, offsets))
+
 
 class AsyncClient(_Base):
     """The async twin of :class:`Client`: the same constructor (``transport`` an
@@ -646,6 +689,43 @@ class AsyncClient(_Base):
     async def pattern(self, pattern_id: str) -> Pattern:
         """As :meth:`Client.pattern`."""
         return await self._send(routes.pattern(pattern_id))
+
+    async def patterns(self, *, limit: int | None = None, offset: int | None = None) -> PatternList:
+        """As :meth:`Client.patterns`."""
+        return await self._send(routes.patterns(limit, offset))
+
+    async def create_agent(self, query: str, *, name: str | None = None, filters: Filters = None,
+                           keywords: list[str] | None = None, authors: list[str] | None = None,
+                           interval_s: int | None = None, state: str | None = None) -> TrackingAgent:
+        """As :meth:`Client.create_agent`."""
+        return await self._send(routes.create_agent({"query": query, "name": name, "filters": _filters(filters),
+                                                      "keywords": keywords, "authors": authors,
+                                                      "interval_s": interval_s, "state": state}))
+
+    async def tracking_agents(self) -> list[TrackingAgent]:
+        """As :meth:`Client.tracking_agents`."""
+        return (await self._send(routes.tracking_agents())).tracking_agents
+
+    async def tracking_agent(self, agent_id: str) -> TrackingAgent:
+        """As :meth:`Client.tracking_agent`."""
+        return await self._send(routes.tracking_agent(agent_id))
+
+    async def update_agent(self, agent_id: str, **fields: Any) -> TrackingAgent:
+        """As :meth:`Client.update_agent`."""
+        return await self._send(routes.update_agent(agent_id, fields))
+
+    async def delete_agent(self, agent_id: str) -> None:
+        """As :meth:`Client.delete_agent`."""
+        await self._send(routes.delete_agent(agent_id))
+
+    async def run_agent(self, agent_id: str) -> AgentRun:
+        """As :meth:`Client.run_agent`."""
+        return await self._send(routes.run_agent(agent_id))
+
+    async def alerts(self, agent_id: str, *, limit: int | None = None, before: str | None = None,
+                     offsets: str | None = None) -> AlertsPage:
+        """As :meth:`Client.alerts`."""
+        return await self._send(routes.alerts(agent_id, limit, before, offsets))
 
 
 def _filters(filters: Filters) -> Any:

@@ -23,6 +23,8 @@ from urllib.parse import quote
 from pydantic import TypeAdapter
 
 from .types import (
+    AgentRun,
+    AlertsPage,
     AskAccepted,
     Chat,
     ChatMessage,
@@ -31,6 +33,7 @@ from .types import (
     Deleted,
     MentionsPage,
     Pattern,
+    PatternList,
     PresignedUrl,
     Reference,
     ResearchPreview,
@@ -38,6 +41,8 @@ from .types import (
     ResourceList,
     Session,
     SessionMessages,
+    TrackingAgent,
+    TrackingAgentList,
     Turn,
 )
 
@@ -313,6 +318,50 @@ def research_preview(research_preview_id: str) -> Call[ResearchPreview]:
 def pattern(pattern_id: str) -> Call[Pattern]:
     """``GET /v1/patterns/{pattern_id}``."""
     return Call("GET", f"/v1/patterns/{seg(pattern_id)}", Pattern.model_validate)
+
+
+def patterns(limit: int | None, offset: int | None) -> Call[PatternList]:
+    """``GET /v1/patterns``."""
+    return Call("GET", "/v1/patterns", PatternList.model_validate,
+                params={k: v for k, v in (("limit", limit), ("offset", offset)) if v is not None})
+
+
+def create_agent(fields: dict[str, Any]) -> Call[TrackingAgent]:
+    """``POST /v1/tracking_agents`` (fields that are None are left out)."""
+    return Call("POST", "/v1/tracking_agents", TrackingAgent.model_validate,
+                json={k: v for k, v in fields.items() if v is not None})
+
+
+def tracking_agents() -> Call[TrackingAgentList]:
+    """``GET /v1/tracking_agents``."""
+    return Call("GET", "/v1/tracking_agents", TrackingAgentList.model_validate)
+
+
+def tracking_agent(agent_id: str) -> Call[TrackingAgent]:
+    """``GET /v1/tracking_agents/{agent_id}``."""
+    return Call("GET", f"/v1/tracking_agents/{seg(agent_id)}", TrackingAgent.model_validate)
+
+
+def update_agent(agent_id: str, fields: dict[str, Any]) -> Call[TrackingAgent]:
+    """``PATCH /v1/tracking_agents/{agent_id}`` (fields that are None are left out)."""
+    return Call("PATCH", f"/v1/tracking_agents/{seg(agent_id)}", TrackingAgent.model_validate,
+                json={k: v for k, v in fields.items() if v is not None})
+
+
+def delete_agent(agent_id: str) -> Call[dict[str, Any]]:
+    """``DELETE /v1/tracking_agents/{agent_id}``: ``{id, deleted}``."""
+    return Call("DELETE", f"/v1/tracking_agents/{seg(agent_id)}", dict)
+
+
+def run_agent(agent_id: str) -> Call[AgentRun]:
+    """``POST /v1/tracking_agents/{agent_id}/run``."""
+    return Call("POST", f"/v1/tracking_agents/{seg(agent_id)}/run", AgentRun.model_validate)
+
+
+def alerts(agent_id: str, limit: int | None, before: str | None, offsets: str | None) -> Call[AlertsPage]:
+    """``GET /v1/tracking_agents/{agent_id}/messages``."""
+    params = {k: v for k, v in (("limit", limit), ("before", before), ("offsets", offsets)) if v is not None}
+    return Call("GET", f"/v1/tracking_agents/{seg(agent_id)}/messages", AlertsPage.model_validate, params=params)
 
 
 __all__ = ["STREAM_PATH", "Call", "FileInput", "TimeInput", "iso", "seg", "stream_body"]

@@ -352,6 +352,58 @@ class Pattern(Model):
     members: list[dict[str, Any]] = []
 
 
+class PatternList(Model):
+    """``GET /v1/patterns``: patterns newest first (without members) and how many there are."""
+
+    patterns: list[Pattern]
+    total: int
+
+
+class TrackingAgent(Model):
+    """A tracking agent: what it watches (``query``, ``filters``, ``keywords``, ``authors``),
+    its schedule (``interval_s``, ``next_run_at``) and state (``state``, ``last_run_at``,
+    ``last_error``, ``runs``, ``alerts``)."""
+
+    id: str
+    name: str
+    query: str
+    filters: Any = None
+    keywords: list[str] = []
+    authors: list[str] = []
+    interval_s: int
+    state: str
+    next_run_at: str | None = None
+    last_run_at: str | None = None
+    last_error: dict[str, Any] | None = None
+    runs: int = 0
+    alerts: int = 0
+
+
+class TrackingAgentList(Model):
+    """``GET /v1/tracking_agents``."""
+
+    tracking_agents: list[TrackingAgent]
+
+
+class AgentRun(Model):
+    """``POST /v1/tracking_agents/{id}/run``: what a run did (``alert`` None: nothing matched)."""
+
+    agent_id: str
+    ran: bool
+    new_mentions: int
+    matched: int
+    alert: ChatMessage | None = None
+    patterns: list[str] = []
+    error: dict[str, Any] | None = None
+
+
+class AlertsPage(Model):
+    """``GET /v1/tracking_agents/{id}/messages``: alerts newest first; pass ``next_before`` as ``before``."""
+
+    messages: list[ChatMessage]
+    next_before: str | None = None
+
+
 # -- the answer stream (SSE) ------------------------------------------------------------------
 
 class StreamEvent(Model):
@@ -496,6 +548,11 @@ def stream_event(name: str, event_id: str | None, data: dict[str, Any]) -> Strea
 
 __all__ = [
     "STREAM_EVENT_TYPES",
+    "AgentRun",
+    "AlertsPage",
+    "PatternList",
+    "TrackingAgent",
+    "TrackingAgentList",
     "Answer",
     "AnswerEvent",
     "AskAccepted",
