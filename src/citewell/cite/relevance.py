@@ -36,10 +36,10 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..models import Message, Reference
+from ..models import Message
 from ..text.terms import content_terms
 from .offsets import convert_offsets
-from .support import message_sentence, periods
+from .support import markers_by_part, message_sentence, periods
 
 VERDICT_ORDER: dict[str, int] = {"relevant": 0, "unchecked": 1, "not_relevant": 2}
 _ALNUM_RE = re.compile(r"[^0-9a-z]+")
@@ -139,12 +139,6 @@ def judge_relevance(aspects: QuestionAspects, sentence: str, passage: str | None
     return Relevance("relevant" if not reasons else "not_relevant", score, tuple(reasons))
 
 
-def _spans(ref: Reference) -> list[tuple[int, int]]:
-    if ref.occurrences:
-        return [(o.start_index, o.end_index) for o in ref.occurrences]
-    return []
-
-
 def apply_relevance(message: Message, question: str, *,
                     aliases: Mapping[str, Iterable[str]] | None = None) -> Message:
     """A copy of ``message`` with ``relevance`` on every numbered reference occurrence and
@@ -155,16 +149,9 @@ def apply_relevance(message: Message, question: str, *,
     msg = convert_offsets(message, "codepoint") if unit != "codepoint" else message.model_copy(deep=True)
     aspects = question_aspects(question, aliases)
     numbered = [r for r in msg.references if r.citation is not None]
-    bounds: list[tuple[int, int]] = []
-    pos = 0
-    for part in msg.parts:
-        bounds.append((pos, pos + len(part.text)))
-        pos += len(part.text)
-    markers = sorted(((a, b, r) for r in numbered for a, b in _spans(r)), key=lambda m: m[0])
     judged: dict[tuple[int, int], Relevance] = {}
     cache: dict[tuple[str, int], Relevance] = {}
-    for index, (a, b) in enumerate(bounds):
-        inside = [(x, y, r) for x, y, r in markers if a <= x < b]
+    for index, ((a, b), inside) in enumerate(markers_by_part(msg)):
         if not inside:
             continue
         sentence = message_sentence(msg.text, a, b, [(x, y) for x, y, _ in inside])

@@ -193,6 +193,7 @@ from .offsets import OffsetMap, convert_offsets
 from .parts import Marker, build_citations, build_parts
 
 __all__ = [
+    "markers_by_part",
     "FILLER_WORDS",
     "LINE_KEEPER",
     "MIN_COVERAGE",
@@ -1034,29 +1035,41 @@ class _Pair:
     support: Support
 
 
-def _check_message(msg: Message, embedder: Embedder | None, judge: Judge | None = None) -> list[_Pair]:
-    """Check every (part, cited reference) pair of a code-point message and write the
-    supports onto its occurrences and parts (in place)."""
+def markers_by_part(msg: Message) -> list[tuple[tuple[int, int], list[tuple[int, int, Reference]]]]:
+    """The ``[N]`` markers of a message grouped by the part whose text holds their start.
+
+    Args:
+        msg: a message whose offsets are in code points (``convert_offsets`` first).
+
+    Returns:
+        One item per part, in order: ``((start, end), markers)``, the part's span in
+        ``msg.text`` and its markers ``(start, end, reference)`` sorted by start; a marker's
+        span comes from its reference's occurrences (else its ``start_index``/``end_index``).
+        Only numbered references (``citation`` set) have markers.
+    """
     numbered = [r for r in msg.references if r.citation is not None]
-    bounds: list[tuple[int, int]] = []
-    pos = 0
+    markers = sorted(((a, b, r) for r in numbered for a, b in _spans(r)), key=lambda m: m[0])
+    out: list[tuple[tuple[int, int], list[tuple[int, int, Reference]]]] = []
+    pos = k = 0
     for part in msg.parts:
-        bounds.append((pos, pos + len(part.text)))
-        pos += len(part.text)
-    markers: list[tuple[int, int, Reference]] = sorted(
-        ((a, b, r) for r in numbered for a, b in _spans(r)), key=lambda m: m[0])
-    pairs: dict[tuple[int, int], _Pair] = {}
-    k = 0
-    part_markers: list[list[tuple[int, int, Reference]]] = []
-    for a, b in bounds:
+        a, b = pos, pos + len(part.text)
+        pos = b
         inside: list[tuple[int, int, Reference]] = []
         while k < len(markers) and markers[k][0] < b:
             if markers[k][0] >= a:
                 inside.append(markers[k])
             k += 1
-        part_markers.append(inside)
+        out.append(((a, b), inside))
+    return out
+
+
+def _check_message(msg: Message, embedder: Embedder | None, judge: Judge | None = None) -> list[_Pair]:
+    """Check every (part, cited reference) pair of a code-point message and write the
+    supports onto its occurrences and parts (in place)."""
+    numbered = [r for r in msg.references if r.citation is not None]
+    pairs: dict[tuple[int, int], _Pair] = {}
     cache: dict[tuple[str, str], Support] = {}
-    for index, ((a, b), inside) in enumerate(zip(bounds, part_markers)):
+    for index, ((a, b), inside) in enumerate(markers_by_part(msg)):
         part = msg.parts[index]
         if not inside:
             part.support = None
