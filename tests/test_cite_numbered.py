@@ -61,6 +61,18 @@ from hypothesis import strategies as st
 
 from citewell.cite.numbered import NumberedExpander
 
+def _assert_streamed_equals_whole(text: str, data: st.DataObject, *, max_cuts: int) -> None:
+    """Fed in pieces cut at drawn places, the expander gives the whole text's expansion
+    and the same warnings."""
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=max_cuts)))
+    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    expander = NumberedExpander(SOURCES)
+    out = "".join(expander.feed(c) for c in chunks) + expander.close()
+    whole, warnings = expand_numbered(text, SOURCES)
+    assert out == whole
+    assert [w["citation"] for w in expander.warnings] == [w["citation"] for w in warnings]
+
+
 _PIECES = st.sampled_from(["Sales rose ", "[2]", "[1, 3]", "[2-4]", "【4†source】", "【1】", "[7]", " and ", ". ",
                            "[", "]", "【", "】", "x", "\n", "`code [1]`", "[link](https://a.org)", "\\[3\\]", "[1-", "(https://b.org)", "(", ")",
                            "\\", "[a ", " b]", "(post:reddit:t3_x)", "(https://x.org/a(b))", "\n\n"])
@@ -69,14 +81,7 @@ _PIECES = st.sampled_from(["Sales rose ", "[2]", "[1, 3]", "[2-4]", "【4†sour
 @settings(max_examples=600, deadline=None)
 @given(st.lists(_PIECES, max_size=20), st.data())
 def test_streamed_expansion_equals_the_whole(pieces: list[str], data: st.DataObject) -> None:
-    text = "".join(pieces)
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=8)))
-    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
-    expander = NumberedExpander(SOURCES)
-    out = "".join(expander.feed(c) for c in chunks) + expander.close()
-    whole, warnings = expand_numbered(text, SOURCES)
-    assert out == whole
-    assert [w["citation"] for w in expander.warnings] == [w["citation"] for w in warnings]
+    _assert_streamed_equals_whole("".join(pieces), data, max_cuts=8)
 
 
 def test_alias_forms_map_to_the_offered_passages() -> None:
@@ -109,11 +114,4 @@ _CHARS = st.sampled_from(list("ab S12[]【】()`~\\\n\t>-,.") + ["\r", "†", "c
 @settings(max_examples=1500, deadline=None)
 @given(st.lists(_CHARS, max_size=40), st.data())
 def test_streamed_expansion_equals_the_whole_for_any_characters(pieces: list[str], data: st.DataObject) -> None:
-    text = "".join(pieces)
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=12)))
-    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
-    expander = NumberedExpander(SOURCES)
-    out = "".join(expander.feed(c) for c in chunks) + expander.close()
-    whole, warnings = expand_numbered(text, SOURCES)
-    assert out == whole
-    assert [w["citation"] for w in expander.warnings] == [w["citation"] for w in warnings]
+    _assert_streamed_equals_whole("".join(pieces), data, max_cuts=12)
