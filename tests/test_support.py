@@ -677,3 +677,35 @@ def test_dropping_a_marker_before_a_kept_one_keeps_the_space() -> None:
     assert [r.chunk_id for r in dropped.references] == ["b"]
     (warning,) = dropped.warnings
     assert (warning.code, warning.model_extra["chunk_id"], warning.model_extra["citation"]) == ("citation_dropped", "a", 1)
+
+
+# -- a table's cells belong to a row and a column (a figure computed from any two numbers,
+#    or read from another year's column, is not supported) -------------------------------------------
+
+_STATEMENT = """(in millions) 2022 2021
+Total revenue 6,489 5,900
+Cost of revenue 3,000 2,800
+Gross profit 3,489 3,100
+Net income 900 800"""
+
+
+@pytest.mark.parametrize("sentence, verdict, reason", [
+    ("Zorblax total revenue was $6,489 million in 2022.", "supported", None),
+    ("Zorblax total revenue was $5,900 million in 2022.", "unsupported", "year_mismatch:2022"),
+    ("Net income was $900 million in 2021.", "unsupported", "year_mismatch:2021"),
+    ("Total revenue: 6,489 (2022), 5,900 (2021)", "supported", None),
+    ("Zorblax net income increased by $100 million in 2022.", "supported", "computed:$100 million"),
+    ("Zorblax net income increased by $200 million in 2022.", "unsupported", "number_not_found:$200 million"),
+    ("Net income increased by $589 million.", "unsupported", "number_not_found:$589 million"),
+    ("Net income grew 12.5%.", "supported", "computed:12.5%"),
+    ("Net income grew 10%.", "unsupported", "number_not_found:10%"),
+    ("Zorblax net margin was 13.9% in 2022.", "supported", "computed:13.9%"),
+    ("Zorblax net margin was 46.2% in 2022.", "unsupported", "number_not_found:46.2%"),
+    ("Zorblax gross margin was 53.8% in 2022.", "supported", "computed:53.8%"),
+    ("Zorblax gross margin was 13.9% in 2022.", "unsupported", "number_not_found:13.9%"),
+])
+def test_table_figures_are_read_from_their_row_and_column(sentence: str, verdict: str, reason: str | None) -> None:
+    support = check_support(sentence, _STATEMENT, text_type="table", title="ZORBLAX 10-K")
+    assert support.verdict == verdict
+    if reason is not None:
+        assert reason in support.reasons

@@ -184,9 +184,9 @@ from typing import Any, Callable
 from citewell.embed import Embedder
 from citewell.models import Message, Notice, Occurrence, Passage, Reference, SourceRef
 from citewell.text.terms import NAME_BOOST, content_terms, porter_stem, question_concepts, tokens
-from citewell.text.numbers import YEAR_PATTERN
+from citewell.text.numbers import YEAR_PATTERN, column_periods
 from citewell.text.sentences import sentence_spans
-from citewell.text.tables import looks_tabular, row_spans, table_header
+from citewell.text.tables import is_header_row, looks_tabular, row_label, row_spans, table_header
 
 from .links import escape_numbers, scan
 from .offsets import OffsetMap, convert_offsets
@@ -621,6 +621,8 @@ class _PassageInfo:
     scales: tuple[int, ...]
     percent_header: bool
     units: tuple[_Unit, ...]
+    #: a table's value cells, row by row (:func:`_cells`); empty for prose
+    cells: tuple[tuple[_Cell, ...], ...] = ()
 
 
 @lru_cache(maxsize=512)
@@ -640,6 +642,7 @@ def _passage(text: str, table: bool | None) -> _PassageInfo:
         scales=tuple(_declared_scales(norm)),
         percent_header=bool(_PERCENT_HEADER_RE.search(norm)),
         units=units,
+        cells=_cells(units) if is_table else (),
     )
 
 
@@ -740,6 +743,110 @@ def _computed(q: _Number, pool: Sequence[_Number], passage: _PassageInfo, senten
                     return f"({a}-{b})/{b}"
                 if share and a < b and _near(a / b * 100, q.value, q.step):
                     return f"{a}/{b}"
+    return None
+
+
+@dataclass(frozen=True)
+class _Cell:
+    """A value of a table row: its number, the year of its column (None when the row's
+    values and its header's periods do not pair up one to one), its column position and
+    the content terms of its row's label."""
+
+    number: _Number
+    year: int | None
+    column: int
+    label_terms: frozenset[str]
+
+
+def _cells(units: Sequence[_Unit]) -> tuple[tuple[_Cell, ...], ...]:
+    """The value cells of each row of a table passage, row by row (header rows left
+    out). A row's values pair with the periods of the nearest header row above it
+    (:func:`~citewell.text.tables.is_header_row`, :func:`~citewell.text.numbers.column_periods`)
+    when there are as many of each; otherwise its cells carry no year."""
+    rows: list[tuple[_Cell, ...]] = []
+    periods: list[Any] = []
+    for unit in units:
+        if is_header_row(unit.text):
+            periods = column_periods(unit.text)
+            continue
+        numbers = [n for n in unit.items.numbers if n.kind in ("amount", "percent")]
+        if not numbers:
+            continue
+        label = content_terms(row_label(unit.text))
+        paired = len(periods) == len(numbers)
+        rows.append(tuple(_Cell(n, periods[i].year if paired else None, i, label) for i, n in enumerate(numbers)))
+    return tuple(rows)
+
+
+def _table_computed(q: _Number, info: _PassageInfo, sentence: str, years: frozenset[int]) -> str | None:
+    """:func:`_computed` for a table passage, where a figure can only be computed from
+    cells that belong together: a change from two cells of one row (two periods of one
+    line item), a share from two cells of one column (two line items of one period). The
+    row of the changed item, and of a share's numerator, must be named by the sentence
+    (its label shares a content term with it), and when the sentence names years and the
+    cells' columns have years, the change's newer period or the share's period must be one
+    of them ("net income increased by 200" is not supported by the revenue row's change;
+    a net margin is not any ratio of two cells)."""
+    if q.kind not in ("amount", "percent") or _significant(q) < 2:
+        return None
+    change = bool(_UP_RE.search(sentence) or _DOWN_RE.search(sentence) or _CHANGE_WORDS_RE.search(sentence))
+    share = q.kind == "percent" and bool(_SHARE_WORDS_RE.search(sentence))
+    if not change and not share:
+        return None
+    s_terms = content_terms(sentence)
+
+    def values(cell: _Cell) -> list[Decimal]:
+        p = cell.number
+        if p.kind != "amount" or not (q.kind == "percent" or _compatible(q, p, info)):
+            return []
+        return [v for v, _ in _readings(p, info, with_raw=not q.scaled) if v > 0]
+
+    def in_years(*cells: _Cell) -> bool:
+        known = [c.year for c in cells if c.year is not None]
+        return not years or not known or any(y in years for y in known)
+
+    rows = info.cells
+    for row in rows:
+        if not (row and row[0].label_terms & s_terms):
+            continue
+        for x in row:
+            for y in row:
+                if x is y or not change or not in_years(x, y):
+                    continue
+                for a in values(x):
+                    for b in values(y):
+                        if q.kind == "amount" and a > b and _near(a - b, q.value, q.step):
+                            return f"{a}-{b}"
+                        if q.kind == "percent" and a != b and _near(abs(a - b) / b * 100, q.value, q.step):
+                            return f"({a}-{b})/{b}"
+    if share:
+        for row in rows:
+            if not (row and row[0].label_terms & s_terms):
+                continue
+            for x in row:
+                for other in rows:
+                    for y in other:
+                        if other is row or y.column != x.column or not in_years(x):
+                            continue
+                        for a in values(x):
+                            for b in values(y):
+                                if a < b and _near(a / b * 100, q.value, q.step):
+                                    return f"{a}/{b}"
+    return None
+
+
+def _table_year_mismatch(items: _Items, matched: Sequence[_Number], info: _PassageInfo) -> int | None:
+    """The sentence year that a table gives other numbers for, or ``None``: a found
+    sentence number every cell of which that matches it sits in a column of another year
+    than the sentence's ("5,900 in 2022" against a row ``5,900`` under 2021). Cells whose
+    column has no year are neutral."""
+    wanted = set(items.years)
+    cells = [c for row in info.cells for c in row]
+    for q in matched:
+        votes = [None if c.year is None else c.year in wanted for c in cells
+                 if _match_number(q, [c.number], info) in ("exact", "rounded")]
+        if votes and all(v is False for v in votes):
+            return min(wanted)
     return None
 
 
@@ -901,7 +1008,8 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
             soft.append(f"number_more_precise:{q.text}")
         elif how == "scale_unknown":
             soft.append(f"scale_unknown:{q.text}")
-        elif _computed(q, info.items.numbers, info, plain) is not None:
+        elif (_table_computed(q, info, plain, frozenset(items.years)) if info.table
+              else _computed(q, info.items.numbers, info, plain)) is not None:
             found += 1
             notes.append(f"computed:{q.text}")
         else:
@@ -916,8 +1024,8 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
     for month, day in sorted(items.dates):
         if (month, day) not in info.items.dates:
             period.append(f"date_not_found:{month:02d}-{day:02d}")
-    if items.years and not info.table and all(y in info.items.years for y in items.years):
-        mismatch = _year_mismatch(items, matched, info)
+    if items.years and all(y in info.items.years for y in items.years):
+        mismatch = (_table_year_mismatch if info.table else _year_mismatch)(items, matched, info)
         if mismatch is not None:
             hard.append(f"year_mismatch:{mismatch}")
 
