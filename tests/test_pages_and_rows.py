@@ -255,3 +255,67 @@ def test_an_adjusted_measure_is_read_not_computed() -> None:
     units = ExtractiveGenerator().select("What was ACME's adjusted EBITDA for FY2023?",
                                          [release.model_copy(update={"rank": 1})])
     assert [u.quote for u in units] == ["Adjusted EBITDA: 2,018 (2023), 2,097 (2022)"]
+
+
+def _titled(p: Passage, title: str, rank: int) -> Passage:
+    return p.model_copy(update={"resource_title": title, "rank": rank})
+
+
+def test_a_ratio_is_never_computed_from_two_companies_statements() -> None:
+    alpha = _titled(_passage("alpha", "(in millions) 2022 2021\nTotal current assets 400 380", page=3,
+                             heading="ALPHA CONSOLIDATED BALANCE SHEETS", resource="alpha"), "ALPHA_2022_10K", 1)
+    beta = _titled(_passage("beta", "(in millions) 2022 2021\nTotal current assets 2,000 1,900\n"
+                                    "Total current liabilities 1,000 950\nTotal liabilities 5,000 4,800", page=4,
+                            heading="BETA CONSOLIDATED BALANCE SHEETS", resource="beta"), "BETA_2022_10K", 2)
+    gen = ExtractiveGenerator()
+    # Alpha states no current liabilities: no ratio of Alpha's assets over Beta's liabilities
+    ratio = gen.generate("What is Alpha's FY2022 current ratio?", [alpha, beta])
+    assert "0.40" not in ratio and "1,000" not in ratio
+    # a figure of the company the question names is never read from another company's filing
+    liabilities = gen.generate("What were Alpha's total liabilities in FY2022?", [alpha, beta])
+    assert "5,000" not in liabilities
+    # the company named that states both: its own rows
+    own = gen.generate("What is Beta's FY2022 current ratio?", [alpha, beta])
+    assert own.startswith("Computed from the figures below: total current assets / total current liabilities = 2.00 "
+                          "(2,000 / 1,000).")
+
+
+def test_rows_in_thousands_and_in_millions_are_never_combined() -> None:
+    income = _passage("inc-m", "(in millions) 2022 2021\nTotal revenue 6,489 5,900", page=1,
+                      heading="ZORBLAX CONSOLIDATED STATEMENTS OF OPERATIONS", index=0)
+    assets = _passage("bs-k", "(in thousands) 2022 2021\nProperty and equipment, net 253,000 282,000", page=2,
+                      heading="ZORBLAX CONSOLIDATED BALANCE SHEETS", index=1)
+    passages = [_titled(income, "ZORBLAX_2022_10K", 1), _titled(assets, "ZORBLAX_2022_10K", 2)]
+    text = ExtractiveGenerator().generate("What is Zorblax's FY2022 fixed asset turnover ratio?", passages)
+    assert not text.startswith("Computed")  # 6,489 / 267,500 = 0.02 would mix millions and thousands
+    same = _passage("bs-m", "(in millions) 2022 2021\nProperty and equipment, net 253 282", page=2,
+                    heading="ZORBLAX CONSOLIDATED BALANCE SHEETS", index=1)
+    text = ExtractiveGenerator().generate("What is Zorblax's FY2022 fixed asset turnover ratio?",
+                                          [passages[0], _titled(same, "ZORBLAX_2022_10K", 2)])
+    assert text.startswith("Computed from the figures below: revenue / average property and equipment net = 24.26")
+
+
+def test_a_years_ratio_is_not_computed_from_a_quarters_columns() -> None:
+    quarter = _passage("q", "Three Months Ended June 30, 2023 2022\nTotal revenue 1,000 900\nNet loss (150) (90)",
+                       page=3, heading="QUIBBO CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS")
+    gen = ExtractiveGenerator()
+    quarter = _titled(quarter, "QUIBBO_2023_10Q", 1)
+    assert not gen.generate("What was Quibbo's FY2023 net margin?", [quarter]).startswith("Computed")
+    asked = gen.generate("What was Quibbo's net margin in the second quarter of 2023?", [quarter])
+    assert asked.startswith("Computed from the figures below: net income / revenue * 100 = -15.0%")
+
+
+def test_a_row_quoted_for_a_prose_question_keeps_its_periods() -> None:
+    # the header row (title, units and years in one line) cannot stand as one sentence
+    statement = _titled(_passage(
+        "zorblax-ops", "ZORBLAX INDUSTRIES, INC. CONSOLIDATED STATEMENTS OF OPERATIONS (in millions, except per share "
+                       "data) Year Ended December 31, 2022 2021\nTotal revenue 6,489 5,900\nCost of revenue 3,000 2,800\n"
+                       "Net income 900 800", page=1, heading="ZORBLAX CONSOLIDATED STATEMENTS OF OPERATIONS"),
+        "ZORBLAX_2022_10K", 1)
+    units = ExtractiveGenerator().select("Did Zorblax have higher total revenue in FY2022 than in FY2021?", [statement])
+    rows = [u.quote for u in units if "6,489" in u.quote]
+    assert rows == ["Total revenue: 6,489 (2022), 5,900 (2021)"]
+    message = apply_support(cite(ExtractiveGenerator().generate(
+        "Did Zorblax have higher total revenue in FY2022 than in FY2021?", [statement]), sources=[statement]))
+    assert message.text.startswith("Total revenue: 6,489 (2022), 5,900 (2021) [1]")
+    assert message.parts[0].support["verdict"] == "supported"

@@ -80,3 +80,19 @@ def test_each_cited_sentence_of_a_transcript_passage_gets_its_moment() -> None:
     message = cite("So let's start [1](chunk:c-1). That was the big shift [2](chunk:c-1).", sources=[passage],
                    resolver=InMemoryResolver([passage]))
     assert "[1] talk.vtt, 59:50–59:59, 1:00:30–1:00:40" in render_answer(message).splitlines()
+
+
+def test_a_window_that_cuts_into_the_column_header_shows_it_once_and_whole() -> None:
+    rows = ["ZORBLAX INDUSTRIES, INC. CONSOLIDATED BALANCE SHEETS (in thousands) December 31, 2022 2021",
+            "Cash and cash equivalents 50,000 40,000", "Inventories 120,000 110,000",
+            "Total current assets 400,000 350,000", "Property and equipment, net 282,000 253,000",
+            "Total assets 900,000 800,000", "Total current liabilities 200,000 190,000"]
+    table = Chunk(id="t-2", resource_id="r-4", chunk_index=0, text_type="table", text="\n".join(rows),
+                  metadata={"source_type": "pdf", "page": 2})
+    passage = Passage(chunk=table, resource_title="ZORBLAX_2022_10K", resource_kind="pdf", file_name="Z.pdf")
+    message = cite("Total current liabilities: 200,000 (2022), 190,000 (2021) [1](chunk:t-2).", sources=[passage],
+                   resolver=InMemoryResolver([passage]))
+    shown = excerpt(message, message.references[0], limit=300)  # the window starts inside the header
+    assert shown.count("CONSOLIDATED BALANCE SHEETS") == 1
+    assert shown.startswith("ZORBLAX INDUSTRIES, INC. CONSOLIDATED BALANCE SHEETS (in thousands) December 31, 2022 2021")
+    assert "Total current liabilities 200,000 190,000" in shown

@@ -140,12 +140,15 @@ def excerpt(message: Message, ref: Reference, *, full: bool = False, limit: int 
             start = max(0, min(pos - (limit - span) // 2, len(flat) - limit))
             end = min(len(flat), start + limit)
             break
-    body = ("…" if start > 0 else "") + flat[start:end] + ("…" if end < len(flat) else "")
+    prefix = ""
     if ref.text_type == "table":  # the years or units a row's numbers belong to
-        header = column_header(text, ref.metadata)
-        if header and header not in flat[start:end]:
-            body = f"{header} {body}"
-    return body
+        header = _SPACE.sub(" ", column_header(text, ref.metadata) or "").strip()
+        at = flat.find(header) if header else -1
+        if 0 <= at < end and at + len(header) > start:  # the window cuts into the header: show it whole
+            start = at
+        elif header and header not in flat[start:end]:
+            prefix = f"{header} "
+    return prefix + ("…" if start > 0 else "") + flat[start:end] + ("…" if end < len(flat) else "")
 
 
 def render_answer(message: Message, *, full: bool = False) -> str:

@@ -42,7 +42,7 @@ from decimal import ROUND_HALF_UP, Decimal, DivisionByZero, InvalidOperation
 
 from citewell.generate.rows import FoundRow
 from citewell.text.finance import item_mentions, mentions
-from citewell.text.numbers import column_periods, is_year
+from citewell.text.numbers import asks_partial_period, column_periods, is_year
 from citewell.text.questions import lead
 from citewell.text.terms import tokens
 from citewell.text.vocabulary import LINE_ITEMS
@@ -245,8 +245,9 @@ _SPENT = frozenset(item.key for item in LINE_ITEMS if item.spent)
 class _Values:
     """Values of line items by year, read from the rows found for them."""
 
-    def __init__(self, rows: Mapping[str, FoundRow]) -> None:
+    def __init__(self, rows: Mapping[str, FoundRow], *, partial: bool = False) -> None:
         self.rows = rows
+        self.partial = partial
         self.used: dict[tuple[str, int], Decimal] = {}
 
     def get(self, key: str, year: int) -> Decimal | None:
@@ -256,8 +257,10 @@ class _Values:
         periods = column_periods(row.header)
         if len(periods) != len(row.values):
             return None
-        # a fiscal-year column (no span, or twelve months) before a quarter or year-to-date one
-        for want_year in (lambda p: p.months in (None, 12), lambda p: True):
+        # a fiscal-year column (no span, or twelve months); a quarter or year-to-date column
+        # only for a question that asks for such a period (never a year's ratio of a quarter)
+        fiscal_year = (lambda p: p.months in (None, 12))
+        for want_year in ((fiscal_year, lambda p: True) if self.partial else (fiscal_year,)):
             for period, cell in zip(periods, row.values):
                 if period.year == year and want_year(period):
                     value = _number(cell)
@@ -450,7 +453,10 @@ def calculate(question: str, rows_for: RowsFor) -> Calculation | None:
         if tree is None:
             continue
         keys = tuple(dict.fromkeys(_leaves(tree)))
-        values = _Values(rows_for(keys))
+        rows = rows_for(keys)
+        if len({r.scale for r in rows.values() if r.scale is not None}) > 1:
+            continue  # rows in thousands and in millions: never combined as written
+        values = _Values(rows, partial=asks_partial_period(question))
         results = [_evaluate(tree, values, year) for year in plan.years]
         if any(r is None for r in results):
             continue

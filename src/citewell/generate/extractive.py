@@ -184,8 +184,9 @@ from itertools import pairwise
 
 from citewell.cite.links import format_link
 from citewell.generate.calc import Calculation, calculate
-from citewell.generate.rows import FoundRow, find_rows, measure_rows, render_row, rows_for_items
+from citewell.generate.rows import FoundRow, find_rows, measure_rows, render_row, restate_row, rows_for_items
 from citewell.text.finance import mentions, statements_named
+from citewell.text.names import QuestionNames, names_source
 from citewell.text.questions import asks_calculation, asks_figure, asks_why
 from citewell.models import Passage
 from citewell.generate.base import GenerationRequest
@@ -337,25 +338,47 @@ def figure_answer(question: str, passages: Sequence[Passage]) -> tuple[list[Foun
     sentences: its adjustments are the company's own, so it cannot be computed from
     statement captions. Rows answer only when every line item the question names directly
     is stated by one of them ("wages as a percent of net sales" is not answered by the net
-    sales row alone)."""
+    sales row alone).
+
+    All the rows of one answer come from one document: the documents the question names
+    (:func:`citewell.text.names.names_source`), or every document when it names none, are
+    tried in the order of their best passage, and the first that answers does (a ratio is
+    never computed from two companies' statements, and a figure of a company the question
+    names is never read from another's)."""
     ratio = any(m.kind == "ratio" for m in mentions(question))
     if asks_why(question) or not (asks_figure(question) or asks_calculation(question) or ratio):
         return [], None
+    order = list(dict.fromkeys(p.chunk.resource_id for p in passages))
+    asked_names = QuestionNames.of(question)
+    named_docs = [rid for rid in order if any(
+        names_source(asked_names, p.resource_title, p.resource_names, p.resource_names)
+        for p in passages if p.chunk.resource_id == rid)]
+    for rid in named_docs or order:
+        rows, calculation = _figure_answer_in(question, passages, ratio, rid)
+        if rows:
+            return rows, calculation
+    return [], None
+
+
+def _figure_answer_in(question: str, passages: Sequence[Passage], ratio: bool,
+                      resource_id: str) -> tuple[list[FoundRow], Calculation | None]:
+    """:func:`figure_answer` from the passages of one document."""
     asked = frozenset(int(t.term) for t in tokens(question) if t.number and is_year(t.term))
     named = frozenset(statements_named(question))
 
     def rows_for(keys: tuple[str, ...]) -> dict[str, FoundRow]:
-        return rows_for_items(keys, passages, asked_years=asked, named=named)
+        return rows_for_items(keys, passages, asked_years=asked, named=named, resource_id=resource_id)
 
     # an adjusted (non-GAAP) measure cannot be computed from statement captions: a row states
     # it, or else the sentences that discuss it answer
     if _ADJUSTED_RE.search(question):
-        return measure_rows([m.key for m in mentions(question) if m.kind == "ratio"], question, passages), None
+        return measure_rows([m.key for m in mentions(question) if m.kind == "ratio"], question, passages,
+                            resource_id=resource_id), None
     calculation = calculate(question, rows_for) if (ratio or asks_calculation(question)) else None
     if calculation is not None:
         found = rows_for(calculation.items)
         return [found[k] for k in calculation.items if k in found], calculation
-    rows = find_rows(question, passages, asked_years=asked)
+    rows = find_rows(question, passages, asked_years=asked, resource_id=resource_id)
     named = {m.key for m in mentions(question) if m.kind == "item"}
     if named - {row.item for row in rows}:  # a line item the question names that no row states:
         return [], None  # the rows do not answer it; sentences may
@@ -861,6 +884,13 @@ class ExtractiveGenerator:
                                             passage_index=cand.passage_index, start=h_start, end=h_end,
                                             text=h_text, quote=collapse_breaks(h_text), score=score,
                                             header_words=word_count(h_text)))
+                else:  # a header that cannot stand as a sentence: the row restated with its periods
+                    restated = restate_row(cand.text, h_text)
+                    if restated is not None:
+                        units.append(QuotedUnit(chunk_id=cand.chunk_id, label=cand.label,
+                                                passage_index=cand.passage_index, start=cand.start, end=cand.end,
+                                                text=cand.text, quote=restated, score=score, restated=True))
+                    continue  # never a row without the periods of its columns
             units.append(QuotedUnit(chunk_id=cand.chunk_id, label=cand.label, passage_index=cand.passage_index,
                                     start=start, end=cand.end, text=text, quote=quote, score=score,
                                     truncated=truncated, header_words=extra))

@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from citewell.cite.support import declared_scales
 from citewell.models import Passage
 from citewell.text.finance import (
     caption_share,
@@ -50,7 +51,7 @@ from citewell.text.questions import lead
 from citewell.text.tables import header_before, is_header_row, row_label, row_spans, table_header
 from citewell.text.terms import tokens
 
-__all__ = ["FoundRow", "find_rows", "measure_rows", "render_row", "rows_for_items", "value_cells"]
+__all__ = ["FoundRow", "find_rows", "measure_rows", "render_row", "restate_row", "rows_for_items", "value_cells"]
 
 #: A value cell written apart from its number (``$ 6,489``) or standing for nil.
 _NIL = ("\u2014", "\u2013", "-")
@@ -65,7 +66,9 @@ class FoundRow:
     ``values``: its value cells in column order (``$`` joined to its number);
     ``header``: the column header labelling it (text) or None; ``header_in_text``: that
     header's span in the chunk text, None when it comes from the chunk's metadata;
-    ``years``: the years of the header.
+    ``years``: the years of the header; ``scale``: the power of ten its numbers are in
+    as the table declares it (``(in millions)``: 6; the header, else the chunk's text
+    before the row, else the page heading; None when nothing declares one).
     """
 
     item: str
@@ -77,6 +80,19 @@ class FoundRow:
     header: str | None
     header_in_text: tuple[int, int] | None
     years: frozenset[int]
+    scale: int | None = None
+
+
+def _scale(passage: Passage, start: int, header: str | None) -> int | None:
+    """The scale a row at ``start`` of ``passage``'s chunk is declared in (:class:`FoundRow`)."""
+    found = declared_scales(header or "")
+    if found:
+        return found[0]
+    found = declared_scales(passage.chunk.text[:start])  # the declaration nearest before the row
+    if found:
+        return found[-1]
+    found = declared_scales(str(passage.chunk.metadata.get("page_heading") or ""))
+    return found[0] if found else None
 
 
 def value_cells(row: str, label: str) -> list[str]:
@@ -123,24 +139,29 @@ def _rows_of(passage: Passage) -> list[tuple[int, int, str | None, tuple[int, in
     return out
 
 
-def find_rows(question: str, passages: Sequence[Passage], *, asked_years: frozenset[int] = frozenset()
-              ) -> list[FoundRow]:
+def find_rows(question: str, passages: Sequence[Passage], *, asked_years: frozenset[int] = frozenset(),
+              resource_id: str | None = None) -> list[FoundRow]:
     """For each line item ``question`` names, in question order, the row stating it (module
     docstring); items no row states are left out. ``asked_years``: the years the question
-    names (a row whose header reports them is preferred)."""
+    names (a row whose header reports them is preferred); ``resource_id``: read only that
+    document's passages (None: all)."""
     wanted = item_mentions(question)
-    found = rows_for_items(wanted, passages, asked_years=asked_years, named=frozenset(statements_named(question)))
+    found = rows_for_items(wanted, passages, asked_years=asked_years, named=frozenset(statements_named(question)),
+                           resource_id=resource_id)
     return [found[i] for i in wanted if i in found]
 
 
 def rows_for_items(wanted: Sequence[str], passages: Sequence[Passage], *, asked_years: frozenset[int] = frozenset(),
-                   named: frozenset[str] = frozenset()) -> dict[str, FoundRow]:
+                   named: frozenset[str] = frozenset(), resource_id: str | None = None) -> dict[str, FoundRow]:
     """The row stating each of the line items ``wanted`` (keys), by item, as
-    :func:`find_rows` chooses them (``named``: the statements the question names)."""
+    :func:`find_rows` chooses them (``named``: the statements the question names;
+    ``resource_id``: read only that document's passages, None: all)."""
     if not wanted:
         return {}
     best: dict[str, tuple[tuple, FoundRow]] = {}
     for index, passage in enumerate(passages):
+        if resource_id is not None and passage.chunk.resource_id != resource_id:
+            continue
         text = passage.chunk.text
         statement = statement_of_heading(str(passage.chunk.metadata.get("page_heading") or ""))
         for order, (a, b, header, span) in enumerate(_rows_of(passage)):
@@ -163,20 +184,24 @@ def rows_for_items(wanted: Sequence[str], passages: Sequence[Passage], *, asked_
                 key = (not home, -round(caption_share(label, item), 6), -covered, index, order)
                 if item not in best or key < best[item][0]:
                     best[item] = (key, FoundRow(item, index, a, b, label, tuple(values), header, span,
-                                                found_years))
+                                                found_years, _scale(passage, a, header)))
     return {i: best[i][1] for i in wanted if i in best}
 
 
-def measure_rows(names: Sequence[str], question: str, passages: Sequence[Passage]) -> list[FoundRow]:
+def measure_rows(names: Sequence[str], question: str, passages: Sequence[Passage], *,
+                 resource_id: str | None = None) -> list[FoundRow]:
     """Rows that state a measure the question names by its name (``Adjusted EBITDA``,
     ``Free cash flow``: :func:`~citewell.text.finance.measures_of_row`), one per measure of
     ``names`` (ratio first names): the row whose label shares the most words with the
     question (``Adjusted`` for "adjusted EBITDA"), then the better-ranked passage, then the
     earlier row. A statement that reports the measure is its answer; computing it from
-    its components could give another figure (adjustments, a different definition)."""
+    its components could give another figure (adjustments, a different definition).
+    ``resource_id``: read only that document's passages (None: all)."""
     asked = {t.term for t in tokens(lead(question)) if t.content}
     best: dict[str, tuple[tuple, FoundRow]] = {}
     for index, passage in enumerate(passages):
+        if resource_id is not None and passage.chunk.resource_id != resource_id:
+            continue
         text = passage.chunk.text
         for order, (a, b, header, span) in enumerate(_rows_of(passage)):
             row = " ".join(text[a:b].split())
@@ -191,8 +216,23 @@ def measure_rows(names: Sequence[str], question: str, passages: Sequence[Passage
                 key = (-shared, index, order)
                 if name not in best or key < best[name][0]:
                     best[name] = (key, FoundRow(name, index, a, b, label, tuple(values), header, span,
-                                                head_years or frozenset(int(y) for y in years(row))))
+                                                head_years or frozenset(int(y) for y in years(row)),
+                                                _scale(passage, a, header)))
     return [best[n][1] for n in names if n in best]
+
+
+def restate_row(row: str, header: str) -> str | None:
+    """``Label: v1 (period 1), v2 (period 2) …`` for a table row whose value cells pair
+    one to one with the periods of its column ``header`` (the label and values exactly as
+    the row writes them, whitespace collapsed; the periods as the header names them), else
+    None."""
+    row = " ".join(row.split())
+    label = row_label(row)
+    values = value_cells(row, label)
+    periods = column_periods(header)
+    if not label or not values or len(periods) != len(values):
+        return None
+    return f"{label}: " + ", ".join(f"{v} ({p.label()})" for v, p in zip(values, periods))
 
 
 def render_row(row: FoundRow, text: str) -> str:

@@ -32,15 +32,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..models import Passage, Resource
+from ..text.names import QuestionNames, names_source
 from ..text.questions import asks_for_figure
-from ..text.terms import Concept, content_terms, question_concepts, tokens
+from ..text.terms import Concept, question_concepts, tokens
 
 __all__ = ["Reranker", "resource_context", "resource_priors"]
-
-#: Title words that name a kind of document rather than its subject.
-DOC_WORDS = frozenset({"10k", "10q", "8k", "10", "k", "q", "earn", "date", "report", "annual", "quarterli",
-                       "pdf", "inc", "corp", "compani", "plc", "group", "hold", "intern"})
-
 
 def resource_context(resource: Resource) -> frozenset[str]:
     """Terms that name a resource: its title, file name, company names, tickers, fiscal
@@ -57,46 +53,24 @@ def resource_context(resource: Resource) -> frozenset[str]:
     return frozenset(terms)
 
 
-@lru_cache(maxsize=16384)
-def _title_names(title: str) -> frozenset[str]:
-    """The words of a title that can name its resource: content terms other than numbers
-    and document-type words (cached: every question reads every title)."""
-    return frozenset(t.term for t in tokens(title) if t.content and not t.number) - DOC_WORDS
-
-
-#: :func:`~citewell.text.terms.content_terms` of company names, cached as :func:`_title_names`
-_company_terms = lru_cache(maxsize=16384)(content_terms)
-
-
 def resource_priors(question: str, resources: Sequence[Resource]) -> dict[str, float]:
     """Resources the question names, by id: 1.0 named, 1.5 named and its fiscal year asked.
 
     A resource is named when a question word written like a name (``AMCOR``, ``JnJ``,
     ``3M``, ``Best Buy`` — see :class:`~citewell.text.terms.Token`) is one of its
-    tickers, a title word other than a number or a document-type word (:data:`DOC_WORDS`),
+    tickers, a title word other than a number or a document-type word
+    (:data:`citewell.text.names.DOC_WORDS`),
     or when every word of one of its company names is in the question. Resources that
     nothing names are left out (prior 0).
     """
-    toks = [t for t in tokens(question) if t.content]
-    names = {t.term for t in toks if t.name}
-    surfaces = {t.surface for t in toks if t.name}
-    all_terms = {t.term for t in toks}
-    years = {t.term for t in toks if t.number}
+    asked = QuestionNames.of(question)
     out: dict[str, float] = {}
     for res in resources:
         meta = res.metadata or {}
-        named = any(str(tk).lower() in surfaces for tk in meta.get("tickers") or [])
-        if not named:
-            named = bool(_title_names(res.title) & names)
-        if not named:
-            for company in meta.get("company_names") or []:
-                words = _company_terms(str(company))
-                if words and words <= all_terms:
-                    named = True
-                    break
+        named = names_source(asked, res.title, meta.get("tickers") or [], meta.get("company_names") or [])
         if named:
             year = meta.get("fiscal_year")
-            out[res.id] = 1.5 if year is not None and str(year) in years else 1.0
+            out[res.id] = 1.5 if year is not None and str(year) in asked.years else 1.0
     return out
 
 

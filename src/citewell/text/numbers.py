@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from .terms import tokens
 
-__all__ = ["YEAR_PATTERN", "YEAR_RE", "NUMERIC_CELL_RE", "Period", "column_periods", "is_year",
+__all__ = ["YEAR_PATTERN", "YEAR_RE", "NUMERIC_CELL_RE", "Period", "asks_partial_period", "column_periods", "is_year",
            "states_value", "years"]
 
 #: A year 1900–2099 (a fragment for larger patterns).
@@ -102,6 +102,19 @@ def _months(match: re.Match[str]) -> int:
     if match.group(2).lower().startswith("week"):
         return max(3, round(count / 13) * 3) if count < 50 else 12
     return count
+
+
+_PART_OF_YEAR_RE = re.compile(r"\b(?:Q[1-4]|[1-4]Q|quarters?|quarterly|half[- ]year|first\s+half|second\s+half|"
+                              r"year[- ]to[- ]date|YTD)\b", re.IGNORECASE)
+
+
+def asks_partial_period(text: str) -> bool:
+    """Whether ``text`` (a question) asks about part of a year: a quarter (``Q2``,
+    ``second quarter``), a half year, year to date, or a span of months or weeks under a
+    year (``six months ended``: the column-group headings of :func:`column_periods`)."""
+    if _PART_OF_YEAR_RE.search(text):
+        return True
+    return any(_months(m) < 12 for m in _SPAN_RE.finditer(text))
 
 
 def column_periods(header: str) -> list[Period]:

@@ -1,0 +1,71 @@
+"""Whether a question names a source: by a ticker, a word of its title, or a company name.
+
+One rule for every stage that asks it: retrieval's resource priors
+(:func:`citewell.retrieve.rerank.resource_priors`) and the statement rows of an extractive
+figure answer (:func:`citewell.generate.extractive.figure_answer`, which reads rows only
+from the documents the question names when it names any).
+
+A source is named when a question word written like a name (``AMCOR``, ``JnJ``, ``3M``,
+``Best Buy``: :attr:`citewell.text.terms.Token.name`) is one of its tickers or a word of
+its title other than a number or a document-type word (:data:`DOC_WORDS`: the form names
+of SEC filings and the words of corporate suffixes, which name no company), or when every
+word of one of its company names is in the question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .terms import content_terms, tokens
+
+__all__ = ["DOC_WORDS", "QuestionNames", "names_source"]
+
+#: Title words that name a kind of document rather than its subject (stemmed).
+DOC_WORDS = frozenset({"10k", "10q", "8k", "10", "k", "q", "earn", "date", "report", "annual", "quarterli",
+                       "pdf", "inc", "corp", "compani", "plc", "group", "hold", "intern"})
+
+
+@dataclass(frozen=True)
+class QuestionNames:
+    """What of a question can name a source: ``names`` (stemmed terms of words written
+    like names), ``surfaces`` (those words lower-cased as written), ``terms`` (every
+    content term) and ``years`` (its numbers' terms)."""
+
+    names: frozenset[str]
+    surfaces: frozenset[str]
+    terms: frozenset[str]
+    years: frozenset[str]
+
+    @classmethod
+    def of(cls, question: str) -> "QuestionNames":
+        """Read ``question`` (any text; an empty one names nothing)."""
+        toks = [t for t in tokens(question) if t.content]
+        return cls(frozenset(t.term for t in toks if t.name), frozenset(t.surface for t in toks if t.name),
+                   frozenset(t.term for t in toks), frozenset(t.term for t in toks if t.number))
+
+
+@lru_cache(maxsize=16384)
+def _title_names(title: str) -> frozenset[str]:
+    """The words of a title that can name its source: content terms other than numbers and
+    document-type words (cached: every question reads every title)."""
+    return frozenset(t.term for t in tokens(title) if t.content and not t.number) - DOC_WORDS
+
+
+_company_terms = lru_cache(maxsize=16384)(content_terms)
+
+
+def names_source(question: QuestionNames, title: str, tickers: Iterable[str] = (),
+                 company_names: Iterable[str] = ()) -> bool:
+    """True when ``question`` names the source titled ``title`` with those tickers and
+    company names (module docstring)."""
+    if any(str(tk).lower() in question.surfaces for tk in tickers):
+        return True
+    if _title_names(title) & question.names:
+        return True
+    for company in company_names:
+        words = _company_terms(str(company))
+        if words and words <= question.terms:
+            return True
+    return False
