@@ -668,3 +668,14 @@ def test_ask_as_a_user_of_an_organization(api: Api, store_path: Path) -> None:
     r = api.client.post("/v1/ask", headers=h, params=as_user("u2"),
                         json={"question": "And in 2021?", "chat_id": accepted["chat_id"]})
     assert (r.status_code, r.json()["error"]["code"]) == (404, "NOT_FOUND")
+
+
+def test_a_dataset_counts_posts_not_the_chunks_of_a_long_post(api: Api, tmp_path: Path) -> None:
+    long_text = " ".join(f"Sentence {i} about the zeppelin hangar and its maintenance schedule." for i in range(400))
+    path = tmp_path / "long-posts.jsonl"
+    path.write_text("\n".join(json.dumps({"source": "reddit", "id": f"p{i}", "text": text}) for i, text in
+                              enumerate([long_text, "A short post.", "Another short post."])) + "\n")
+    resource = api.upload(path)
+    assert resource["chunk_count"] > 3  # the long post is several chunks
+    dataset = api.client.get(f"/v1/datasets/{resource['id']}").json()
+    assert dataset["post_count"] == 3

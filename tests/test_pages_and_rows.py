@@ -319,3 +319,28 @@ def test_a_row_quoted_for_a_prose_question_keeps_its_periods() -> None:
         "Did Zorblax have higher total revenue in FY2022 than in FY2021?", [statement]), sources=[statement]))
     assert message.text.startswith("Total revenue: 6,489 (2022), 5,900 (2021) [1]")
     assert message.parts[0].support["verdict"] == "supported"
+
+
+@pytest.mark.parametrize("label, items", [
+    ("Sales and marketing", []),  # an expense whose label starts with a revenue caption
+    ("Property, sales-related and other taxes", []),
+    ("Assets held for sale", []),
+    ("Purchases of property, plant and equipment", ["PaymentsToAcquirePropertyPlantAndEquipment"]),
+    ("Revenues from contracts with customers", ["Revenues"]),
+    ("Net income attributable to 3M", ["NetIncomeLoss"]),
+    ("Net income (loss)", ["NetIncomeLoss"]),
+    ("Property and equipment, net", ["PropertyPlantAndEquipmentNet"]),
+    ("Cost of sales", ["CostOfRevenue"]),
+    ("Product sales", ["Revenues"]),
+])
+def test_a_row_states_the_item_its_head_noun_names(label: str, items: list[str]) -> None:
+    assert items_of_row(label) == items
+
+
+def test_a_change_between_two_years_is_written_with_one_pair_of_brackets() -> None:
+    sales = _titled(_passage("amzn", "Year Ended December 31, 2017 2016\nTotal net sales 177,866 135,987", page=37,
+                             heading="AMAZON CONSOLIDATED STATEMENTS OF OPERATIONS"), "AMAZON_2017_10K", 1)
+    text = ExtractiveGenerator().generate("What was the change in Amazon's total net sales between 2016 and 2017?",
+                                          [sales])
+    assert text.startswith("Computed from the figures below: change in total revenues = 41,879 "
+                           "(177,866 - 135,987).")

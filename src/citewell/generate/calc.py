@@ -322,7 +322,10 @@ def _working(node: Node, values: _Values, year: int) -> str:
         y1, y2 = n.years or (year - 1, year)
         a, b = values.used.get((n.key or "", y1), Decimal(0)), values.used.get((n.key or "", y2), Decimal(0))
         return f"(({_show(a)} + {_show(b)}) / 2)" if n.op == "avg" else f"({_show(b)} - {_show(a)})"
-    return _render(node, leaf)
+    text = _render(node, leaf)
+    # an operand's own brackets are not needed when it is the whole formula (the working is
+    # written in brackets after the result: "= 41,879 (177,866 - 135,987)")
+    return text[1:-1] if node.op in ("avg", "chg") else text
 
 
 def _words(node: Node) -> str:

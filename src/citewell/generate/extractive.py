@@ -344,7 +344,8 @@ def figure_answer(question: str, passages: Sequence[Passage]) -> tuple[list[Foun
     (:func:`citewell.text.names.names_source`), or every document when it names none, are
     tried in the order of their best passage, and the first that answers does (a ratio is
     never computed from two companies' statements, and a figure of a company the question
-    names is never read from another's)."""
+    names is never read from another's). A question whose figure belongs to a name written
+    in the possessive (``Apple's net income``) that names no document gets no rows."""
     ratio = any(m.kind == "ratio" for m in mentions(question))
     if asks_why(question) or not (asks_figure(question) or asks_calculation(question) or ratio):
         return [], None
@@ -353,11 +354,17 @@ def figure_answer(question: str, passages: Sequence[Passage]) -> tuple[list[Foun
     named_docs = [rid for rid in order if any(
         names_source(asked_names, p.resource_title, p.resource_names, p.resource_names)
         for p in passages if p.chunk.resource_id == rid)]
+    if not named_docs and _POSSESSIVE_NAME_RE.search(question):
+        return [], None  # "Apple's net income": a company no document is about; another's rows never answer
     for rid in named_docs or order:
         rows, calculation = _figure_answer_in(question, passages, ratio, rid)
         if rows:
             return rows, calculation
     return [], None
+
+
+#: A name in the possessive: whose figure the question asks for (``Apple's``, ``MGM Resorts'``).
+_POSSESSIVE_NAME_RE = re.compile(r"\b[A-Z0-9][\w&.\-]*(?:['\u2019]s\b|s['\u2019](?=\s))")
 
 
 def _figure_answer_in(question: str, passages: Sequence[Passage], ratio: bool,

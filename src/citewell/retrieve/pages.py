@@ -39,6 +39,7 @@ from functools import lru_cache
 from ..models import Passage
 from ..store.base import Store
 from ..text.finance import (
+    captions_in,
     item_mentions,
     items_of_row,
     measure_items,
@@ -116,7 +117,7 @@ def _chunk_facts(chunk_id: str, heading: str, rows: tuple[str, ...], prose: str,
     items = {k for label in rows for k in items_of_row(label)}
     items |= {k for label in rows for name in measures_of_row(label) for k in measure_items(name)}
     if prose:
-        items |= set(items_of_row(prose))
+        items |= set(captions_in(prose))
     return statement_of_heading(heading), frozenset(items), frozenset(periods)
 
 

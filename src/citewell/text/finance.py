@@ -19,7 +19,7 @@ from functools import lru_cache
 from .terms import tokens
 from .vocabulary import LINE_ITEMS, RATIOS, STATEMENTS
 
-__all__ = ["Mention", "caption_share", "item_mentions", "items_of_row", "measure_items", "measures_of_row", "mentions",
+__all__ = ["Mention", "caption_share", "captions_in", "item_mentions", "items_of_row", "measure_items", "measures_of_row", "mentions",
            "statement_of_heading", "statements_named", "statements_of_items"]
 
 _ITEMS = {item.key: item for item in LINE_ITEMS}
@@ -129,10 +129,50 @@ def caption_share(label: str, key: str) -> float:
     return min(1.0, covered / len(seq)) if seq else 0.0
 
 
+#: Words that open a post-modifier of a row label's noun phrase: a caption after one is
+#: what the row is *about*, not what it states (``Assets held for sale``, ``Percentage of
+#: total revenue``, ``Issuance of long-term debt``, ``Effect of exchange rate changes on
+#: cash``). ``by`` is not one: cash-flow captions read ``provided by … activities``.
+_PREPOSITIONS = frozenset({"for", "of", "from", "to", "in", "on", "at", "per", "as"})
+_CONJUNCTIONS = frozenset({"and", "or"})
+_PARENTHETICAL_RE = re.compile(r"\([^()]*\)")
+
+
+def _states(toks: list, start: int, end: int) -> bool:
+    """Whether the caption at content terms ``[start, end)`` of a label's tokens ``toks``
+    names what the row states: it does not stand in a post-modifier (no preposition before
+    it) and is not the first conjunct of a coordinated phrase (``Sales and marketing``:
+    an ``and`` or ``or`` after it before any preposition)."""
+    content = [i for i, t in enumerate(toks) if t.content]
+    first, last = content[start], content[end - 1]
+    if any(t.surface in _PREPOSITIONS for t in toks[:first]):
+        return False
+    for t in toks[last + 1:]:
+        if t.surface in _PREPOSITIONS:
+            break
+        if t.surface in _CONJUNCTIONS:
+            return False
+    return True
+
+
+def captions_in(text: str) -> list[str]:
+    """The line items whose captions running text writes anywhere (in order, without
+    repeats; aliases do not count): what a passage of prose is about, where
+    :func:`items_of_row` asks what one row label states."""
+    return list(dict.fromkeys(m.key for m in mentions(text, row=True)))
+
+
 def items_of_row(label: str) -> list[str]:
     """The line items a table row's label states by its caption, in order without
-    repeats (aliases do not count: a row reading ``Cash dividends`` does not state cash)."""
-    return list(dict.fromkeys(m.key for m in mentions(label, row=True)))
+    repeats: a caption in the label's own noun phrase (:func:`_states`: ``Sales and
+    marketing`` is an expense, not sales; ``Assets held for sale`` states no revenue), read
+    with parenthetical asides left out (``Net cash provided by (used in) financing
+    activities``), never an alias (a row reading ``Cash dividends`` does not state cash).
+    Rule: English noun-phrase structure (a head with its pre-modifiers, then post-modifiers
+    opened by prepositions; coordination by *and*/*or*)."""
+    plain = _PARENTHETICAL_RE.sub(" ", label)
+    toks = tokens(plain)
+    return list(dict.fromkeys(m.key for m in mentions(plain, row=True) if _states(toks, m.start, m.end)))
 
 
 def measures_of_row(label: str) -> list[str]:

@@ -30,10 +30,12 @@ router = APIRouter(tags=["entities"])
 def dataset_json(resource: Resource) -> dict[str, Any]:
     """A posts resource as a dataset: ``{id, title, file_name, post_count, status, error,
     warnings, size_bytes, sha256, metadata, custom_metadata, created_at, updated_at}``
-    (times ISO 8601 UTC with ``Z``; ``post_count`` = its posts)."""
+    (times ISO 8601 UTC with ``Z``; ``post_count`` = its posts, as extraction counted them:
+    a long post is several chunks but one post)."""
+    posts = (resource.metadata or {}).get("post_count")
     return {
         "id": resource.id, "title": resource.title, "file_name": resource.file_name,
-        "post_count": resource.chunk_count, "status": resource.status,
+        "post_count": posts if isinstance(posts, int) else resource.chunk_count, "status": resource.status,
         "error": resource.error.model_dump(mode="json") if resource.error is not None else None,
         "warnings": [w.model_dump(mode="json") for w in resource.warnings],
         "size_bytes": resource.size_bytes, "sha256": resource.sha256, "metadata": resource.metadata,
