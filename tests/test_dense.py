@@ -408,7 +408,9 @@ def test_cli_mode_explain_and_ingest_wait(tmp_path: Path, store_path: Path, caps
     with pytest.raises(SystemExit) as done:
         main(["ingest", str(docs), "--wait", "--store", str(store_path)])
     assert done.value.code in (0, None)
-    assert "embedded: 4 of 4 passages" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "embedded: 4 of 4 passages" in err
+    assert "embedding: 4/4 passages" in err  # stderr is no terminal here: plain progress lines, never silence
     with pytest.raises(SystemExit) as done:
         main(["ask", "Why does sourdough rise slowly?", "--store", str(store_path), "--mode", "hybrid",
               "--explain", "-k", "2", "--json"])

@@ -312,11 +312,27 @@ def _explain(ranked: List[Any], mode: str) -> None:
                   markup=False)
 
 
+#: Seconds between the plain progress lines of embedding when stderr is not a terminal.
+PLAIN_PROGRESS_S = 30.0
+
+
 @contextmanager
 def _embed_progress(enabled: bool) -> Iterator[Any]:
-    """A rich progress bar for embedding (``ingest --wait``, ``eval``) on stderr (only on a terminal)."""
-    if not (enabled and sys.stderr.isatty()):
+    """A rich progress bar for embedding (``ingest --wait``, ``eval``) on stderr; when stderr is
+    not a terminal (a log, a pipe), a plain line ``embedding: done/total passages`` at most
+    every :data:`PLAIN_PROGRESS_S` seconds, so a long run is never silent."""
+    if not enabled:
         yield None
+        return
+    if not sys.stderr.isatty():
+        last = [time.monotonic()]
+
+        def plain(done: int, total: int) -> None:
+            now = time.monotonic()
+            if now - last[0] >= PLAIN_PROGRESS_S or (total and done >= total):
+                last[0] = now
+                err.print(f"embedding: {done:,}/{total:,} passages", markup=False, highlight=False)
+        yield plain
         return
     with Progress(TextColumn("[bold]embedding"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=True) as bar:
