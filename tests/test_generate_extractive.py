@@ -945,3 +945,19 @@ def test_a_lead_in_ending_in_a_colon_is_never_the_answer() -> None:
     lead_in = passage("debt", "Outstanding long-term debt obligations as of December 31, 2022 and 2021 are as "
                               "follows:", title="VERIZON_2022_10K")
     assert ExtractiveGenerator().select("What was Verizon's long-term debt in 2022?", [lead_in]) == []
+
+
+def _post(pid: str, text: str, created_at: str, rank: int) -> Passage:
+    meta = {"source_type": "post", "source": "stocktwits", "id": pid, "created_at": created_at}
+    chunk = Chunk(id=f"post-{pid}", resource_id="posts", chunk_index=rank, text=text, text_type="paragraph",
+                  char_start=0, char_end=len(text), metadata=meta)  # type: ignore[arg-type]
+    return Passage(chunk=chunk, resource_title="messages", resource_kind="post", file_name="messages.jsonl",
+                   rank=rank)  # type: ignore[arg-type]
+
+
+def test_a_posts_source_and_month_count_as_what_the_post_is_about() -> None:
+    july = _post("1", "Bitcoin holders are not selling and miners keep their coins.", "2022-07-17T20:25:58Z", 1)
+    june = _post("2", "Bitcoin crashed below twenty thousand and everyone is panic selling.", "2022-06-18T10:00:00Z", 2)
+    answer = ExtractiveGenerator().generate("What did StockTwits users say about Bitcoin in June 2022?", [july, june])
+    assert answer.startswith("Bitcoin crashed below twenty thousand and everyone is panic selling [2]")
+    assert "(chunk:post-2)" in answer and "(chunk:post-1)" not in answer

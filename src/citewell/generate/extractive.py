@@ -178,7 +178,9 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -668,6 +670,22 @@ def _headers(text: str, spans: Sequence[_Span]) -> list[tuple[tuple[int, int] | 
     return out
 
 
+def _described(meta: Mapping[str, Any]) -> str:
+    """What a chunk's metadata says of it the way a title does: for a post, its source
+    (``stocktwits``) and the month and year it was written (``June 2022``), so "What did
+    StockTwits users say about Bitcoin in June 2022?" matches a post of that month whose text
+    names neither."""
+    if meta.get("source_type") != "post":
+        return ""
+    words = [str(meta.get("source") or "")]
+    created = str(meta.get("created_at") or "")
+    try:
+        when = datetime.fromisoformat(created.replace("Z", "+00:00"))
+    except ValueError:
+        return " ".join(words)
+    return " ".join([*words, when.strftime("%B"), str(when.year)])
+
+
 def _one_sentence(quote: str) -> bool:
     """True when the cite stage will read ``quote`` as one sentence (syntok, with the
     ``.`` :func:`render_unit` adds after a quote without final punctuation)."""
@@ -1077,7 +1095,7 @@ class ExtractiveGenerator:
             seen.add(chunk.id)
             label = str(passage.rank if passage.rank > 0 else index + 1)
             title = " ".join(x for x in (passage.resource_title, passage.file_name or "") if x)
-            title_terms = content_terms(title)
+            title_terms = content_terms(f"{title} {_described(chunk.metadata)}")
             title_key = _ALNUM_RE.sub("", title.lower())
             context = content_terms(chunk.text) | title_terms
             spans = _spans(chunk.text, chunk.text_type,
