@@ -9,9 +9,10 @@ Without ``stream`` it answers one ``chat.completion`` (the judge). ``POST
 
 Each request takes the next scripted :class:`Reply` (FIFO); with none left it answers
 500 ``no scripted reply`` so a test that asks more than it scripted fails loudly.
-Replies: :class:`Stream` (pieces, delays, a dropped connection or malformed JSON after
-some pieces), :class:`Status` (an HTTP error, optionally with ``Retry-After``),
-:class:`Completion` (one non-streamed answer).
+Replies: :class:`Stream` (pieces, delays, ``: ping`` comments, a dropped connection or
+malformed JSON after some pieces, no ``finish_reason`` or ``[DONE]``), :class:`Status`
+(an HTTP error, optionally with ``Retry-After``), :class:`Completion` (one non-streamed
+answer).
 """
 
 from __future__ import annotations
@@ -29,10 +30,14 @@ from typing import Any
 
 @dataclass
 class Stream:
-    """A streamed answer: ``pieces`` (delta contents); ``delay`` seconds before each;
-    ``first_delay`` before the response headers; ``drop_after``: close the connection
-    abruptly after that many pieces; ``malformed_after``: send a broken JSON event after
-    that many pieces; ``usage``: (prompt, completion) tokens for the usage chunk."""
+    """A streamed answer: ``pieces`` (delta contents), sent ``repeat`` times over;
+    ``delay`` seconds before each; ``first_delay`` before the response headers;
+    ``pings``: seconds of SSE comment lines (``: ping``, one every ``ping_every`` s) sent
+    before piece ``ping_at`` (a keep-alive that carries no chunk); ``drop_after``: close
+    the connection abruptly after that many pieces; ``malformed_after``: send a broken JSON
+    event after that many pieces; ``finish``: the last chunk's ``finish_reason`` (None: no
+    such chunk, and no usage chunk); ``done``: end with ``data: [DONE]`` (False: the body
+    just ends, cleanly framed); ``usage``: (prompt, completion) tokens for the usage chunk."""
 
     pieces: list[str]
     delay: float = 0.0
@@ -41,6 +46,12 @@ class Stream:
     malformed_after: int | None = None
     usage: tuple[int, int] = (120, 30)
     model: str = "fake-model"
+    repeat: int = 1
+    pings: float = 0.0
+    ping_every: float = 0.2
+    ping_at: int = 0
+    finish: str | None = "stop"
+    done: bool = True
 
 
 @dataclass
@@ -168,7 +179,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._write_chunk("data: " + json.dumps({**_chunk(None, model=reply.model),
                                                     "choices": [{"index": 0, "delta": {"role": "assistant"},
                                                                  "finish_reason": None}]}) + "\n\n")
-            for i, piece in enumerate(reply.pieces):
+            for i, piece in enumerate(reply.pieces * reply.repeat):
+                if reply.pings and i == reply.ping_at:
+                    until = time.monotonic() + reply.pings
+                    while time.monotonic() < until:
+                        self._write_chunk(": ping\n\n")
+                        time.sleep(reply.ping_every)
                 if reply.drop_after is not None and i == reply.drop_after:
                     self.wfile.flush()
                     self.close_connection = True
@@ -178,14 +194,19 @@ class _Handler(BaseHTTPRequestHandler):
                     self._write_chunk('data: {"id": "chatcmpl-test", "choices": [{"delta": {"content": "x"\n\n')
                 time.sleep(reply.delay)
                 self._write_chunk("data: " + json.dumps(_chunk(piece, model=reply.model)) + "\n\n")
-            self._write_chunk("data: " + json.dumps(_chunk(None, finish="stop", model=reply.model)) + "\n\n")
-            if (body.get("stream_options") or {}).get("include_usage"):
+            if reply.finish is not None:
+                self._write_chunk("data: " + json.dumps(_chunk(None, finish=reply.finish, model=reply.model))
+                                  + "\n\n")
+            if reply.finish is not None and (body.get("stream_options") or {}).get("include_usage"):
                 p, c = reply.usage
                 self._write_chunk("data: " + json.dumps({"id": "chatcmpl-test", "object": "chat.completion.chunk",
                                                          "created": 0, "model": reply.model, "choices": [],
                                                          "usage": {"prompt_tokens": p, "completion_tokens": c,
                                                                    "total_tokens": p + c}}) + "\n\n")
-            self._write_chunk("data: [DONE]\n\n")
+            if reply.done:
+                self._write_chunk("data: [DONE]\n\n")
+            else:
+                self.close_connection = True
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):

@@ -395,3 +395,186 @@ def test_embeddings_through_an_endpoint_record_their_model_and_a_new_model_re_em
         assert engine.embedding_coverage() == (3, 3)
         assert sum(r.get("model") == "embed-a" for r in fake.requests) > before
     assert store is not None and len(vector("x")) == 8
+
+
+# ---------------------------------------------------------------- how an answer must end, and its limits
+
+PARTIAL = "Acme revenue was $12.4 million in fiscal 2022 [S1]. Acme revenue was $10.1 million in fiscal 2021 and "
+
+
+def test_a_stream_that_ends_without_finishing_is_llm_unavailable_and_never_a_finished_answer(tmp_path: Path,
+                                                                                             fake) -> None:
+    with _engine(tmp_path, fake, fallback=True) as engine:
+        fake.script(Stream([PARTIAL[:52], PARTIAL[52:]], finish=None, done=False))
+        with pytest.raises(GenerationError) as raised:
+            engine.ask(QUESTION)
+        assert raised.value.code == "LLM_UNAVAILABLE" and "no finish_reason" in raised.value.message
+        fake.script(Stream([PARTIAL[:52], PARTIAL[52:]], finish=None, done=False))
+        pending = engine.begin_turn(QUESTION)
+        events = list(engine.stream_turn(pending))
+        assert any(e.kind == "delta" for e in events)  # shown before the end: no fallback
+        assert events[-1].kind == "error" and events[-1].data["code"] == "LLM_UNAVAILABLE"
+        assert not [e for e in events if e.kind == "done"]
+        stored = engine.message(pending.message.id)
+        assert stored.status == "failed" and stored.text == "" and stored.references == []
+        # the endpoint's finish_reason alone makes the same answer whole: [DONE] is the SDK's business
+        fake.script(Stream(["Acme revenue was $12.4 million in fiscal 2022 [S1]."], done=False))
+        assert engine.ask(QUESTION).text == "Acme revenue was $12.4 million in fiscal 2022 [1]."
+
+
+def test_finish_reason_length_settles_truncated_and_the_unfinished_sentence_gets_no_citation(llm, fake) -> None:
+    engine, offered = llm
+    rev = _alias(offered, "acme_revenue.txt")
+    first = f"Acme revenue was $12.4 million in fiscal 2022 [{rev}]. "
+    fake.script(Stream([first, "Acme revenue was $10.1 million in fiscal 2021 and "], finish="length"),
+                Stream([first, "Acme revenue was $10.1 million in fiscal 2021."], finish="length"))
+    _, message = _streamed(engine)
+    assert message.text == ("Acme revenue was $12.4 million in fiscal 2022 [1]. "
+                            "Acme revenue was $10.1 million in fiscal 2021 and ")
+    assert [r.chunk_id for r in message.references] == [offered[rev].chunk.id]
+    assert not [w for w in message.warnings if w.code == "citation_added"]
+    truncated = [w for w in message.warnings if w.code == "ANSWER_TRUNCATED"]
+    assert len(truncated) == 1 and "max_tokens 700" in truncated[0].message
+    assert message.model_extra["generation"]["finish_reason"] == "length"
+    # cut right after a full stop, the last sentence is whole and is checked as any other
+    _, whole = _streamed(engine)
+    assert whole.text.endswith("Acme revenue was $10.1 million in fiscal 2021 [1].")
+    assert [w.code for w in whole.warnings if w.code in ("citation_added", "ANSWER_TRUNCATED")] == [
+        "citation_added", "ANSWER_TRUNCATED"]
+
+
+def test_an_endpoint_writing_past_max_tokens_is_cut_client_side(tmp_path: Path, fake) -> None:
+    from citewell.generate.llm import CHARS_PER_TOKEN
+
+    sentence = "Acme revenue was $12.4 million in fiscal 2022 [S1]. "
+    with _engine(tmp_path, fake, max_tokens=20) as engine:
+        fake.script(Stream([sentence], repeat=20_000))  # ~1 MB, no finish_reason until the very end
+        message = engine.ask(QUESTION)
+        cap = 20 * CHARS_PER_TOKEN
+        raw_length = len(message.text.replace("[1]", "[S1]"))
+        assert cap - len(sentence) < raw_length <= cap
+        assert message.text.startswith("Acme revenue was $12.4 million in fiscal 2022 [1]. Acme revenue")
+        assert [w.code for w in message.warnings] == ["ANSWER_TRUNCATED"]
+        assert "320 characters" in message.warnings[0].message
+        assert message.model_extra["generation"]["finish_reason"] == "length"
+        assert fake.chats[0]["max_tokens"] == 20
+        deadline = time.monotonic() + 10
+        while not fake.closed_early and time.monotonic() < deadline:  # citewell hung up: the model stops
+            time.sleep(0.05)
+        assert fake.closed_early == [True]
+
+
+def test_a_whitespace_only_answer_is_a_bad_response_and_may_fall_back(tmp_path: Path, fake) -> None:
+    with _engine(tmp_path, fake) as engine:
+        fake.script(Stream(["   \n\n  "]))
+        with pytest.raises(GenerationError) as raised:
+            engine.ask(QUESTION)
+        assert raised.value.code == "LLM_BAD_RESPONSE" and "empty answer" in raised.value.message
+    with _engine(tmp_path / "fb", fake, fallback=True) as engine:
+        fake.script(Stream(["  ", "\n\n", " \t"]))  # whitespace in pieces shows the client nothing
+        message = engine.ask(QUESTION)
+        assert message.model_extra["generation"]["generator"] == "extractive"
+        assert [w.model_extra["fallback"] for w in message.warnings if w.code == "LLM_BAD_RESPONSE"] == ["extractive"]
+        fake.script(Stream(["\n\n", "Acme revenue was $12.4 million in fiscal 2022 [S1]."]))
+        assert engine.ask(QUESTION).text == "\n\nAcme revenue was $12.4 million in fiscal 2022 [1]."
+
+
+def test_keep_alive_comments_cannot_outlast_the_answer_timeout(tmp_path: Path, fake) -> None:
+    with _engine(tmp_path, fake, answer_timeout=1.0, fallback=True) as engine:
+        # before the first word: the answer falls back, and citewell closed the endpoint's stream
+        fake.script(Stream(["Acme revenue was $12.4 million [S1]."], pings=30))
+        started = time.monotonic()
+        message = engine.ask(QUESTION)
+        assert time.monotonic() - started < 8
+        assert message.model_extra["generation"]["generator"] == "extractive"
+        warning = next(w for w in message.warnings if w.code == "LLM_UNAVAILABLE")
+        assert "within 1 s (the answer timeout)" in warning.message
+        deadline = time.monotonic() + 5
+        while not fake.closed_early and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fake.closed_early == [True]
+        # after the first words, a word now and then: the turn fails, nothing is stored as an answer
+        fake.script(Stream(["Acme revenue was $12.4 million in fiscal 2022 [S1]. "] + ["more "] * 40, delay=0.25))
+        pending = engine.begin_turn(QUESTION)
+        events = list(engine.stream_turn(pending))
+        assert any(e.kind == "delta" for e in events)
+        assert events[-1].kind == "error" and events[-1].data["code"] == "LLM_UNAVAILABLE"
+        assert "the answer timeout" in events[-1].data["message"]
+        assert engine.message(pending.message.id).status == "failed"
+
+
+def test_the_answer_timeout_follows_the_settings_precedence(tmp_path: Path, monkeypatch) -> None:
+    config = tmp_path / "citewell.toml"
+    config.write_text('llm_base_url = "http://127.0.0.1:9/v1"\nllm_model = "m"\nllm_answer_timeout = 40\n')
+    monkeypatch.delenv("CITEWELL_LLM_ANSWER_TIMEOUT", raising=False)
+    assert LLMSettings.resolve(config=config).answer_timeout == 40
+    assert LLMSettings().answer_timeout == 300
+    monkeypatch.setenv("CITEWELL_LLM_ANSWER_TIMEOUT", "25")
+    assert LLMSettings.resolve(config=config).answer_timeout == 25
+    assert LLMSettings.resolve({"answer_timeout": 7}, config=config).answer_timeout == 7
+    from citewell.errors import UsageError
+
+    monkeypatch.setenv("CITEWELL_LLM_ANSWER_TIMEOUT", "0")
+    with pytest.raises(UsageError, match="answer timeout must be a positive"):
+        LLMSettings.resolve(config=config)
+
+
+def test_the_cli_stops_a_trickling_answer_at_the_answer_timeout(tmp_path: Path, fake) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "acme_revenue.txt").write_text(DOCS["acme_revenue.txt"], encoding="utf-8")
+    env = {**os.environ, "CITEWELL_STORE": str(tmp_path / "cli.sqlite"), "CITEWELL_LLM_MODEL": "fake-model",
+           "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "CITEWELL_LLM_TIMEOUT": "5",
+           "CITEWELL_LLM_ANSWER_TIMEOUT": "60"}
+    fake.script(Stream(["Acme reported revenue of $12.4 million in fiscal 2022 [S1]. "] + ["And "] * 60, delay=0.5))
+    run = subprocess.run([sys.executable, "-m", "citewell", "ask", QUESTION, "--corpus", str(docs), "--generator",
+                          "llm", "--llm-base-url", fake.base_url, "--llm-answer-timeout", "3"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 1, run.stderr
+    assert run.stdout.startswith("Acme reported revenue of $12.4 million in fiscal 2022 [1]. And")
+    assert "error: LLM_UNAVAILABLE:" in run.stderr and "within 3 s (the answer timeout)" in run.stderr
+
+
+def test_trickling_analytics_turns_free_the_workspace_turn_pool_at_the_answer_timeout(tmp_path: Path, fake) -> None:
+    import threading
+
+    from fastapi.testclient import TestClient
+
+    from citewell.web import create_app
+
+    engine = _engine(tmp_path, fake)
+    key, _ = engine.create_key()
+    engine.close()
+    llm = LLMSettings(base_url=fake.base_url, model="fake-model", timeout=5.0, retries=0, answer_timeout=1.5)
+    trickle = Stream(["Acme revenue was $12.4 million in fiscal 2022 [S1]. "] + ["more "] * 40, delay=0.25)
+    fake.script(trickle, trickle, trickle)
+    bodies: list[str] = []
+    with TestClient(create_app(tmp_path / "store.sqlite", generator="llm", llm=llm, turn_threads=2)) as client:
+        client.headers["X-API-KEY"] = key
+
+        def analytics() -> None:
+            with client.stream("POST", "/v2/analytics/sse", json={"query": QUESTION}) as response:
+                bodies.append("".join(response.iter_text()))
+
+        threads = [threading.Thread(target=analytics) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for _ in range(100):  # all three turns begun (one runs; this workspace gets one thread of two)
+            if len(fake.chats) >= 1 and len(client.get("/v1/chats").json()["chats"]) >= 3:
+                break
+            time.sleep(0.05)
+        session = client.post("/v1/sessions", json={"title": "t"}).json()["data"]["session"]
+        started = time.monotonic()
+        turn = client.post(f"/v1/sessions/{session['id']}/messages",
+                           json={"content": QUESTION, "generator": "extractive"})
+        waited = time.monotonic() - started
+        for thread in threads:
+            thread.join(30)
+    answer = turn.json()["data"]["assistant_message"]
+    assert answer["generation"] == {"generator": "extractive"} and "$12.4 million" in answer["content"]
+    assert waited < 15  # three answer timeouts of 1.5 s, not three 10 s trickles
+    assert len(bodies) == 3 and len(fake.chats) == 3
+    for body in bodies:
+        error = json.loads(body.split("event: error\ndata: ")[1].split("\n")[0])
+        assert error["code"] == "LLM_UNAVAILABLE" and "the answer timeout" in error["message"]
+        assert "event: done" not in body

@@ -89,7 +89,8 @@ class Engine:
         self.generators: dict[str, Generator] = generators if isinstance(generators, dict) else dict(generators or {})
         self.generator: Generator = (self.generator_for(generator) if isinstance(generator, str)
                                      else generator or self.generator_for("extractive"))
-        #: seconds a generator may take per answer (None: its own limits)
+        #: seconds a generator may take per answer (None: its own limits, such as the llm
+        #: generator's ``answer_timeout``, which applies too when it is shorter)
         self.answer_timeout_s: float | None = None
         self.resolver = StoreResolver(self.store, self.workspace_id)
         self._ingestor = Ingestor(self.store, self.workspace_id)

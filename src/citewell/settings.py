@@ -29,7 +29,8 @@ GENERATORS = ("extractive", "llm")
 #: ``CITEWELL_LLM_NAME``, config key ``llm_NAME``.
 LLM_FIELDS: tuple[tuple[str, type], ...] = (("base_url", str), ("model", str), ("api_key", str),
                                             ("temperature", float), ("max_tokens", int), ("timeout", float),
-                                            ("retries", int), ("judge", bool), ("fallback", bool))
+                                            ("answer_timeout", float), ("retries", int), ("judge", bool),
+                                            ("fallback", bool))
 #: Settings of the embeddings endpoint: environment ``CITEWELL_EMBED_NAME``, config ``embed_NAME``.
 EMBED_FIELDS: tuple[tuple[str, type], ...] = (("base_url", str), ("model", str), ("api_key", str),
                                               ("timeout", float), ("batch_size", int))
@@ -111,11 +112,14 @@ class LLMSettings:
 
     ``base_url`` (e.g. ``http://127.0.0.1:8080/v1``), ``model``, ``api_key`` (None: the
     endpoint needs none), ``temperature`` (default 0), ``max_tokens`` (default 700 per
-    answer), ``timeout`` (seconds: connecting, and the longest silence while reading; 60),
-    ``retries`` (attempts after a 429/5xx or a connection failure, with exponential
-    backoff; 2), ``judge`` (ask the same endpoint about ``uncertain`` citations), and
-    ``fallback`` (answer extractively, with a warning, when the endpoint fails before the
-    answer has begun).
+    answer; an endpoint that writes past it is cut client-side, see
+    :data:`citewell.generate.llm.CHARS_PER_TOKEN`), ``timeout`` (seconds: connecting, and
+    the longest silence while reading; 60), ``answer_timeout`` (seconds the whole answer
+    may take, from the request to its last piece, whatever the endpoint sends meanwhile —
+    keep-alive comments, a word now and then; 300), ``retries`` (attempts after a
+    429/5xx or a connection failure, with exponential backoff; 2), ``judge`` (ask the
+    same endpoint about ``uncertain`` citations), and ``fallback`` (answer extractively,
+    with a warning, when the endpoint fails before the answer has begun).
 
     Each comes from the flag ``--llm-NAME``, else ``CITEWELL_LLM_NAME``, else the config
     key ``llm_NAME``, else the default; ``base_url`` also falls back to
@@ -129,6 +133,7 @@ class LLMSettings:
     temperature: float = 0.0
     max_tokens: int = 700
     timeout: float = 60.0
+    answer_timeout: float = 300.0
     retries: int = 2
     judge: bool = False
     fallback: bool = False
@@ -165,8 +170,9 @@ class LLMSettings:
         for name in ("max_tokens", "retries"):
             if values[name] is not None and values[name] < (1 if name == "max_tokens" else 0):
                 raise UsageError(f"llm {name} must be at least {1 if name == 'max_tokens' else 0}")
-        if values["timeout"] is not None and values["timeout"] <= 0:
-            raise UsageError("the llm timeout must be a positive number of seconds")
+        for name in ("timeout", "answer_timeout"):
+            if values[name] is not None and values[name] <= 0:
+                raise UsageError(f"the llm {name.replace('_', ' ')} must be a positive number of seconds")
         return cls(**{k: v for k, v in values.items() if v is not None})
 
 

@@ -42,6 +42,8 @@ from ..models import Notice, Passage
 
 #: A terminal punctuation run (and the closers after it).
 _TERMINAL = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*")
+#: A sentence that ends with its terminal punctuation (and closers).
+_ENDED = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]]*$")
 _CODE = re.compile(r"`|~~~")
 _CONTENT = re.compile(r"[^\W_]")
 #: Sentences that say the answer is not known: never auto-cited.
@@ -109,15 +111,19 @@ class SentenceGate:
             self._held = self._held[cut:]
         return "".join(out)
 
-    def close(self) -> str:
-        """The rest: the last sentence, checked."""
+    def close(self, *, finished: bool = True) -> str:
+        """The rest: the last sentence, checked. ``finished=False``: the answer was cut
+        short (a length limit), so a last sentence that does not end with terminal
+        punctuation is unfinished and gets no added citation (its own links are still
+        checked under policy drop)."""
         if self._code:
             return ""
         whole, released = self._sent + self._held, len(self._sent)
         self._sent = self._held = ""
         if not _CONTENT.search(whole):
             return whole[released:]
-        return self._process(whole, released)[released:]
+        complete = finished or _ENDED.search(_plain(scan(whole))) is not None
+        return self._process(whole, released, add=complete)[released:]
 
     # ---------------------------------------------------------------- sentences
 
@@ -179,10 +185,10 @@ class SentenceGate:
             return self._by_post.get((target.source, target.id))
         return None
 
-    def _process(self, sentence: str, released: int) -> str:
+    def _process(self, sentence: str, released: int, *, add: bool = True) -> str:
         """The sentence with its unsupported links dropped (policy drop) and, when it cites
-        no offered passage, the best supporting one added; ``released``: how much of it the
-        client has (never changed)."""
+        no offered passage (and ``add``), the best supporting one added; ``released``: how
+        much of it the client has (never changed)."""
         tokens = scan(sentence)
         if any(t.kind == "code" for t in tokens):
             return sentence
@@ -203,7 +209,7 @@ class SentenceGate:
                                 f"it does not support ({verdict.get('verdict')})"))
         if drop:
             sentence = _without(sentence, drop)
-        if len(cited) > len(drop) or REFUSAL.search(plain):
+        if not add or len(cited) > len(drop) or REFUSAL.search(plain):
             return sentence
         best: tuple[float, int, Passage] | None = None
         for index, passage in enumerate(self.passages):

@@ -27,8 +27,10 @@ and every HTTP profile (sessions, chats ``/v1/ask``, analytics SSE) answer throu
    ``delta`` and ``support`` events (no partial link, no link target, streamed text =
    stored text).
 6. **Finish**: rule-8 support on the message (with the embedder and the optional judge
-   for aliased generators), turn warnings, ``generation`` (generator, model, usage),
-   ``grounded_coverage``, offsets in the turn's unit, storage.
+   for aliased generators), turn warnings (``ANSWER_TRUNCATED`` when the generator's
+   answer was cut at a length limit: its unfinished last sentence got no added
+   citation), ``generation`` (generator, model, usage), ``grounded_coverage``, offsets
+   in the turn's unit, storage.
 
 Failures: a :class:`~citewell.errors.GenerationError` raised before the first
 ``citation``/``delta`` event was sent may fall back to another generator (``fallback``),
@@ -60,7 +62,7 @@ from ..store.base import Store
 from .gate import SentenceGate
 from .scope import ScopeCheck, scope_abstention
 from .turn import NO_IMAGE_TEXT, PendingTurn, Turn
-from .warnings import fallback_warning, turn_warnings
+from .warnings import fallback_warning, truncation_warning, turn_warnings
 
 #: Events that show the client a piece of the answer: after one, no fallback.
 _SHOWN = ("citation", "delta")
@@ -219,8 +221,8 @@ class AnswerPipeline:
                     if text:
                         yield from self._shown(citer.feed(text), progress)
                 tail = expander.close() if expander is not None else ""
-                if gate is not None:
-                    tail = (gate.feed(tail) if tail else "") + gate.close()
+                if gate is not None:  # a truncated answer's unfinished last sentence gets no added citation
+                    tail = (gate.feed(tail) if tail else "") + gate.close(finished=generation.result.truncated is None)
                 if tail:
                     yield from self._shown(citer.feed(tail), progress)
                 events, message = citer.close()
@@ -268,6 +270,8 @@ class AnswerPipeline:
             message = apply_relevance(message, turn.query, aliases=aliases)
         message.warnings.extend(n.model_copy() for n in turn.notes)
         message.warnings.extend(n.model_copy() for n in notes)
+        if result.truncated is not None:
+            message.warnings.append(truncation_warning(result.truncated))
         message.warnings.extend(turn_warnings(self.store, self.workspace_id, turn, passages, message))
         message.id = str(uuid.uuid4()) if pending is None else pending.message.id
         message.grounded = bool(message.references)

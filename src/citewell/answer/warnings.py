@@ -5,7 +5,10 @@
 - ``RESOURCES_PROCESSING``: the answer cites nothing while uploads are still being processed;
 - the code of a :class:`~citewell.errors.GenerationError` (``LLM_UNAVAILABLE``,
   ``LLM_BAD_RESPONSE``) with ``fallback`` naming the generator that answered instead,
-  when the chosen one failed before its answer began.
+  when the chosen one failed before its answer began;
+- ``ANSWER_TRUNCATED``: the generator's answer was cut at a length limit (the endpoint's
+  ``finish_reason`` ``length``, or citewell's own cap of an endpoint writing past
+  ``max_tokens``); its last sentence may be unfinished.
 Retrieval's own (``DENSE_UNAVAILABLE``, ``EMBEDDINGS_INCOMPLETE``) come from
 :mod:`citewell.answer.retrieval`.
 """
@@ -50,4 +53,10 @@ def fallback_warning(error: CitewellError, fallback: str) -> Notice:
                   message=f"{error.message}; this answer was written by the {fallback} generator instead")
 
 
-__all__ = ["fallback_warning", "turn_warnings"]
+def truncation_warning(reason: str) -> Notice:
+    """The ``ANSWER_TRUNCATED`` warning of an answer cut short; ``reason``: why
+    (:attr:`~citewell.generate.base.GenerationResult.truncated`)."""
+    return Notice(code="ANSWER_TRUNCATED", message=reason)
+
+
+__all__ = ["fallback_warning", "truncation_warning", "turn_warnings"]

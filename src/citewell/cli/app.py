@@ -57,6 +57,9 @@ LlmTemperatureOpt = typer.Option(None, "--llm-temperature", help="Sampling tempe
 LlmMaxTokensOpt = typer.Option(None, "--llm-max-tokens", help="Longest answer in tokens (default 700).")
 LlmTimeoutOpt = typer.Option(None, "--llm-timeout", help="Seconds to connect and the longest silence while "
                              "reading (default 60).")
+LlmAnswerTimeoutOpt = typer.Option(None, "--llm-answer-timeout", help="Seconds the whole model answer may take, "
+                                   "whatever the endpoint sends meanwhile (env CITEWELL_LLM_ANSWER_TIMEOUT; "
+                                   "default 300).")
 
 
 def _llm_settings(config: Optional[Path], **flags: Any) -> LLMSettings:
@@ -188,7 +191,7 @@ def ask(
     generator: Optional[str] = GeneratorOpt, llm_base_url: Optional[str] = LlmBaseUrlOpt,
     llm_model: Optional[str] = LlmModelOpt, llm_api_key: Optional[str] = LlmApiKeyOpt,
     llm_temperature: Optional[float] = LlmTemperatureOpt, llm_max_tokens: Optional[int] = LlmMaxTokensOpt,
-    llm_timeout: Optional[float] = LlmTimeoutOpt,
+    llm_timeout: Optional[float] = LlmTimeoutOpt, llm_answer_timeout: Optional[float] = LlmAnswerTimeoutOpt,
     store: Optional[Path] = StoreOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Answer a question from your sources, with numbered citations (streamed to stdout as
@@ -204,7 +207,8 @@ def ask(
         raise ExitError("--manifest applies while syncing: give --corpus DIR too (or use citewell ingest)", 2)
     _check_manifests(manifests)
     llm = _llm_settings(config, base_url=llm_base_url, model=llm_model, api_key=llm_api_key,
-                        temperature=llm_temperature, max_tokens=llm_max_tokens, timeout=llm_timeout)
+                        temperature=llm_temperature, max_tokens=llm_max_tokens, timeout=llm_timeout,
+                        answer_timeout=llm_answer_timeout)
     writer = resolve_generator(generator, llm, config=config)
     settings = Settings.resolve(store=store, workspace=workspace, config=config)
     with Engine(settings.store, workspace=settings.workspace, llm=llm) as engine:
@@ -483,7 +487,7 @@ def serve(
     generator: Optional[str] = GeneratorOpt, llm_base_url: Optional[str] = LlmBaseUrlOpt,
     llm_model: Optional[str] = LlmModelOpt, llm_api_key: Optional[str] = LlmApiKeyOpt,
     llm_temperature: Optional[float] = LlmTemperatureOpt, llm_max_tokens: Optional[int] = LlmMaxTokensOpt,
-    llm_timeout: Optional[float] = LlmTimeoutOpt,
+    llm_timeout: Optional[float] = LlmTimeoutOpt, llm_answer_timeout: Optional[float] = LlmAnswerTimeoutOpt,
     store: Optional[Path] = StoreOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Serve the HTTP API (FastAPI on uvicorn) on the same store as the other commands:
@@ -501,7 +505,8 @@ def serve(
 
     settings = Settings.resolve(store=store, config=config)
     llm = _llm_settings(config, base_url=llm_base_url, model=llm_model, api_key=llm_api_key,
-                        temperature=llm_temperature, max_tokens=llm_max_tokens, timeout=llm_timeout)
+                        temperature=llm_temperature, max_tokens=llm_max_tokens, timeout=llm_timeout,
+                        answer_timeout=llm_answer_timeout)
     writer = resolve_generator(generator, llm, config=config)
     application = create_app(settings.store, generator=writer, llm=llm)
     stopping = application.state.stopping

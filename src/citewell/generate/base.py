@@ -100,7 +100,9 @@ class GenerationResult:
     it (None for a model-free generator); ``usage``: ``{prompt_tokens,
     completion_tokens, total_tokens}`` when the endpoint reported it; ``finish_reason``:
     the endpoint's (``stop``, ``length`` …); ``served_model``: the model the endpoint
-    said it used, when that differs from ``model`` (a gateway's alias).
+    said it used, when that differs from ``model`` (a gateway's alias); ``truncated``:
+    why the answer was cut short (a length limit), None when it is whole — not stored in
+    ``generation``: the pipeline turns it into an ``ANSWER_TRUNCATED`` warning.
     """
 
     generator: str
@@ -108,6 +110,7 @@ class GenerationResult:
     usage: dict[str, int] | None = None
     finish_reason: str | None = None
     served_model: str | None = None
+    truncated: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form stored on the message (None fields left out)."""

@@ -10,16 +10,31 @@ while the text streams and checks every sentence (:mod:`citewell.answer.pipeline
 
 Transport: the official ``openai`` SDK, streaming (``stream=True``, usage requested with
 ``stream_options={"include_usage": True}``; an endpoint that refuses the option is asked
-again without it). ``timeout`` bounds connecting and each silence while reading; a
-request ``deadline`` bounds the whole answer. 429 and 5xx answers and connection failures
-are retried ``retries`` times with the SDK's exponential backoff (it honours
-``Retry-After``). Failures are :class:`~citewell.errors.GenerationError`:
+again without it), read in a worker thread (:class:`~citewell.generate.reader.StreamReader`).
+Limits:
 
-- ``LLM_UNAVAILABLE``: the endpoint cannot be reached, timed out, dropped the connection
-  mid-answer, or still answered 429/5xx after the retries;
+- ``timeout`` bounds connecting and each silence while reading (any byte, a keep-alive
+  comment too, ends a silence);
+- ``answer_timeout`` bounds the whole answer, from the request to its last piece,
+  whether or not anything arrives (the request's own ``deadline`` when that comes
+  first): past it the response is closed from citewell's side;
+- ``max_tokens`` is sent to the endpoint and enforced here too: an answer longer than
+  ``max_tokens`` × :data:`CHARS_PER_TOKEN` characters is cut there, the stream closed
+  and the answer finished as truncated (``finish_reason`` ``length``).
+
+429 and 5xx answers and connection failures are retried ``retries`` times with the SDK's
+exponential backoff (it honours ``Retry-After``). A finished answer is one whose stream
+gave a ``finish_reason``; ``length`` marks it truncated (``result.truncated`` says why,
+and the pipeline adds an ``ANSWER_TRUNCATED`` warning). Failures are
+:class:`~citewell.errors.GenerationError`:
+
+- ``LLM_UNAVAILABLE``: the endpoint cannot be reached, timed out (silence or the whole
+  answer), dropped the connection mid-answer or ended the stream without a
+  ``finish_reason``, or still answered 429/5xx after the retries;
 - ``LLM_BAD_RESPONSE``: it answered something that is not a chat-completion stream
   (malformed JSON, an unexpected shape), refused the request (4xx other than 429), or
-  streamed an empty answer.
+  streamed an empty or whitespace-only answer (leading whitespace is held back until
+  some text follows, so such an answer shows the client nothing and may fall back).
 
 Closing the :class:`~citewell.generate.base.Generation` closes the HTTP stream, so a
 client that goes away stops the model's work.
@@ -37,11 +52,17 @@ from ..errors import GenerationError
 from ..settings import LLMSettings
 from .base import Generation, GenerationRequest, GenerationResult
 from .prompt import chat_messages, judge_messages
+from .reader import DeadlinePassed, StreamReader
 
 #: Connect timeout cap (seconds): a down endpoint is reported quickly even with a long read timeout.
 CONNECT_TIMEOUT = 10.0
 #: Judge answers kept per generator (sentence, passage) → verdict.
 JUDGE_CACHE = 2048
+#: Longest answer read, in characters per token of ``max_tokens``: an endpoint that does
+#: not honour ``max_tokens`` is cut there (11,200 characters at the default 700). A token
+#: of English prose is 3-5 characters; 16 leaves room for long tokens (numbers, runs of
+#: spaces) without ever cutting an answer the endpoint kept within its limit.
+CHARS_PER_TOKEN = 16
 
 
 def _names(exc: BaseException) -> set[str]:
@@ -96,14 +117,18 @@ class LLMGenerator:
         return Generation(self._pieces(request, result), result)
 
     def _pieces(self, request: GenerationRequest, result: GenerationResult) -> Iterator[str]:
+        """The answer's text pieces as the endpoint streams them (see the module docstring:
+        deadline, size cap, how the stream must end)."""
+        deadline, allowed = self._deadline(request)
         messages = chat_messages(request)
-        stream = self._open(messages, request)
+        reader = StreamReader(lambda: self._open(messages, deadline)).start()
+        base = self.settings.base_url
+        cap = self.settings.max_tokens * CHARS_PER_TOKEN
+        written = 0
         produced = False
+        held = ""  # leading whitespace: not an answer until something follows it
         try:
-            for chunk in stream:
-                if request.deadline is not None and time.monotonic() > request.deadline:
-                    raise GenerationError(f"the LLM endpoint {self.settings.base_url} did not finish the answer in "
-                                          "the time allowed", code="LLM_UNAVAILABLE")
+            for chunk in reader.items(deadline):
                 served = getattr(chunk, "model", None)
                 if isinstance(served, str) and served and served != self.model:
                     result.served_model = served
@@ -116,32 +141,61 @@ class LLMGenerator:
                     if choice.finish_reason:
                         result.finish_reason = str(choice.finish_reason)
                     text = choice.delta.content if choice.delta is not None else None
-                    if text:
-                        if not isinstance(text, str):
-                            raise TypeError("delta content is not text")
-                        produced = True
-                        yield text
+                    if not text:
+                        continue
+                    if not isinstance(text, str):
+                        raise TypeError("delta content is not text")
+                    if not produced and not text.strip():
+                        held += text
+                        continue
+                    text, held = held + text, ""
+                    produced = True
+                    if written + len(text) > cap:
+                        result.finish_reason = "length"
+                        result.truncated = (f"the model at {base} wrote past max_tokens "
+                                            f"({self.settings.max_tokens}); citewell stopped reading after "
+                                            f"{cap:,} characters")
+                        if cap > written:
+                            yield text[:cap - written]
+                        return
+                    written += len(text)
+                    yield text
+        except DeadlinePassed:
+            raise GenerationError(f"the LLM endpoint {base} did not finish the answer within {allowed:g} s "
+                                  "(the answer timeout)", code="LLM_UNAVAILABLE") from None
         except GenerationError:
             raise
         except Exception as exc:  # noqa: BLE001 - classified into a coded error
             raise self._error(exc, streaming=True) from None
         finally:
-            stream.close()
+            reader.close()
+        if result.finish_reason is None:
+            raise GenerationError(f"the LLM endpoint {base} ended the stream before the answer was finished "
+                                  "(no finish_reason: the connection dropped mid-answer)", code="LLM_UNAVAILABLE")
         if not produced:
-            raise GenerationError(f"the model at {self.settings.base_url} returned an empty answer",
-                                  code="LLM_BAD_RESPONSE")
+            raise GenerationError(f"the model at {base} returned an empty answer", code="LLM_BAD_RESPONSE")
+        if result.finish_reason == "length":
+            result.truncated = (f"the model at {base} stopped at its length limit (max_tokens "
+                                f"{self.settings.max_tokens}); the answer's last sentence may be unfinished")
 
-    def _open(self, messages: list[dict[str, str]], request: GenerationRequest) -> Any:
+    def _deadline(self, request: GenerationRequest) -> tuple[float, float]:
+        """``(deadline, seconds allowed)`` of an answer starting now: the answer timeout,
+        or the request's own deadline when that comes first."""
+        allowed = self.settings.answer_timeout
+        remaining = request.remaining()
+        if remaining is not None and remaining < allowed:
+            allowed = remaining
+        return time.monotonic() + allowed, allowed
+
+    def _open(self, messages: list[dict[str, str]], deadline: float) -> Any:
         """The completion stream (retries are the SDK's); an endpoint that rejects
-        ``stream_options`` is asked once more without it."""
+        ``stream_options`` is asked once more without it. Runs in the reader's thread."""
         import openai
 
-        timeout = self.settings.timeout
-        remaining = request.remaining()
-        if remaining is not None:
-            if remaining <= 0:
-                raise GenerationError("no time was left to ask the LLM endpoint", code="LLM_UNAVAILABLE")
-            timeout = min(timeout, remaining)
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise GenerationError("no time was left to ask the LLM endpoint", code="LLM_UNAVAILABLE")
+        timeout = min(self.settings.timeout, remaining)
         kwargs: dict[str, Any] = dict(model=self.model, messages=messages, stream=True,
                                       temperature=self.settings.temperature, max_tokens=self.settings.max_tokens,
                                       timeout=self._timeout(timeout), stream_options={"include_usage": True})
@@ -209,4 +263,4 @@ class LLMGenerator:
         return verdict
 
 
-__all__ = ["CONNECT_TIMEOUT", "LLMGenerator"]
+__all__ = ["CHARS_PER_TOKEN", "CONNECT_TIMEOUT", "LLMGenerator"]
