@@ -175,3 +175,37 @@ def test_cli_cites_inline_sources_that_are_in_no_store(tmp_path: Path) -> None:
     bad = _cli(tmp_path / "empty.sqlite", "--sources", str(sources), stdin="x")
     assert bad.returncode == 2 and "source 1: text: Input should be a valid string" in bad.stderr
     assert "Traceback" not in bad.stderr and bad.stdout == ""
+
+
+def test_a_source_named_twice_is_an_error_with_another_text_and_a_warning_with_the_same(engine: Engine,
+                                                                                        tmp_path: Path) -> None:
+    other = {**ACME, "text": "Net income was $3.1 million in 2022."}
+    with pytest.raises(UsageError) as caught:
+        read_sources([ACME, ACME_MARGIN, other], None)
+    assert caught.value.code == "DUPLICATE_SOURCE"
+    assert caught.value.message.startswith("source 3 names chunk acme-p3, as source 1 does, with a different text")
+    with pytest.raises(UsageError) as caught:  # one post (source, id), two texts
+        read_sources([POST, {**POST, "text": "Acme calls are worthless.", "chunk_id": "p2"}], None)
+    assert caught.value.code == "DUPLICATE_SOURCE"
+    assert caught.value.message.startswith("source 2 names post reddit/7, as source 1 does")
+    # the same text twice: kept once; its number cites the first; a warning names the dropped item
+    message = cite_sources("Acme revenue was $12.4 million in 2022 [3]. Margin was 41 percent [2].",
+                           [ACME, ACME_MARGIN, dict(ACME)], resolver=None, numbered=True)
+    assert message.text == "Acme revenue was $12.4 million in 2022 [1]. Margin was 41 percent [2]."
+    assert [r.chunk_id for r in message.references] == ["acme-p3", "acme-p4"]
+    assert [(w.code, w.model_extra) for w in message.warnings] == [
+        ("duplicate_source", {"position": 3, "duplicate_of": 1, "chunk_id": "acme-p3"})]
+    assert "source 3 repeats source 1 (chunk acme-p3" in message.warnings[0].message
+    # by id: the store's passage, once; the same chunk id given another text is an error
+    chunk = stored_chunk(engine)
+    given = read_sources([{"chunk_id": chunk}, {"chunk_id": chunk}], engine.resolver)
+    assert given.targets[0] is given.targets[1] and [w.code for w in given.warnings] == ["duplicate_source"]
+    with pytest.raises(UsageError) as caught:
+        read_sources([{"chunk_id": chunk}, {"chunk_id": chunk, "text": "Visits are short."}], engine.resolver)
+    assert caught.value.code == "DUPLICATE_SOURCE"
+    # the CLI: bad usage, one line naming both items
+    sources = tmp_path / "dup.json"
+    sources.write_text(json.dumps([ACME, other]), encoding="utf-8")
+    proc = _cli(tmp_path / "empty.sqlite", "--sources", str(sources), "--numbered", stdin="Revenue [1].")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("error: DUPLICATE_SOURCE: source 2 names chunk acme-p3, as source 1 does")

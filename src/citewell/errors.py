@@ -10,6 +10,7 @@ Hierarchy::
     ├── NotFoundError                NOT_FOUND: unknown id (or one of another workspace)
     ├── StoreError                   STORE_ERROR: the store could not be opened or migrated
     ├── UsageError                   INVALID_REQUEST: bad arguments to a public call
+    │                                (DUPLICATE_SOURCE: a sources list gives one source two texts)
     └── GenerationError              the answer writer failed: LLM_UNAVAILABLE (endpoint down,
                                      timed out, still 429/5xx after retries), LLM_BAD_RESPONSE
                                      (malformed or empty stream, refused request)

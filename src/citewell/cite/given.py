@@ -14,6 +14,13 @@ Each item of the list is one source, as a JSON object (:class:`GivenSource`):
   ``(source, id)`` alone — so it is numbered, its reference has no text and its support
   is ``unchecked``, with the warning ``source_text_unknown``.
 
+A source is named by its chunk id and, for a post, by its ``(source, id)`` too. Naming
+one source twice is no way to cite two texts: an item that names a source an earlier
+item named, with the same text (or both by id), is kept as that earlier source (its
+number cites the same passage) with the warning ``duplicate_source`` naming both
+positions; with another text it is an error (``DUPLICATE_SOURCE``), since no citation
+could say which of the two texts it means.
+
 Positions never shift: with ``numbered``, ``[n]`` names the ``n``-th item given, whether
 or not the items before it could be resolved (an unresolved one leaves its number as
 prose with an ``unknown_target`` warning, :func:`~citewell.cite.numbered.expand_numbered`).
@@ -41,7 +48,7 @@ from citewell.models import Chunk, Message, Notice, Passage, ResourceKind, TextT
 from .numbered import SourceAt, expand_numbered
 from .offsets import check_unit, convert_offsets
 from .processor import cite
-from .resolver import SourceResolver
+from .resolver import SourceResolver, post_key
 from .support import apply_support
 
 #: Namespace of the UUIDv5 ids of resources named here (see the module docstring).
@@ -96,8 +103,9 @@ class GivenSources:
 
     ``targets``: one per item, in order: a :class:`Passage` (inline, or held by the
     workspace), a post's ``(source, id)`` (not held: text unknown) or None (a chunk id
-    the workspace does not hold); ``warnings``: ``source_not_found`` and
-    ``source_text_unknown`` notices, each with the item's 1-based ``position``.
+    the workspace does not hold); a repeated source is the earlier item's target again;
+    ``warnings``: ``source_not_found``, ``source_text_unknown`` and ``duplicate_source``
+    notices, each with the item's 1-based ``position``.
     """
 
     targets: list[SourceAt] = field(default_factory=list)
@@ -149,6 +157,50 @@ def _inline(item: GivenSource, counts: dict[str, int]) -> Passage:
     return Passage(chunk=chunk, resource_title=title, resource_kind=kind)
 
 
+def _names(target: SourceAt, item: GivenSource | None) -> list[tuple[str, ...]]:
+    """What names a source: ``("chunk", id)`` and, for a post, ``("post", source, id)``."""
+    if isinstance(target, Passage):
+        post = post_key(target)
+        return [("chunk", target.chunk.id), *((("post", *post),) if post is not None else ())]
+    if isinstance(target, tuple):
+        return [("post", *target)]
+    return [("chunk", item.chunk_id)] if item is not None and item.chunk_id else []
+
+
+def _named(name: tuple[str, ...]) -> str:
+    return f"chunk {name[1]}" if name[0] == "chunk" else f"post {name[1]}/{name[2]}"
+
+
+def _once(out: GivenSources, seen: dict[tuple[str, ...], tuple[int, SourceAt]], position: int, target: SourceAt,
+          item: GivenSource | None) -> bool:
+    """Add ``target`` (item ``position``) to ``out`` and return True, unless an earlier
+    item named the same source: then add the earlier target again, with a
+    ``duplicate_source`` warning, and return False when the texts agree; raise
+    :class:`UsageError` ``DUPLICATE_SOURCE`` when they differ."""
+    names = _names(target, item)
+    for name in names:
+        if name not in seen:
+            continue
+        first_position, first = seen[name]
+        ours = target.chunk.text if isinstance(target, Passage) else None
+        theirs = first.chunk.text if isinstance(first, Passage) else None
+        if ours != theirs:
+            raise UsageError(f"source {position} names {_named(name)}, as source {first_position} does, with a "
+                             "different text: give each source its own id (a citation could not say which text "
+                             "it means)", code="DUPLICATE_SOURCE")
+        out.warnings.append(Notice(
+            code="duplicate_source", position=position, duplicate_of=first_position,
+            **({"chunk_id": name[1]} if name[0] == "chunk" else {"source": name[1], "id": name[2]}),
+            message=f"source {position} repeats source {first_position} ({_named(name)}, the same text): it is "
+                    f"dropped, and a citation of it cites source {first_position}"))
+        out.targets.append(first)
+        return False
+    for name in names:
+        seen[name] = (position, target)
+    out.targets.append(target)
+    return True
+
+
 def read_sources(items: Sequence[Passage | Mapping[str, Any]], resolver: SourceResolver | None) -> GivenSources:
     """Read a sources list (see the module docstring): each item a :class:`Passage` (kept
     as is) or a JSON object validated as :class:`GivenSource`. ``resolver``: the workspace
@@ -156,12 +208,15 @@ def read_sources(items: Sequence[Passage | Mapping[str, Any]], resolver: SourceR
 
     Raises :class:`~citewell.errors.UsageError` (``INVALID_REQUEST``) naming the first
     item (1-based) that is no source: not an object, neither ``chunk_id`` nor
-    ``source``+``id``, an unknown key, a ``text`` that is not a string …"""
+    ``source``+``id``, an unknown key, a ``text`` that is not a string …; ``UsageError``
+    with code ``DUPLICATE_SOURCE`` naming both items when one names a source (chunk id,
+    or post ``(source, id)``) an earlier one named with another text."""
     out = GivenSources()
     counts: dict[str, int] = {}
+    seen: dict[tuple[str, ...], tuple[int, SourceAt]] = {}
     for position, raw in enumerate(items, start=1):
         if isinstance(raw, Passage):
-            out.targets.append(raw)
+            _once(out, seen, position, raw, None)
             continue
         if not isinstance(raw, Mapping):
             raise UsageError(f"source {position} is not an object: give {{chunk_id, text?}} or {{source, id, text?}}")
@@ -172,7 +227,9 @@ def read_sources(items: Sequence[Passage | Mapping[str, Any]], resolver: SourceR
             where = ".".join(str(p) for p in first.get("loc") or ())
             raise UsageError(f"source {position}: {where + ': ' if where else ''}{first.get('msg')}") from None
         if item.text is not None:
-            out.targets.append(_inline(item, counts))
+            counted = dict(counts)  # a dropped repeat takes no place among its resource's passages
+            if _once(out, seen, position, _inline(item, counted), item):
+                counts = counted
             continue
         post = item.post
         if post is not None:
@@ -184,7 +241,7 @@ def read_sources(items: Sequence[Passage | Mapping[str, Any]], resolver: SourceR
                     code="source_text_unknown", position=position, source=post[0], id=post[1],
                     message=f"source {position}, post {post[0]}/{post[1]}, is not in the workspace and has no text: "
                             "it is numbered as given, and its support is unchecked"))
-            out.targets.append(found if found is not None else post)
+            _once(out, seen, position, found if found is not None else post, item)
             continue
         assert item.chunk_id is not None
         found = resolver.chunk(item.chunk_id) if resolver is not None else None
@@ -193,7 +250,7 @@ def read_sources(items: Sequence[Passage | Mapping[str, Any]], resolver: SourceR
                 code="source_not_found", position=position, chunk_id=item.chunk_id,
                 message=f"source {position}, chunk {item.chunk_id}, is not in the workspace and has no text: it "
                         "cannot be numbered (give its text to cite it)"))
-        out.targets.append(found)
+        _once(out, seen, position, found, item)
     return out
 
 
