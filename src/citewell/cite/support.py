@@ -711,6 +711,18 @@ _CHANGE_WORDS_RE = re.compile(r"\b(?:change[sd]?|difference|differ\w*|gap|more|l
 _SHARE_WORDS_RE = re.compile(r"\b(?:margin|ratio|share|proportion|rate|coverage|of)\b", re.IGNORECASE)
 
 
+def _claims_computed(q: _Number, sentence: str) -> tuple[bool, bool] | None:
+    """``(change, share)``: whether ``sentence`` says ``q`` is a change (``increased``,
+    ``fell``, ``difference``, ``by`` …) or, for a percent, a share or ratio (``margin``,
+    ``ratio``, ``of`` …); None when it says neither, and for a number that is no amount or
+    percent or has fewer than 2 significant digits (they match too many pairs by chance)."""
+    if q.kind not in ("amount", "percent") or _significant(q) < 2:
+        return None
+    change = bool(_UP_RE.search(sentence) or _DOWN_RE.search(sentence) or _CHANGE_WORDS_RE.search(sentence))
+    share = q.kind == "percent" and bool(_SHARE_WORDS_RE.search(sentence))
+    return (change, share) if change or share else None
+
+
 def _computed(q: _Number, pool: Sequence[_Number], passage: _PassageInfo, sentence: str) -> str | None:
     """How ``q`` follows from two numbers ``a``, ``b`` of the passage when the sentence
     says it was computed: a change (``increased``, ``fell``, ``difference``, ``by`` …) of
@@ -718,12 +730,10 @@ def _computed(q: _Number, pool: Sequence[_Number], passage: _PassageInfo, senten
     ``ratio``, ``of`` …) of ``a / b`` for a percent; rounded to ``q``'s precision. None
     otherwise, and for a number with fewer than 2 significant digits (they match too many
     pairs by chance). Operands are the passage's amounts, in its declared scales."""
-    if q.kind not in ("amount", "percent") or _significant(q) < 2:
+    claimed = _claims_computed(q, sentence)
+    if claimed is None:
         return None
-    change = bool(_UP_RE.search(sentence) or _DOWN_RE.search(sentence) or _CHANGE_WORDS_RE.search(sentence))
-    share = q.kind == "percent" and bool(_SHARE_WORDS_RE.search(sentence))
-    if not change and not share:
-        return None
+    change, share = claimed
     values: list[Decimal] = []
     for p in pool:
         if p.kind == "amount" and (q.kind == "percent" or _compatible(q, p, passage)):
@@ -787,12 +797,10 @@ def _table_computed(q: _Number, info: _PassageInfo, sentence: str, years: frozen
     cells' columns have years, the change's newer period or the share's period must be one
     of them ("net income increased by 200" is not supported by the revenue row's change;
     a net margin is not any ratio of two cells)."""
-    if q.kind not in ("amount", "percent") or _significant(q) < 2:
+    claimed = _claims_computed(q, sentence)
+    if claimed is None:
         return None
-    change = bool(_UP_RE.search(sentence) or _DOWN_RE.search(sentence) or _CHANGE_WORDS_RE.search(sentence))
-    share = q.kind == "percent" and bool(_SHARE_WORDS_RE.search(sentence))
-    if not change and not share:
-        return None
+    change, share = claimed
     s_terms = content_terms(sentence)
 
     def values(cell: _Cell) -> list[Decimal]:
