@@ -176,3 +176,118 @@ def test_facts_of_a_question_without_names(tmp_path: Path) -> None:
         assert absent.text.startswith("Not in the sources: no source speaks of ") and not absent.references
         present = e.ask("How did deep learning change character recognition?", corpus=docs, sync=False)
         assert present.references
+
+
+ZORBLAX_PAGES = [
+    "Zorblax Inc. Annual Report on Form 10-K for the fiscal year ended December 31, 2022.",
+    "Zorblax total revenue was $1,250 million in fiscal 2022 and $1,100 million in fiscal 2021.",
+    "Zorblax operates two segments, Widgets and Services. Widgets revenue was $900 million in 2022.",
+    "Chief Executive Officer Dana Whitfield leads Zorblax. Each gadget we sell carries a warranty.",
+]
+ZORBLAX_POSTS = [
+    {"source": "reddit", "id": "z1", "text": "Zorblax puts are printing money, I bought 50 contracts at strike 40."},
+    {"source": "reddit", "id": "z2", "text": "Anyone else holding calls on the widget maker into earnings?"},
+]
+
+
+def _zorblax_pdf(path: Path, pages: list[str]) -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    for text in pages:
+        pdf.add_page()
+        pdf.multi_cell(0, 8, text)
+    pdf.output(str(path))
+
+
+@pytest.fixture(scope="module")
+def zorblax(tmp_path_factory: pytest.TempPathFactory):
+    """An engine (lexical retrieval) over a 10-K PDF of Zorblax (its file name names the
+    company) and a posts file, one of whose posts mentions Zorblax by name."""
+    root = tmp_path_factory.mktemp("zorblax")
+    docs = root / "docs"
+    docs.mkdir()
+    _zorblax_pdf(docs / "ZORBLAX_2022_10K.pdf", ZORBLAX_PAGES)
+    (docs / "wallstreet_2022-01.jsonl").write_text("\n".join(json.dumps(p) for p in ZORBLAX_POSTS) + "\n",
+                                                   encoding="utf-8")
+    with Engine(root / "store.sqlite") as e:
+        e.mode = "lexical"
+        e.sync(docs)
+        yield e, docs
+
+
+def _not_in_sources(message) -> list:
+    return [w for w in message.warnings if w.code == "NOT_IN_SOURCES"]
+
+
+def test_post_mentioning_a_company_with_a_filing_is_about_it(zorblax) -> None:
+    """The sources about Zorblax are its 10-K (named by the file name) and the post that
+    mentions it: the post's words are no absent topic, and the post is cited."""
+    e, docs = zorblax
+    facts = gather(e.store, e.workspace_id, "What strike did people buy Zorblax puts at?", under=str(docs.resolve()))
+    (name,) = facts.names
+    pdf = next(r.id for r in facts.resources if r.file_name == "ZORBLAX_2022_10K.pdf")
+    assert name.resources == (pdf,)
+    assert "z1" in {p.chunk.metadata.get("id") for p in name.passages}
+    message = _ask(zorblax, "What strike did people buy Zorblax puts at?")
+    assert not _not_in_sources(message)
+    assert message.text == "Zorblax puts are printing money, I bought 50 contracts at strike 40 [1]."
+    assert (message.references[0].type, message.references[0].id) == ("post", "z1")
+
+
+def test_post_is_found_when_the_filing_fills_the_name_lookup(zorblax, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every passage of the 10-K matches 'Zorblax' (its title does); with a lookup shorter
+    than the filing, the post is still found among the other resources."""
+    import citewell.scope.check as check
+
+    monkeypatch.setattr(check, "LOOKUP_LIMIT", 2)
+    e, docs = zorblax
+    facts = gather(e.store, e.workspace_id, "What strike did people buy Zorblax puts at?", under=str(docs.resolve()))
+    assert "z1" in {p.chunk.metadata.get("id") for p in facts.names[0].passages}
+    message = _ask(zorblax, "What strike did people buy Zorblax puts at?")
+    assert not _not_in_sources(message) and (message.references[0].type, message.references[0].id) == ("post", "z1")
+
+
+@pytest.mark.parametrize("question", [
+    "What was Quuxco's total revenue in FY2022, according to Zorblax?",
+    "What was Zorblax's subsidiary Quuxco's total revenue in FY2022?",
+    "What was the total revenue of Quuxco in FY2022, according to Zorblax?",
+    "How much revenue did Quuxco Labs' unit book in 2022, per Zorblax?",
+])
+def test_unknown_subject_abstains_though_another_name_is_held(zorblax, question: str) -> None:
+    """The company the asked figure belongs to (a possessive, or a name after 'of') is
+    nowhere in scope in any form: 'not in the sources', though Zorblax is."""
+    message = _ask(zorblax, question)
+    (notice,) = _not_in_sources(message)
+    shown = "Quuxco Labs" if "Labs" in question else "Quuxco"
+    assert message.text == f"Not in the sources: none of them mentions {shown}."
+    assert (notice.reason, notice.subjects) == ("entity", [shown])
+    assert message.references == [] and message.citations == []
+
+
+@pytest.mark.parametrize(("question", "quoted"), [
+    ("What was Zorblax's total revenue in FY2022?", "$1,250 million"),
+    ("What was Widgets' revenue at Zorblax in 2022?", "$900 million"),  # a segment
+    ("Who is Dana Whitfield's employer, Zorblax?", "Dana Whitfield"),  # a person
+    ("What does Zorblax sell with each Gadget's warranty?", "gadget"),  # written only in lower case there
+    ("What was the Company's total revenue in FY2022, per Zorblax?", "$1,250 million"),  # "the" + a defined term
+])
+def test_subject_the_sources_hold_in_any_form_is_answered(zorblax, question: str, quoted: str) -> None:
+    """A possessive name the sources hold in any form (a segment, a person, a word they
+    write in lower case) or a defined term after 'the' does not abstain."""
+    message = _ask(zorblax, question)
+    assert not _not_in_sources(message), message.text
+    assert message.references and quoted in message.text
+
+
+def test_question_name_subjects() -> None:
+    """Possessives and word names after 'of' are subjects; codes after 'of', names after
+    'the' and a sentence's weak first word are not."""
+    found = question_names("What was Zorblax's subsidiary Quuxco's share of Total Revenue and of EBITDA, "
+                           "per the Board's report? Acme's view?")
+    assert [(n.text, n.subject) for n in found] == [
+        ("Zorblax", True), ("Quuxco", True), ("Total Revenue", True), ("EBITDA", False), ("Board", False),
+        ("Acme", False)]
+    assert [(n.text, n.subject) for n in question_names("How did $ZBX's volume and Acme Holdings' debt move?")] == [
+        ("ZBX", True), ("Acme Holdings", True)]

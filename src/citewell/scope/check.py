@@ -20,9 +20,18 @@ citation). The rules, in order (the first that applies decides):
    abstains when some name of the question (other than a weak first word) is not held
    and none is an anchor: "What was Ferrari's EBITDA margin?" over sources that never
    mention Ferrari, but not "What was AMCOR's Real change in sales?" over Amcor's filings.
+   It also abstains, anchors or not, when a *subject* of the question (what is asked
+   belongs to it: :class:`~citewell.scope.names.Name` ``subject``, a possessive or a
+   word name after "of") is *unknown*: no passage or title in scope has any of its
+   words in any form (any case, any inflection: the name's full-text lookup finds
+   nothing), no label names it and no name is linked to it. "What was Quuxco's total
+   revenue in FY2022, according to Zorblax?" over Zorblax's filing abstains; a
+   possessive word that the sources use in any form (``the Company's``, a segment, a
+   product, a person, a word they write only in lower case) does not.
 2. **Period.** The sources *about the question* are the in-scope resources whose labels
-   name a held name, else the resources of passages that mention one, else all of the
-   scope. For each year the question names
+   name a held name (or a name linked to it), together with the resources of the
+   passages in scope that mention one (a post about a company whose filing is also in
+   scope is about it too), else all of the scope. For each year the question names
    (:func:`~citewell.scope.periods.question_years`): when the question does not look
    ahead (:func:`~citewell.scope.periods.looks_ahead`) and the year is after the latest
    period of those sources (:func:`~citewell.scope.periods.latest_period`), the check
@@ -90,9 +99,10 @@ class NameFacts:
     ``passages`` in scope that mention it, its linked ``aliases`` and whether one of them
     is held (``alias_held``), the resources that hold an alias (``alias_resources``),
     ``word_held`` (a word of a multi-word name that the sources never use as an ordinary
-    word is held) and the aliases worth searching for (``expand``: those mentioned by
+    word is held), the aliases worth searching for (``expand``: those mentioned by
     passages in scope that do not mention the name, such as posts that give only a
-    cashtag)."""
+    cashtag) and whether any of its words occurs in scope in any form (``known``: the
+    name's full-text lookup finds a passage, a label names it, or a name is linked)."""
 
     name: Name
     common: bool = False
@@ -103,6 +113,7 @@ class NameFacts:
     word_held: bool = False
     alias_resources: tuple[str, ...] = ()
     expand: tuple[str, ...] = ()
+    known: bool = True
 
     @property
     def held(self) -> bool:
@@ -173,10 +184,18 @@ def _words(text: str) -> list[str]:
 
 def _name_facts(store: Store, workspace_id: str, name: Name, resources: Sequence[Resource],
                 conditions: Sequence[Condition], under: str | None, *, depth: int = 0) -> NameFacts:
-    found = _lookup(store, workspace_id, _words(name.text.lstrip("$")), conditions, under)
+    words = _words(name.text.lstrip("$"))
+    labelled = tuple(r.id for r in resources if names_resource(r, name))
+    found = _lookup(store, workspace_id, words, conditions, under)
+    others = tuple(sorted(r.id for r in resources if r.id not in labelled))
+    if labelled and others:
+        # every passage of a labelled resource matches the name by its title: look in the
+        # other resources too, so that a post mentioning the name is not crowded out
+        own = {p.chunk.id for p in found}
+        found += [p for p in _lookup(store, workspace_id, words, [*conditions, Condition("resource_id", "eq", others)],
+                                     under) if p.chunk.id not in own]
     common = any(used_as_word(p.chunk.text, name) for p in found) if name.kind == "word" else False
     passages = tuple(p for p in found if mentions(p.chunk.text, name, common=common))
-    labelled = tuple(r.id for r in resources if names_resource(r, name))
     texts = [p.chunk.text for p in passages]
     seen: set[str] = set()
     for _, code, explicit in ticker_definitions(texts) if depth == 0 else ():
@@ -196,7 +215,7 @@ def _name_facts(store: Store, workspace_id: str, name: Name, resources: Sequence
             facts = _name_facts(store, workspace_id, other, resources, conditions, under, depth=1)
             if facts.held:
                 alias_held = True
-                alias_resources.extend(facts.resources or tuple(p.chunk.resource_id for p in facts.passages))
+                alias_resources.extend((*facts.resources, *(p.chunk.resource_id for p in facts.passages)))
             if any(p.chunk.id not in own for p in facts.passages):
                 expand.append(alias)
     word_held = False
@@ -210,8 +229,9 @@ def _name_facts(store: Store, workspace_id: str, name: Name, resources: Sequence
             if not facts.common and facts.held:
                 word_held = True
                 break
-    return NameFacts(name, common, labelled, passages, aliases, alias_held, word_held, tuple(alias_resources),
-                     tuple(expand))
+    known = bool(found or labelled or aliases)  # the lookup matches any word, in any case and inflection
+    return NameFacts(name, common, labelled, passages, aliases, alias_held, word_held,
+                     tuple(dict.fromkeys(alias_resources)), tuple(expand), known)
 
 
 def gather(store: Store, workspace_id: str, question: str, *, conditions: Sequence[Condition] = (),
@@ -258,13 +278,14 @@ def _anchor(f: NameFacts) -> bool:
 
 
 def _about_resources(names: Sequence[NameFacts], resources: Sequence[Resource]) -> tuple[list[Resource], list[str]]:
-    """The sources about the question (rule 2) and the held names they are about."""
+    """The sources about the question (rule 2) and the held names they are about: the
+    resources whose labels name a held name or a name linked to it, and the resources of
+    the passages that mention one (all of ``resources`` when none)."""
     held = [f for f in names if f.held]
     if not held:
         return list(resources), []
     ids = {rid for f in held for rid in (*f.resources, *f.alias_resources)}
-    if not ids:
-        ids = {p.chunk.resource_id for f in held for p in f.passages}
+    ids.update(p.chunk.resource_id for f in held for p in f.passages)
     about = [r for r in resources if r.id in ids]
     return (about or list(resources)), [f.name.text for f in held if not f.name.weak] or [
         f.name.text for f in held]
@@ -277,8 +298,9 @@ def check_scope(question: str, facts: ScopeFacts, passages: Sequence[Passage]) -
     if not facts.resources:
         return None
     missing = [f for f in facts.names if not f.name.weak and not f.held]
-    if missing and not any(_anchor(f) for f in facts.names):
-        shown = [f.name.text for f in missing]
+    unknown = [f for f in missing if f.name.subject and not f.known]
+    if unknown or (missing and not any(_anchor(f) for f in facts.names)):
+        shown = [f.name.text for f in unknown or missing]
         return ScopeAbstention(f"Not in the sources: none of them mentions {_join(shown)}.", "entity", tuple(shown))
     about, subjects = _about_resources(facts.names, facts.resources)
     about_ids = {r.id for r in about}

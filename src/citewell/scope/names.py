@@ -16,6 +16,14 @@ about something they lack. Cashtags (``$ATVI``, ``$BTC.X``) are tickers. Each na
 *class*: ``word`` (it has lower-case letters: ``Netflix``, ``Johnson & Johnson``) or
 ``code`` (all capitals or digits: ``AMCOR``, ``3M``, ``EBITDA``, a cashtag).
 
+A name is a *subject* of the question when what is asked belongs to it: it is written
+with a possessive (``Quuxco's total revenue``, ``Acme Holdings' debt``, ``$ATVI's
+volume``: every possessive name of ``Zorblax's subsidiary Quuxco's revenue``), or it is a
+``word`` name right after "of" (``the revenue of Quuxco``; not a ``code`` such as
+``EBITDA`` in "the ratio of EBITDA to …", which names a measure). A weak name is never a
+subject, nor is a name right after "the" (``the Company's``, ``the Board's``: a term the
+text defines, not a proper name).
+
 Mentions (:func:`mentions`)
 ===========================
 
@@ -46,7 +54,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..models import Resource
 from ..text.terms import STOP_WORDS
@@ -61,19 +69,27 @@ _DEFINITION_RE = re.compile(
     r"((?:[A-Z0-9][\w&.'\u2019]*(?:[ \t]+&)?[ \t-]+){0,3}[A-Z0-9][\w&.'\u2019-]*)[ \t]*\(\s*(?:[A-Z][A-Za-z]*\s*:\s*)?\$?"
     r"([A-Z]{1,5}(?:\.[A-Z])?)\s*[;,)]")
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?:]\s+|\n\s*)$")
+#: A possessive right after a word: ``'s`` or ``’s``, or a bare apostrophe after a plural.
+_POSSESSIVE_RE = re.compile(r"['\u2019](?:s\b|(?=\s))")
+#: "of" right before a name.
+_OF_RE = re.compile(r"\bof\s+$", re.IGNORECASE)
+#: "the" right before a name.
+_THE_RE = re.compile(r"\bthe\s+$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class Name:
     """A name of a question: ``text`` as written (a possessive ``'s`` dropped), its
     ``kind`` (``word`` or ``code``), whether it is a ``ticker`` (a cashtag, or a
-    ``code`` of at most 5 letters) and whether it is ``weak`` (the question's first word
-    alone)."""
+    ``code`` of at most 5 letters), whether it is ``weak`` (the question's first word
+    alone) and whether it is a ``subject`` (what is asked belongs to it: module
+    docstring)."""
 
     text: str
     kind: str
     ticker: bool = False
     weak: bool = False
+    subject: bool = False
 
     @property
     def key(self) -> str:
@@ -99,24 +115,34 @@ def question_names(question: str) -> list[Name]:
     seen: set[str] = set()
 
     def add(name: Name) -> None:
-        if name.key and name.key not in seen:
+        if not name.key:
+            return
+        if name.key not in seen:
             seen.add(name.key)
             names.append(name)
+        elif name.subject:  # a later possessive makes an earlier mention a subject
+            i = next(i for i, n in enumerate(names) if n.key == name.key)
+            if not names[i].weak:
+                names[i] = replace(names[i], subject=True)
 
     for m in _CASHTAG_RE.finditer(question):
-        add(Name(m.group(1).upper(), "code", ticker=True))
+        add(Name(m.group(1).upper(), "code", ticker=True, subject=bool(_POSSESSIVE_RE.match(question, m.end()))))
     words = [(m.start(), m.end(), m.group()) for m in _WORD_RE.finditer(question)]
     run: list[tuple[int, int]] = []
     weak_first = False
 
-    def flush() -> None:
+    def flush(possessive: bool = False) -> None:
         nonlocal run, weak_first
         if run:
             text = question[run[0][0]:run[-1][1]]
             if len(run) == 1 and weak_first:
                 add(Name(text, _kind(text), weak=True))
             else:
-                add(Name(text, _kind(text), ticker=_kind(text) == "code" and len(run) == 1 and len(text) <= 5))
+                before = question[:run[0][0]]
+                subject = (possessive or (_kind(text) == "word" and bool(_OF_RE.search(before)))) \
+                    and not _THE_RE.search(before)
+                add(Name(text, _kind(text), ticker=_kind(text) == "code" and len(run) == 1 and len(text) <= 5,
+                         subject=subject))
         run, weak_first = [], False
 
     for i, (a, _, word) in enumerate(words):
@@ -142,7 +168,9 @@ def question_names(question: str) -> list[Name]:
             flush()
             continue
         if core != word:  # a possessive ends the name
-            flush()
+            flush(possessive=True)
+        elif core.endswith("s") and _POSSESSIVE_RE.match(question, b):  # "Holdings' debt"
+            flush(possessive=True)
     flush()
     return names
 
