@@ -239,7 +239,7 @@ def test_post_mentioning_a_company_with_a_filing_is_about_it(zorblax) -> None:
 def test_post_is_found_when_the_filing_fills_the_name_lookup(zorblax, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every passage of the 10-K matches 'Zorblax' (its title does); with a lookup shorter
     than the filing, the post is still found among the other resources."""
-    import citewell.scope.check as check
+    from citewell.scope import check
 
     monkeypatch.setattr(check, "LOOKUP_LIMIT", 2)
     e, docs = zorblax

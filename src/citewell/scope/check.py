@@ -56,15 +56,15 @@ citation). The rules, in order (the first that applies decides):
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..cite.support import FILLER_WORDS, periods
 from ..models import Notice, Passage, Resource
-from ..text.terms import NAME_BOOST, Concept, content_terms, porter_stem, question_concepts
-from ..text.sentences import sentence_spans
 from ..store.base import Condition, Store
+from ..text.sentences import sentence_spans
+from ..text.terms import NAME_BOOST, Concept, content_terms, porter_stem, question_concepts
 from .names import (
     Name,
     alias_query,
@@ -332,5 +332,17 @@ def _join(items: Sequence[str]) -> str:
     return ", ".join(items[:-1]) + " or " + items[-1]
 
 
-__all__ = ["LOOKUP_LIMIT", "MIN_TOPIC_CONCEPTS", "MIN_TOPIC_SHARE_MISSING", "TOPIC_LOOKUP_LIMIT", "NOT_IN_SOURCES", "NameFacts", "ScopeAbstention", "ScopeFacts",
-           "check_scope", "first_sentence", "gather", "topic_concepts"]
+__all__ = [
+    "LOOKUP_LIMIT",
+    "MIN_TOPIC_CONCEPTS",
+    "MIN_TOPIC_SHARE_MISSING",
+    "NOT_IN_SOURCES",
+    "TOPIC_LOOKUP_LIMIT",
+    "NameFacts",
+    "ScopeAbstention",
+    "ScopeFacts",
+    "check_scope",
+    "first_sentence",
+    "gather",
+    "topic_concepts",
+]

@@ -167,9 +167,8 @@ def question_names(question: str) -> list[Name]:
         else:
             flush()
             continue
-        if core != word:  # a possessive ends the name
-            flush(possessive=True)
-        elif core.endswith("s") and _POSSESSIVE_RE.match(question, b):  # "Holdings' debt"
+        # a possessive ends the name: "Quuxco's", or a bare apostrophe after a plural ("Holdings' debt")
+        if core != word or (core.endswith("s") and _POSSESSIVE_RE.match(question, b)):
             flush(possessive=True)
     flush()
     return names
