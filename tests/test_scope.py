@@ -291,3 +291,5 @@ def test_question_name_subjects() -> None:
         ("Acme", False)]
     assert [(n.text, n.subject) for n in question_names("How did $ZBX's volume and Acme Holdings' debt move?")] == [
         ("ZBX", True), ("Acme Holdings", True)]
+    assert [(n.text, n.subject) for n in question_names("What was Acme's debt as of March 31, 2022?")] == [
+        ("Acme", True), ("March", False)]

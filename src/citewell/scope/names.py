@@ -20,7 +20,8 @@ A name is a *subject* of the question when what is asked belongs to it: it is wr
 with a possessive (``Quuxco's total revenue``, ``Acme Holdings' debt``, ``$ATVI's
 volume``: every possessive name of ``Zorblax's subsidiary Quuxco's revenue``), or it is a
 ``word`` name right after "of" (``the revenue of Quuxco``; not a ``code`` such as
-``EBITDA`` in "the ratio of EBITDA to …", which names a measure). A weak name is never a
+``EBITDA`` in "the ratio of EBITDA to …", which names a measure, nor a word followed by
+a number: "as of March 31, 2022" is a date). A weak name is never a
 subject, nor is a name right after "the" (``the Company's``, ``the Board's``: a term the
 text defines, not a proper name).
 
@@ -73,6 +74,8 @@ _SENTENCE_START_RE = re.compile(r"(?:^|[.!?:]\s+|\n\s*)$")
 _POSSESSIVE_RE = re.compile(r"['\u2019](?:s\b|(?=\s))")
 #: "of" right before a name.
 _OF_RE = re.compile(r"\bof\s+$", re.IGNORECASE)
+#: A number right after a name (a date: ``March 31``, ``December 2022``).
+_NUMBER_NEXT_RE = re.compile(r"\s*\d")
 #: "the" right before a name.
 _THE_RE = re.compile(r"\bthe\s+$", re.IGNORECASE)
 
@@ -139,8 +142,9 @@ def question_names(question: str) -> list[Name]:
                 add(Name(text, _kind(text), weak=True))
             else:
                 before = question[:run[0][0]]
-                subject = (possessive or (_kind(text) == "word" and bool(_OF_RE.search(before)))) \
-                    and not _THE_RE.search(before)
+                of_name = _kind(text) == "word" and bool(_OF_RE.search(before)) \
+                    and not _NUMBER_NEXT_RE.match(question, run[-1][1])  # "as of March 31" is a date
+                subject = (possessive or of_name) and not _THE_RE.search(before)
                 add(Name(text, _kind(text), ticker=_kind(text) == "code" and len(run) == 1 and len(text) <= 5,
                          subject=subject))
         run, weak_first = [], False
