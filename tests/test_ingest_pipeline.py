@@ -250,6 +250,20 @@ def test_posts_file_with_bad_lines_warns_per_line(engine: Engine, tmp_path: Path
     assert [(w.code, w.model_extra["line"]) for w in resource.warnings] == [("LINE_SKIPPED", 2), ("LINE_SKIPPED", 3)]
 
 
+def test_a_post_text_with_a_unicode_line_separator_is_one_line(engine: Engine, tmp_path: Path) -> None:
+    # U+2028, U+2029, U+0085 and form feeds are valid unescaped in a JSON string; JSON Lines splits at \n only
+    text = "First line\u2028second line\u2029third\x85fourth\x0cfifth"
+    path = tmp_path / "posts.jsonl"
+    path.write_text(json.dumps({"source": "reddit", "id": "u1", "text": text}, ensure_ascii=False) + "\r\n"
+                    + json.dumps(POSTS[1]) + "\n", encoding="utf-8")
+    engine.sync(tmp_path)
+    (resource,) = engine.resources()
+    assert resource.status == "ready" and resource.warnings == []
+    assert resource.metadata["post_count"] == 2
+    texts = [c.text for c in engine.store.resource_chunks(engine.workspace_id, resource.id)]
+    assert text in texts
+
+
 def test_two_processes_ingesting_one_folder_store_one_copy(tmp_path: Path) -> None:
     folder = copy_corpus_files(tmp_path / "corpus", "transcripts/twiml-22_alphavertex-financial-knowledge-graph.vtt",
                                "transcripts/elephants-dream_captions.en.vtt", "posts/stocktwits_2022-06_07.jsonl",

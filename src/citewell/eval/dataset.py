@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CitewellError
+from ..ingest.text import jsonl_lines
 from ..retrieve import parse_filters
 from ..validtext import valid_json
 from .metrics import GoldItem, unique_gold
@@ -197,7 +198,7 @@ def load_questions(path: str | Path) -> list[Question]:
     """
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = jsonl_lines(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise EvalFileError(path, 0, f"cannot read the file ({exc})") from exc
     questions: list[Question] = []

@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Sequence
 
 from ..digits import whole_number
 from ..errors import IngestError
 from ..validtext import title_problem
+from .text import jsonl_lines
 
 AUTO_MANIFEST = "citewell-manifest.jsonl"
 LIST_FIELDS = ("tickers", "company_names", "sector", "subsector", "countries", "regions", "tags",
@@ -193,7 +194,7 @@ class Manifest:
         except (OSError, UnicodeDecodeError) as exc:
             raise IngestError(f"manifest {path}: cannot read ({exc})", code="JSONL_MALFORMED") from exc
         bases = [*roots, path.parent]
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(jsonl_lines(text), start=1):
             if not line.strip():
                 continue
             try:

@@ -23,7 +23,7 @@ from typing import Any
 from ..errors import IngestError
 from .base import ChunkDraft, Extraction, MentionDraft, TextBuilder
 from .pieces import MAX_WORDS, bounded_spans
-from .text import decode_text
+from .text import decode_text, jsonl_lines
 
 NOT_A_POSTS_FILE = "not_a_posts_file"
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -82,7 +82,7 @@ def is_posts_file(data: bytes, *, name: str) -> bool:
     ``JSONL_MALFORMED`` when the first non-blank line is not JSON at all.
     """
     text = decode_text(data, name=name)
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(jsonl_lines(text), start=1):
         if line.strip():
             try:
                 obj = _loads(line)
@@ -111,7 +111,7 @@ def extract_posts(data: bytes, *, name: str) -> Extraction:
     warnings: list[dict[str, Any]] = []
     posts: dict[tuple[str, str], tuple[int, dict[str, Any], str]] = {}
     first_seen = False
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(jsonl_lines(text), start=1):
         if not line.strip():
             continue
         try:

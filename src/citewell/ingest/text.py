@@ -21,6 +21,15 @@ _PARAGRAPH = re.compile(r"\S(?:.*?\S)?(?=\n[ \t]*\n|\s*\Z)", re.S)
 _HEADING = re.compile(r"^(#{1,6}\s|\S[^\n]{0,80}\n[=-]{3,}\s*$)")
 
 
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSON Lines text: split at ``\n`` only (a ``\r`` before it is dropped),
+    never at the other characters :meth:`str.splitlines` breaks at — U+2028, U+2029, U+0085,
+    form feeds — which are valid unescaped inside a JSON string (``json.dumps(...,
+    ensure_ascii=False)`` writes them). Rule: the JSON Lines format (jsonlines.org: the line
+    separator is ``\n``)."""
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+
+
 def decode_text(data: bytes, *, name: str) -> str:
     """Decode UTF-8 (BOM allowed) or BOM-marked UTF-16; else ``TEXT_ENCODING``.
 
