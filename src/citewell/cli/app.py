@@ -478,6 +478,19 @@ def resources(
 
 
 @app.command()
+def migrate(store: Optional[Path] = StoreOpt, config: Optional[Path] = ConfigOpt) -> None:
+    """Create the store, or upgrade it in place to this citewell's schema (every command
+    does so when it opens a store; this one does only that), and print its schema."""
+    from ..store import open_store
+    from ..store.migrate import HEAD, SCHEMA_VERSION
+
+    settings = Settings.resolve(store=store, config=config)
+    opened = open_store(settings.store)
+    opened.close()
+    _write(f"store {opened.location}: schema revision {HEAD} (version {SCHEMA_VERSION})\n")
+
+
+@app.command()
 def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for every interface)."),
     port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port to listen on."),

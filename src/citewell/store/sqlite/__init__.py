@@ -9,7 +9,8 @@ database shares) over this package's three dialect pieces:
 - :mod:`.lexical`: the lexical index (FTS5 with ``bm25``);
 - :mod:`.vectors`: the vector index (float32 BLOBs ranked in numpy).
 
-:mod:`.schema` holds the schema and its migrations (v1–v10, applied on open);
+:mod:`.schema` migrates a store on open (citewell's own steps to v10, then Alembic's
+revisions, :mod:`citewell.store.migrate`; the tables are :mod:`citewell.store.tables`);
 :mod:`.tracking` the tracking agents' tables (issue 17), reached through
 :meth:`SQLiteStore.tracking`.
 
@@ -38,7 +39,8 @@ from ..uploads import Uploads
 from ..vectors import Vectors
 from .connection import BUSY_TIMEOUT_S, SQLiteConnections
 from .lexical import BM25_WEIGHTS, FTS5Index, fts_query
-from .schema import SCHEMA_VERSION, migrate
+from ..migrate import SCHEMA_VERSION
+from .schema import migrate
 from .tracking import SQLiteTracking
 from .vectors import BlobVectorIndex
 
@@ -81,7 +83,7 @@ class SQLiteStore(SQLiteConnections, FTS5Index, BlobVectorIndex, Keys, Events, R
         self._vectors: GenerationCache[VectorScope] = GenerationCache(VECTOR_CACHE_BYTES, lambda v: v.nbytes,
                                                                        per_key=True)
         self._verified = False
-        migrate(self, self.path)
+        migrate(self.path)
         self._verified = True
         self._conn().execute("PRAGMA journal_mode = WAL")
 

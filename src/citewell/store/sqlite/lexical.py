@@ -25,6 +25,9 @@ from ..filters import filter_sql, under_sql
 from ..searchcache import GenerationCache, Scope, TermScores
 from ..sqlbase import SQLBase
 
+#: The index table of a new store (stores of schema v1–v8 got it from the v1 step).
+FTS5_TABLE = ("CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5("
+              "title, text, tokenize = 'porter unicode61 remove_diacritics 2')")
 #: BM25 column weights of the search index: (title and entity names, chunk text).
 BM25_WEIGHTS = (0.5, 1.0)
 _BM25 = f"bm25(chunk_fts, {BM25_WEIGHTS[0]}, {BM25_WEIGHTS[1]})"

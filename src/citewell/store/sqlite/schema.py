@@ -1,8 +1,11 @@
-"""The SQLite store's schema and its migrations (v1–v9), applied on open.
+"""The SQLite store's migrations: citewell's own steps v1–v10, then Alembic's, on open.
 
-The schema carries a version (table ``meta``, key ``schema_version``); :func:`migrate`
-runs every step above the stored version in one write transaction, and refuses a file
-that is not a citewell store or is newer than this citewell.
+Before Alembic, the schema carried a version (table ``meta``, key ``schema_version``) and
+these steps brought a store from any version to the next; they stay, frozen, for the
+stores they made. v10 is Alembic's baseline (:mod:`citewell.store.migrate`): a store of an
+older version takes the steps up to v10 and is then upgraded by Alembic's revisions, in the
+same transaction. :func:`migrate` refuses a file that is not a citewell store or is newer
+than this citewell.
 """
 
 from __future__ import annotations
@@ -11,14 +14,17 @@ import json
 import re
 import sqlite3
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ...errors import StoreError
-from ..ids import post_chunk_id
+from ..ids import post_chunk_id, text_hash
+from ..migrate import HEAD, SCHEMA_VERSION, upgrade
 from ..sqlbase import index_title
-from .connection import SQLiteConnections
+from .connection import BUSY_TIMEOUT_S
+from .lexical import FTS5_TABLE
 
-SCHEMA_VERSION = 10
+if TYPE_CHECKING:
+    from sqlalchemy import Connection, Engine
 
 
 _SCHEMA_V1 = """
@@ -247,30 +253,100 @@ def _column_exists(conn: sqlite3.Connection, statement: str) -> bool:
     return any(row[1] == m.group(2) for row in conn.execute(f"PRAGMA table_info({m.group(1)})"))
 
 
-def migrate(store: SQLiteConnections, path: Path) -> None:
-    """Create or upgrade the store at ``path`` through ``store``'s connection hooks.
+def _current(conn: sqlite3.Connection) -> tuple[set[str], int, str | None]:
+    """``(tables, schema_version, Alembic revision)`` of the store on ``conn`` (0 and None
+    when not recorded)."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    version = revision = None
+    if "meta" in tables:
+        version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if "alembic_version" in tables:
+        revision = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+    return tables, int(version[0]) if version else 0, revision[0] if revision else None
+
+
+def _engine(path: Path) -> Engine:
+    """A SQLAlchemy engine on the store file whose transactions are ``BEGIN IMMEDIATE``
+    (SQLite's write lock, so concurrent openers migrate one after the other): the driver's
+    own transaction handling is off and every begin is emitted here (SQLAlchemy's recipe
+    for pysqlite). Connections are not pooled: each closes after use."""
+    from sqlalchemy import create_engine, event
+    from sqlalchemy.engine import URL
+    from sqlalchemy.pool import NullPool
+
+    engine = create_engine(URL.create("sqlite", database=str(path)), poolclass=NullPool,
+                           connect_args={"timeout": BUSY_TIMEOUT_S})
+
+    @event.listens_for(engine, "connect")
+    def _configure(dbapi_connection: sqlite3.Connection, _record: object) -> None:
+        dbapi_connection.isolation_level = None
+        dbapi_connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        dbapi_connection.execute("PRAGMA foreign_keys = ON")
+        dbapi_connection.create_function("citewell_sha256", 1, text_hash, deterministic=True)
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Connection) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def migrate(path: Path) -> None:
+    """Create or upgrade the store at ``path``.
+
+    A store at the newest revision (:data:`~citewell.store.migrate.HEAD`) is only read.
+    Otherwise, in one ``BEGIN IMMEDIATE`` transaction: a store of schema v1–v9 is brought
+    to v10 by the steps above, then Alembic takes it to the newest revision
+    (:func:`citewell.store.migrate.upgrade`); a file without tables gets the whole schema
+    (the tables of :mod:`citewell.store.tables` and the FTS5 index,
+    :data:`~citewell.store.sqlite.lexical.FTS5_TABLE`). Table ``meta`` records the
+    schema version.
 
     Raises :class:`StoreError` for a SQLite file that is not a citewell store, one of a
-    newer schema, or one that is not a database."""
+    newer schema, or one that is not a database.
+    """
     try:
-        with store._write() as conn:
-            tables = {r["name"] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if tables and "meta" not in tables:
-                raise StoreError(f"{path} is an SQLite database but not a citewell store; "
-                                 "choose another --store file")
-            conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            version = int(row["value"]) if row else 0
-            if version > SCHEMA_VERSION:
-                raise StoreError(f"the store {path} has schema version {version}; this citewell "
-                                 f"reads up to {SCHEMA_VERSION}: upgrade citewell")
-            for target, script in _MIGRATIONS:
-                if version < target and callable(script):
-                    script(conn)
-                elif version < target:
-                    for statement in script.split(";\n"):
-                        if statement.strip() and not _column_exists(conn, statement):
-                            conn.execute(statement)
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
+        try:
+            tables, version, revision = _current(conn)
+        finally:
+            conn.close()
+        _check(path, tables, version)
+        if version == SCHEMA_VERSION and revision == HEAD:
+            return
+        engine = _engine(path)
+        try:
+            with engine.begin() as connection:
+                conn = connection.connection.driver_connection
+                assert isinstance(conn, sqlite3.Connection)
+                tables, version, revision = _current(conn)  # again, under the write lock
+                _check(path, tables, version)
+                conn.row_factory = sqlite3.Row
+                if tables:
+                    for target, script in _MIGRATIONS:
+                        if version < target and callable(script):
+                            script(conn)
+                        elif version < target:
+                            for statement in script.split(";\n"):
+                                if statement.strip() and not _column_exists(conn, statement):
+                                    conn.execute(statement)
+                upgrade(connection, fresh=not tables, location=str(path),
+                        create_extra=lambda c: c.exec_driver_sql(FTS5_TABLE))
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        finally:
+            engine.dispose()
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"{path} is not a citewell store ({exc})") from exc
+    except Exception as exc:  # SQLAlchemy wraps the driver's errors
+        if isinstance(getattr(exc, "orig", None), sqlite3.DatabaseError):
+            raise StoreError(f"{path} is not a citewell store ({exc.orig})") from exc
+        raise
+
+
+def _check(path: Path, tables: set[str], version: int) -> None:
+    """Refuse a database that is not a citewell store or is newer than this citewell."""
+    if tables and "meta" not in tables:
+        raise StoreError(f"{path} is an SQLite database but not a citewell store; choose another --store file")
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"the store {path} has schema version {version}; this citewell "
+                         f"reads up to {SCHEMA_VERSION}: upgrade citewell")
