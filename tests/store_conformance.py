@@ -1,0 +1,354 @@
+"""What every store must do, as test classes that need only a ``store`` fixture.
+
+Each class covers one concern of :mod:`citewell.store` (keys, events, resources and sync,
+uploads, search, vectors, chats and messages, mentions, tenant isolation). A backend's
+test module subclasses each class once and provides ``store`` (a fresh, empty store):
+``tests/test_store_conformance.py`` does so for SQLite. The module's name does not start
+with ``test_``, so the classes run only through their subclasses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from citewell.answer.messages import stored_message, stored_messages
+from citewell.errors import NotFoundError, StoreError, UsageError
+from citewell.ingest.base import ChunkDraft, Extraction, MentionDraft
+from citewell.models import Message, Resource, utcnow
+from citewell.store.base import Condition, Store
+from citewell.store.ids import chunk_id_for, resource_id_for, text_hash
+
+VERSION = "conformance-1"
+
+
+def _resource(workspace_id: str, name: str, content: str, *, status: str = "ready", kind: str = "text",
+              metadata: dict[str, Any] | None = None) -> Resource:
+    sha = hashlib.sha256(content.encode()).hexdigest()
+    return Resource(id=resource_id_for(workspace_id, sha), workspace_id=workspace_id, title=name.rsplit(".", 1)[0],
+                    file_name=name, kind=kind, media_type="text/plain", sha256=sha, size_bytes=len(content),
+                    blob_key=sha, status=status, extractor_version=VERSION, metadata=metadata or {})
+
+
+def _extraction(*pieces: str, kind: str = "text") -> Extraction:
+    text, drafts = "", []
+    for piece in pieces:
+        start = len(text) + (1 if text else 0)
+        text = f"{text}\n{piece}" if text else piece
+        drafts.append(ChunkDraft(text=piece, char_start=start, char_end=start + len(piece), text_type="paragraph",
+                                 metadata={"source_type": kind}))
+    return Extraction(kind=kind, media_type="text/plain", text=text, chunks=drafts)
+
+
+def ingest(store: Store, workspace_id: str, name: str, *pieces: str, path: str | None = None,
+           metadata: dict[str, Any] | None = None) -> Resource:
+    """Commit a ready text resource of ``pieces`` (one chunk each) at ``path``."""
+    resource = _resource(workspace_id, name, "\n".join(pieces), metadata=metadata)
+    return store.commit_resource(workspace_id, resource, _extraction(*pieces), path=path or f"/docs/{name}",
+                                 size_bytes=resource.size_bytes, mtime_ns=1)
+
+
+def _vector(*values: float) -> bytes:
+    return struct.pack(f"<{len(values)}f", *values)
+
+
+class KeysContract:
+    """Workspaces, secrets and API keys."""
+
+    def test_workspaces_by_name(self, store: Store) -> None:
+        first = store.workspace_id("acme")
+        assert store.workspace_id("acme") == first and store.workspace_name(first) == "acme"
+        assert store.workspace_id("beta") != first
+        assert store.workspace_ids() == [first, store.workspace_id("beta")]
+        with pytest.raises(NotFoundError):
+            store.workspace_id("nobody", create=False)
+        with pytest.raises(NotFoundError):
+            store.workspace_name("no-such-id")
+
+    def test_secrets_are_made_once(self, store: Store) -> None:
+        secret = store.secret("signing")
+        assert len(secret) == 32 and store.secret("signing") == secret and store.secret("other") != secret
+
+    def test_keys_by_hash_id_and_prefix(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        record = store.create_api_key(ws, "h" * 64, platform=True, prefix="cw_abcde")
+        assert record.workspace_id == ws and record.platform is True and record.prefix == "cw_abcde"
+        assert store.api_key("h" * 64) == record and store.api_key("x" * 64) is None
+        assert store.api_key_by_id(record.id) == record and store.api_key_by_id("cw_abcde") is None
+        other = store.create_api_key(ws, "g" * 64, platform=False, prefix="cw_fghij")
+        assert store.api_keys(ws) == [record, other] and store.api_keys() == [record, other]
+        assert store.delete_api_key("cw_abcde") is True  # by its prefix, which one key has
+        assert store.api_key("h" * 64) is None and store.api_keys() == [other]
+        assert store.delete_api_key("nothing") is False
+        with pytest.raises(NotFoundError):
+            store.create_api_key("no-such-workspace", "k" * 64, platform=False, prefix="cw_zzzzz")
+
+
+class EventsContract:
+    """Stream events of answers."""
+
+    def test_events_in_order_after_a_seq(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        store.append_events(ws, "m1", [(1, "a", "{}"), (2, "b", '{"x":1}')])
+        store.append_events(ws, "m1", [(3, "c", "[]")])
+        assert store.events(ws, "m1") == [(1, "a", "{}"), (2, "b", '{"x":1}'), (3, "c", "[]")]
+        assert store.events(ws, "m1", after=2) == [(3, "c", "[]")]
+        assert store.events(ws, "m2") == []
+
+    def test_a_seq_is_recorded_once(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        store.append_events(ws, "m1", [(1, "a", "{}")])
+        with pytest.raises(Exception):
+            store.append_events(ws, "m1", [(2, "b", "{}"), (1, "again", "{}")])
+        assert store.events(ws, "m1") == [(1, "a", "{}")]  # the failed batch left nothing
+
+
+class ResourcesContract:
+    """Resources, their chunks and file records (sync)."""
+
+    def test_commit_reads_back(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        resource = ingest(store, ws, "pumps.txt", "Pumps run at forty bar.", "Valves close at night.")
+        assert resource.chunk_count == 2
+        read = store.resource(ws, resource.id)
+        assert (read.status, read.title, read.paths, read.chunk_count) == ("ready", "pumps", ["/docs/pumps.txt"], 2)
+        chunks = store.resource_chunks(ws, resource.id)
+        assert [c.text for c in chunks] == ["Pumps run at forty bar.", "Valves close at night."]
+        assert chunks[0].id == chunk_id_for(ws, resource.sha256, VERSION, 0)
+        text = store.resource_text(ws, resource.id)
+        assert all(text[c.char_start:c.char_end] == c.text for c in chunks)
+        passages = store.chunks(ws, [chunks[1].id, "no-such-chunk"])
+        assert list(passages) == [chunks[1].id] and passages[chunks[1].id].resource_title == "pumps"
+        assert store.resource_by_sha(ws, resource.sha256).id == resource.id
+        assert store.blob_referenced(resource.sha256) and not store.blob_referenced("0" * 64)
+        record = store.file_record(ws, "/docs/pumps.txt")
+        assert record.resource_id == resource.id and record.present and record.last_sha256 == resource.sha256
+        assert store.total_resources(ws) == 1 and store.total_resources(ws, statuses=["failed"]) == 0
+
+    def test_a_changed_file_supersedes_and_a_gone_one_goes_missing(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        old = ingest(store, ws, "a.txt", "First version of the note.", path="/docs/a.txt")
+        new = ingest(store, ws, "a.txt", "Second version of the note.", path="/docs/a.txt")
+        assert store.resource(ws, old.id).status == "superseded" and store.resource(ws, new.id).status == "ready"
+        other = ingest(store, ws, "b.txt", "Another note entirely.", path="/docs/b.txt")
+        assert store.mark_missing(ws, "/docs", ["/docs/b.txt"]) == [new.id]
+        assert store.resource(ws, new.id).status == "missing" and store.resource(ws, other.id).status == "ready"
+        assert [r.id for r in store.resources(ws, statuses=["ready"])] == [other.id]
+        store.link_path(ws, "/docs/c.txt", store.resource(ws, new.id), size_bytes=1, mtime_ns=2)
+        assert store.resource(ws, new.id).status == "ready" and store.resource(ws, new.id).paths == ["/docs/c.txt"]
+
+    def test_paging_and_folders(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        made = [ingest(store, ws, f"n{i}.txt", f"Note number {i}.", path=f"/{'x' if i % 2 else 'y'}/n{i}.txt")
+                for i in range(5)]
+        assert [r.id for r in store.resources(ws)] == [r.id for r in made]
+        assert [r.id for r in store.resources(ws, limit=2, offset=1)] == [made[1].id, made[2].id]
+        assert [r.id for r in store.resources(ws, under="/x")] == [made[1].id, made[3].id]
+
+    def test_metadata_update_and_page_neighbours(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        resource = ingest(store, ws, "r.txt", "Revenue grew strongly.")
+        store.update_resource_metadata(ws, resource.id, title="Annual report", metadata={"fiscal_year": 2022},
+                                       custom_metadata={"team": "ir"})
+        read = store.resource(ws, resource.id)
+        assert (read.title, read.metadata, read.custom_metadata) == ("Annual report", {"fiscal_year": 2022},
+                                                                     {"team": "ir"})
+        assert store.count_resources(ws, conditions=[Condition("fiscal_year", "eq", ("2022",))]) == 1
+        assert store.count_resources(ws, conditions=[Condition("fiscal_year", "eq", ("2021",))]) == 0
+        chunk = store.resource_chunks(ws, resource.id)[0]
+        assert store.page_passages(ws, chunk.id) == []  # a text chunk has no page
+
+
+class UploadsContract:
+    """Uploads recorded before extraction, and deletion."""
+
+    def test_upload_then_commit(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        pending = _resource(ws, "u.txt", "Uploaded text here.", status="processing")
+        assert store.begin_upload(ws, pending).status == "processing"
+        assert store.pending_uploads() == [(ws, pending.id)]
+        assert store.begin_upload(ws, pending.model_copy()).id == pending.id  # the same bytes again
+        ready = pending.model_copy(update={"status": "ready"})
+        store.commit_resource(ws, ready, _extraction("Uploaded text here."), path=None, size_bytes=1, mtime_ns=0,
+                              upload=True)
+        assert store.resource(ws, pending.id).status == "ready" and store.pending_uploads() == []
+
+    def test_delete_removes_everything_derived(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        resource = ingest(store, ws, "d.txt", "Deleted soon, quartz.")
+        chunk = store.resource_chunks(ws, resource.id)[0]
+        store.put_vectors(ws, "m", 2, [(text_hash(chunk.text), _vector(1, 0))])
+        assert store.delete_resource(ws, resource.id) == resource.blob_key
+        assert store.search_text(ws, ["quartz"], limit=5) == []
+        assert store.chunks(ws, [chunk.id]) == {} and store.vectors(ws, "m", [chunk.id]) == {}
+        assert store.file_record(ws, "/docs/d.txt") is None and not store.blob_referenced(resource.blob_key)
+        with pytest.raises(NotFoundError):
+            store.resource(ws, resource.id)
+        with pytest.raises(NotFoundError):
+            store.delete_resource(ws, resource.id)
+
+    def test_an_upload_deleted_while_processing_stays_deleted(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        pending = store.begin_upload(ws, _resource(ws, "u.txt", "Short lived.", status="processing"))
+        store.delete_resource(ws, pending.id)
+        with pytest.raises(NotFoundError):
+            store.commit_resource(ws, pending.model_copy(update={"status": "ready"}), _extraction("Short lived."),
+                                  path=None, size_bytes=1, mtime_ns=0, upload=True)
+
+
+class SearchContract:
+    """Lexical search, term statistics and the resources a search reads."""
+
+    def test_bm25_ranks_and_filters(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        one = ingest(store, ws, "one.txt", "Pumps run at forty bar in the plant.", "Nothing here.",
+                     metadata={"fiscal_year": 2021})
+        two = ingest(store, ws, "two.txt", "Pumps pumps pumps: the pump room.", metadata={"fiscal_year": 2022})
+        found = store.search_text(ws, ["pumps"], limit=5)
+        assert [p.chunk.resource_id for p in found] == [two.id, one.id]
+        assert found[0].score > found[1].score > 0 and [p.rank for p in found] == [1, 2]
+        assert store.search_text(ws, ["pumps"], limit=1)[0].chunk.resource_id == two.id
+        year = [Condition("fiscal_year", "eq", ("2021",))]
+        assert [p.chunk.resource_id for p in store.search_text(ws, ["pumps"], limit=5, conditions=year)] == [one.id]
+        assert store.search_text(ws, ['"NEAR(', "*"], limit=5) == []  # never a syntax error
+        assert store.search_text(ws, ["pumps"], limit=0) == []
+        assert [r.id for r in store.scope_resources(ws, conditions=year)] == [one.id]
+        assert [r.id for r in store.ranking_resources(ws)] == [one.id, two.id]
+
+    def test_term_counts(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        ingest(store, ws, "a.txt", "Red pumps and blue valves.", "Red valves only.", "Green pumps.")
+        n, counts = store.term_counts(ws, [["red"], ["pumps"], ["red", "pumps"], ["purple"], []])
+        assert (n, counts) == (3, [2, 2, 1, 0, 0])
+
+    def test_what_a_write_changes_is_seen_by_the_next_search(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        first = ingest(store, ws, "a.txt", "Quartz clocks tick.")
+        assert len(store.search_text(ws, ["quartz"], limit=5)) == 1
+        second = ingest(store, ws, "b.txt", "Quartz watches too.")
+        assert {p.chunk.resource_id for p in store.search_text(ws, ["quartz"], limit=5)} == {first.id, second.id}
+        store.delete_resource(ws, first.id)
+        assert [p.chunk.resource_id for p in store.search_text(ws, ["quartz"], limit=5)] == [second.id]
+
+
+class VectorsContract:
+    """Chunk vectors: what needs one, storing, reading, the matrix dense search ranks."""
+
+    def test_vectors_by_text(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        resource = ingest(store, ws, "v.txt", "Alpha text.", "Beta text, longer.", "Alpha text.")
+        chunks = store.resource_chunks(ws, resource.id)
+        todo = store.texts_without_vectors(ws, "m")
+        assert todo == [(text_hash("Alpha text."), "Alpha text."), (text_hash("Beta text, longer."),
+                                                                   "Beta text, longer.")]
+        assert store.missing_vectors(ws, "m") == 2 and store.vector_coverage(ws, "m") == (0, 3)
+        assert store.put_vectors(ws, "m", 2, [(text_hash("Alpha text."), _vector(1, 0)),
+                                              (text_hash("not a chunk of the workspace"), _vector(0, 1))]) == 1
+        assert store.vector_coverage(ws, "m") == (2, 3) and store.missing_vectors(ws, "m") == 1
+        ids, matrix = store.scope_matrix(ws, "m")
+        assert list(ids) == [chunks[0].id, chunks[2].id] and matrix.tolist() == [[1.0, 0.0], [1.0, 0.0]]
+        assert store.vectors(ws, "m", [chunks[0].id, chunks[1].id]) == {chunks[0].id: _vector(1, 0)}
+        assert store.scope_vectors(ws, "m") == [(chunks[0].id, _vector(1, 0)), (chunks[2].id, _vector(1, 0))]
+        with pytest.raises(StoreError):
+            store.put_vectors(ws, "m", 3, [(text_hash("Beta text, longer."), _vector(1, 0))])
+
+    def test_shortest_first(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        ingest(store, ws, "s.txt", "A much longer passage of text.", "Short.")
+        assert [t for _, t in store.texts_without_vectors(ws, "m", shortest_first=True)] == [
+            "Short.", "A much longer passage of text."]
+        assert len(store.texts_without_vectors(ws, "m", limit=1)) == 1
+
+
+class ChatsContract:
+    """Chats and messages, read back through rule 10."""
+
+    def test_messages_read_back_exactly(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        chat = store.create_chat(ws)
+        assert chat.title is None and store.chats(ws) == [chat]
+        stored = store.add_messages(ws, chat.id, [Message(role="user", text="What runs at forty bar?"),
+                                                  Message(role="assistant", text="", status="pending")])
+        assert store.chat(ws, chat.id).title == "What runs at forty bar?"
+        settled = stored[1].model_copy(update={"text": "Pumps [1].", "status": "settled"})
+        answer = store.settle_message(ws, settled)
+        assert (answer.text, answer.status, answer.chat_id) == ("Pumps [1].", "settled", chat.id)
+        with pytest.raises(UsageError):
+            store.settle_message(ws, settled)
+        read = stored_messages(store, ws, chat.id)
+        assert [m.model_dump_json() for m in read] == [stored[0].model_dump_json(), answer.model_dump_json()]
+        assert stored_message(store, ws, stored[0].id).model_dump_json() == stored[0].model_dump_json()
+        assert [m.id for m in stored_messages(store, ws, chat.id, after=stored[0].id)] == [stored[1].id]
+        with pytest.raises(NotFoundError):
+            stored_message(store, ws, "no-such-message")
+        with pytest.raises(UsageError):
+            store.add_message(ws, chat.id, Message(id=stored[0].id, role="user", text="again"))
+
+    def test_users_and_pending_turns(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        mine = store.create_chat(ws, "Mine", user_id="u1", user_email="u1@example.com")
+        store.create_chat(ws, "Theirs", user_id="u2")
+        assert [c.title for c in store.chats(ws, user_id="u1")] == ["Mine"]
+        with pytest.raises(NotFoundError):
+            store.chat(ws, mine.id, user_id="u2")
+        old = Message(role="assistant", status="pending", created_at=utcnow() - timedelta(hours=1))
+        pending = store.add_message(ws, mine.id, old)
+        assert store.fail_pending(before=utcnow(), code="INTERRUPTED", message="stopped") == 1
+        failed = stored_message(store, ws, pending.id)
+        assert failed.status == "failed" and failed.warnings[-1].code == "INTERRUPTED"
+
+    def test_a_legacy_row_is_converted_once(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        chat = store.create_chat(ws)
+        message_id = store.add_legacy_message(ws, chat.id, {"role": "assistant", "text": "Plain answer."})
+        assert store.message_row(ws, message_id)["format_version"] is None
+        first = stored_message(store, ws, message_id)
+        row = store.message_row(ws, message_id)
+        assert row["format_version"] == first.format_version and row["payload"] == first.model_dump_json()
+        assert store.save_conversion(ws, message_id, first)["payload"] == first.model_dump_json()  # once
+
+
+class MentionsContract:
+    """Posts of posts files."""
+
+    def test_mentions_by_ref_and_listed(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        text = "Great pumps from Acme."
+        resource = _resource(ws, "posts.jsonl", text, kind="post")
+        extraction = _extraction(text, kind="post")
+        extraction.chunks[0].metadata.update(source="twitter", id="42", created_at="2024-05-01T10:00:00Z")
+        extraction.mentions.append(MentionDraft(source="Twitter", id="42", chunk_position=0,
+                                                fields={"text": text, "author": "dana",
+                                                        "created_at": "2024-05-01T10:00:00Z"}))
+        store.commit_resource(ws, resource, extraction, path="/posts.jsonl", size_bytes=1, mtime_ns=1)
+        found, missing = store.mentions(ws, [("twitter", "42"), ("twitter", "43")])
+        assert missing is None and (found.text, found.author, found.dataset_id) == (text, "dana", resource.id)
+        assert store.post_passage(ws, "TWITTER", "42").chunk.text == text
+        assert [m.id for m in store.list_mentions(ws, terms=["pumps"])] == ["42"]
+        assert store.list_mentions(ws, terms=["valves"]) == []
+        assert store.list_mentions(ws, after=("2024-05-01T10:00:00Z", "twitter", "42", resource.id)) == []
+
+
+class IsolationContract:
+    """One workspace never sees another's rows."""
+
+    def test_nothing_crosses_workspaces(self, store: Store) -> None:
+        a, b = store.workspace_id("a"), store.workspace_id("b")
+        resource = ingest(store, a, "secret.txt", "Zirconium secret plans.")
+        chunk = store.resource_chunks(a, resource.id)[0]
+        store.put_vectors(a, "m", 2, [(text_hash(chunk.text), _vector(1, 0))])
+        chat = store.create_chat(a)
+        message = store.add_message(a, chat.id, Message(role="user", text="hello"))
+        assert store.search_text(b, ["zirconium"], limit=5) == []
+        assert store.chunks(b, [chunk.id]) == {} and store.vectors(b, "m", [chunk.id]) == {}
+        assert store.resources(b) == [] and store.term_counts(b, [["zirconium"]]) == (0, [0])
+        assert store.put_vectors(b, "m", 2, [(text_hash(chunk.text), _vector(0, 1))]) == 0
+        for call in (lambda: store.resource(b, resource.id), lambda: store.chat(b, chat.id),
+                     lambda: stored_message(store, b, message.id), lambda: store.delete_resource(b, resource.id)):
+            with pytest.raises(NotFoundError):
+                call()
+        assert store.resource(a, resource.id).status == "ready"
