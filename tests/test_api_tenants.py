@@ -1,4 +1,4 @@
-"""Tenants (issue 4, DESIGN.md "Errors"): no request reads, lists, resolves or cites another
+"""Tenants (issue 4, docs/architecture.md "Errors"): no request reads, lists, resolves or cites another
 workspace's data, and a foreign id answers exactly like an unknown id.
 
 Two workspaces hold the same files (overlapping content: same bytes, same questions);

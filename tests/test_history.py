@@ -1,4 +1,4 @@
-"""Stored chat history (DESIGN.md rule 10, "Canonical data": Chat, Message; cases BC-17, BC-18).
+"""Stored chat history (docs/architecture.md rule 10, "Canonical data": Chat, Message; cases BC-17, BC-18).
 
 A current row reads back byte-identical; a legacy row (raw links, no references, no
 format version) is converted on read into exactly what a fresh turn returns; every

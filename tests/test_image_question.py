@@ -1,4 +1,4 @@
-"""Image-only questions (DESIGN.md rule 11): the image's own text is the query, or no evidence."""
+"""Image-only questions (docs/architecture.md rule 11): the image's own text is the query, or no evidence."""
 
 from __future__ import annotations
 

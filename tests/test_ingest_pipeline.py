@@ -193,7 +193,7 @@ def test_resource_text_slices_equal_chunk_texts(engine: Engine, tmp_path: Path) 
 
 def test_each_posts_file_keeps_its_own_copy_of_a_post(engine: Engine, tmp_path: Path, store_path: Path,
                                                         monkeypatch) -> None:
-    """DESIGN.md "Posts": the same (source, id) in another file is that file's copy; a post
+    """docs/architecture.md "Posts": the same (source, id) in another file is that file's copy; a post
     seen again in the same file (re-extracted) keeps its chunk id."""
     _write_posts(tmp_path / "a.jsonl", POSTS)
     (a,) = [o.resource_id for o in engine.sync(tmp_path).outcomes]

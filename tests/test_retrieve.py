@@ -1,4 +1,4 @@
-"""BM25 retrieval: hostile questions never raise; filters follow DESIGN.md "Filters"."""
+"""BM25 retrieval: hostile questions never raise; filters follow docs/architecture.md "Filters"."""
 
 from __future__ import annotations
 

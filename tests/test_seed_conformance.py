@@ -12,7 +12,7 @@ the answers are validated:
   one written from seed 001, the conversation references route against one written from
   seed 003 (:data:`SEED_000`, :data:`SEED_001`, :data:`SEED_003`).
 
-The schemas encode exactly DESIGN's deliberate deviations, each marked ``DEVIATION`` (the
+The schemas encode exactly the deliberate deviations of docs/architecture.md, each marked ``DEVIATION`` (the
 README's API section lists the same four): uncited text has ``source: null``; an image-only
 question never retrieves with a placeholder; each post is its own source chip;
 ``fiscal_quarter`` keeps seed 004's string type where seed 003's example shows an integer.
@@ -107,7 +107,7 @@ SESSION_MESSAGE = {
             "properties": {"type": {"const": "answer"}, "form": {"type": "null"},
                            "parts": {"type": "array", "items": {
                                "type": "object", "required": ["text", "source"],
-                               # DEVIATION (DESIGN rule 6): uncited text has source: null
+                               # DEVIATION (docs/architecture.md rule 6): uncited text has source: null
                                "properties": {"text": {"type": "string"},
                                               "source": {"oneOf": [SOURCE, {"type": "null"}]}}}}}}]},
         "citations": {"type": "array", "items": CITATION},

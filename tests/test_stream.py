@@ -1,4 +1,4 @@
-"""The streaming citer (DESIGN.md rule 9): BC-16, every rewrite case streamed, random
+"""The streaming citer (docs/architecture.md rule 9): BC-16, every rewrite case streamed, random
 splits of random texts (hypothesis), and the extractive answer path streamed."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Support checks (DESIGN.md rule 8): the hand-made verdict table, the extractive
+"""Support checks (docs/architecture.md rule 8): the hand-made verdict table, the extractive
 generator's citations, policies ``flag`` and ``drop`` and their invariants.
 
 Passages are real text or built from it: 3M's 2022 10-K (income statement as

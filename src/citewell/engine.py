@@ -338,7 +338,7 @@ class Engine:
     def retrieve(self, question: str, *, k: int = 5,
                  filters: Iterable[str] | Mapping[str, Any] | None = None,
                  corpus: str | os.PathLike[str] | None = None) -> list[Passage]:
-        """Top ``k`` passages for ``question`` (filters as DESIGN.md "Filters"; ``corpus``
+        """Top ``k`` passages for ``question`` (filters as docs/architecture.md "Filters"; ``corpus``
         limits to resources with a file under that folder), searched as :meth:`ask`
         searches: with the linked aliases of its names. Raises ``INVALID_FILTER``."""
         if k < 1:
@@ -388,7 +388,7 @@ class Engine:
         """:meth:`ask`, streamed through the same pipeline.
 
         Yields ``citation``/``delta``/``support`` events as they become safe to send
-        (DESIGN.md rule 9) and a last ``done`` event whose ``message`` is the message
+        (docs/architecture.md rule 9) and a last ``done`` event whose ``message`` is the message
         :meth:`ask` returns for the same call (same text, numbering, references, parts,
         support, warnings; its own ``id``). Arguments and errors as :meth:`ask` (argument
         errors raised before the first event). Under policy ``drop`` nothing unchecked

@@ -3,7 +3,7 @@
 Hierarchy::
 
     CitewellError                    code, message (base; never raised itself)
-    ├── IngestError                  a file could not be ingested (DESIGN.md "Errors")
+    ├── IngestError                  a file could not be ingested (docs/architecture.md "Errors")
     │     codes: UNSUPPORTED_FILE, EMPTY_FILE, PDF_CORRUPT, PDF_ENCRYPTED,
     │            VTT_MALFORMED, SRT_MALFORMED, JSONL_MALFORMED, TEXT_ENCODING
     ├── FilterError                  INVALID_FILTER: unknown key or bad value

@@ -1,4 +1,4 @@
-"""Canonical data of citewell (DESIGN.md, "Canonical data").
+"""Canonical data of citewell (docs/architecture.md, "Canonical data").
 
 Every layer above the store speaks these types; each wire profile derives its own
 shape from them. Field names follow the seeds (000 chats, 001 sessions, 003/004
@@ -50,7 +50,7 @@ class Box(_Model):
 
 
 class ErrorInfo(_Model):
-    """A coded error (``code`` from DESIGN.md "Errors", human ``message``)."""
+    """A coded error (``code`` from docs/architecture.md "Errors", human ``message``)."""
 
     code: str
     message: str

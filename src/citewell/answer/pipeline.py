@@ -150,7 +150,7 @@ class AnswerPipeline:
     def events(self, turn: Turn, passages: Sequence[Passage], *,
                pending: PendingTurn | None = None) -> Iterator[Event]:
         """The answer as client events: ``citation``/``delta``/``support`` as they become
-        safe to send (DESIGN.md rule 9), then ``done`` ``{"message": Message dict}`` with
+        safe to send (docs/architecture.md rule 9), then ``done`` ``{"message": Message dict}`` with
         the message as stored (or, for a ``pending`` turn, settled). Under policy ``drop``
         a generator that cites full links is checked whole and sent as one delta; an
         aliased generator's sentences are each held until checked. Raises what the

@@ -1,7 +1,7 @@
 """Turn preparation: a question and its arguments, validated before any work.
 
 :func:`prepare_turn` checks every argument of an answering call (raising before anything
-is retrieved or stored), resolves an image-only question (DESIGN.md rule 11) and, in a
+is retrieved or stored), resolves an image-only question (docs/architecture.md rule 11) and, in a
 chat, rewrites a follow-up that refers back into a self-contained query that carries the
 previous subject and filters. The result is a :class:`Turn`, what the pipeline answers.
 """

@@ -1,4 +1,4 @@
-"""The cite stage (DESIGN.md, "The citation contract", rules 1–7).
+"""The cite stage (docs/architecture.md, "The citation contract", rules 1–7).
 
 Public names:
 

@@ -29,7 +29,7 @@ An inline passage belongs to a resource: ``metadata.resource_id`` when given, el
 named by its ``title`` (so passages of one titled document make one citation, rule 7),
 else its own; its ``chunk_index`` is ``metadata.chunk_index`` when given, else its
 position among the given passages of that resource. An inline post is its own resource
-(DESIGN.md: each post is its own source). Ids of resources made up here are UUIDv5 of
+(docs/architecture.md: each post is its own source). Ids of resources made up here are UUIDv5 of
 what names them, so the same input gives the same message.
 """
 
@@ -71,7 +71,7 @@ class GivenSource(BaseModel):
     title: str | None = None
     metadata: dict[str, Any] | None = None
     #: a post by id: the posts file (dataset) whose copy to use (each keeps its own copy of a
-    #: post, DESIGN.md "Posts"); without it, the copy the workspace's resolver chooses
+    #: post, docs/architecture.md "Posts"); without it, the copy the workspace's resolver chooses
     dataset_id: str | None = None
 
     @field_validator("id", mode="before")

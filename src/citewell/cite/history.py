@@ -1,4 +1,4 @@
-"""Reading stored messages back (DESIGN.md rule 10).
+"""Reading stored messages back (docs/architecture.md rule 10).
 
 A stored message row carries ``format_version``:
 

@@ -1,4 +1,4 @@
-"""Markdown-aware scanner for the citation links of the contract (DESIGN.md rules 1 and 5).
+"""Markdown-aware scanner for the citation links of the contract (docs/architecture.md rules 1 and 5).
 
 A generator writes its answer as markdown with inline links whose destination names a
 source or an entity::

@@ -1,4 +1,4 @@
-"""Offset units of the citation contract (DESIGN.md rule 3).
+"""Offset units of the citation contract (docs/architecture.md rule 3).
 
 The cite stage computes every offset in Unicode code points (Python ``str`` indices).
 Clients may ask for another unit:

@@ -1,4 +1,4 @@
-"""Parts (DESIGN.md rule 6) and citations (rule 7) of a cited message.
+"""Parts (docs/architecture.md rule 6) and citations (rule 7) of a cited message.
 
 ``parts[]`` partition the message text: each part runs from the end of the previous one
 through one sentence, including the ``[N]`` markers and closing punctuation right after

@@ -1,6 +1,6 @@
 """The cite stage: generator markdown with links in, canonical :class:`Message` out.
 
-:func:`cite` applies rules 1–7 of the citation contract (DESIGN.md) to a finished
+:func:`cite` applies rules 1–7 of the citation contract (docs/architecture.md) to a finished
 generator output:
 
 1. :func:`~citewell.cite.links.scan` finds citation links, ordinary links and code;

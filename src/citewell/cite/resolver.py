@@ -1,4 +1,4 @@
-"""How the cite stage learns whether a link target exists (DESIGN.md rule 4).
+"""How the cite stage learns whether a link target exists (docs/architecture.md rule 4).
 
 The store implements :class:`SourceResolver` for one workspace; :class:`InMemoryResolver`
 is a dictionary-backed one for tests, the CLI without a store, and examples.

@@ -1,4 +1,4 @@
-"""The streaming citer: rule 9 of the citation contract (DESIGN.md).
+"""The streaming citer: rule 9 of the citation contract (docs/architecture.md).
 
 A generator streams its answer in pieces of any size; a client must see text as soon as
 it is safe, and never a partial link, a link target or text that later changes.

@@ -1,4 +1,4 @@
-"""Support checks: does the cited passage back the sentence? (DESIGN.md rule 8).
+"""Support checks: does the cited passage back the sentence? (docs/architecture.md rule 8).
 
 Every (answer sentence, cited passage) pair gets a :class:`Support`
 ``{verdict, score, reasons[]}`` from deterministic checks; :func:`apply_support` puts it
@@ -246,7 +246,7 @@ Judge = Callable[[str, str], "bool | None"]
 
 @dataclass(frozen=True)
 class Support:
-    """The support of one (sentence, passage) pair (DESIGN.md rule 8).
+    """The support of one (sentence, passage) pair (docs/architecture.md rule 8).
 
     - ``verdict``: ``supported``, ``unsupported``, ``uncertain`` or ``unchecked``;
     - ``score``: evidence strength in [0, 1] (see the module docstring);
@@ -957,7 +957,7 @@ _BRACKETED_NUMBERS_RE = re.compile(r"[\[【]\s*\d+(?:\s*[,\-–]\s*\d+)*\s*[\]�
 
 def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None = None,
                 text_type: str | None = None, title: str | None = None, header: str | None = None) -> Support:
-    """Check whether ``passage`` supports ``sentence`` (DESIGN.md rule 8).
+    """Check whether ``passage`` supports ``sentence`` (docs/architecture.md rule 8).
 
     Args:
         sentence: the answer sentence, markers removed and escapes undone (see

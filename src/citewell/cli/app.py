@@ -1,6 +1,6 @@
 """The ``citewell`` command line (typer + rich).
 
-Conventions (DESIGN.md "Running it"): stdout carries only the answer, or with
+Conventions (docs/architecture.md "Running it"): stdout carries only the answer, or with
 ``--json`` exactly one JSON document; progress, skip reasons and logs go to stderr, with
 no progress bar when stderr is not a terminal. Exit codes: ``ask`` 0 whenever it printed
 an answer (even "no evidence", even if some files failed); ``ingest`` 1 if any file

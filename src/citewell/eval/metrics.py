@@ -41,7 +41,7 @@ Answer metrics (``Engine.ask``, its ``Message``)
 - *Citations* are the ``[N]`` markers of the answer: every ``occurrence`` of every
   numbered reference (the same source cited by two sentences is two citations). A
   citation is *correct* when its reference matches a gold item OR its occurrence's
-  support verdict (DESIGN.md rule 8) is ``supported``.
+  support verdict (docs/architecture.md rule 8) is ``supported``.
   ``citation_precision`` = ``correct citations / citations``; undefined (``None``)
   when the answer has no citation.
 - ``relevant_citation_precision`` = ``citations whose support verdict is supported AND

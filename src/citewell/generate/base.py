@@ -1,7 +1,7 @@
 """The generator interface: a :class:`GenerationRequest` in, answer text with links out.
 
 A generator writes raw answer text in which every claim drawn from a passage is
-followed by a link to it, in the syntax of DESIGN.md "The citation contract" rule 1:
+followed by a link to it, in the syntax of docs/architecture.md "The citation contract" rule 1:
 ``[label](chunk:CHUNK_ID)`` for a passage (the cite stage normalises a link to a post's
 chunk to the post), ``[label](post:SOURCE:ID)`` for a post, ``[label](TYPE:ID)`` for an
 entity. Quoted source text must not change that link structure (rule 5): a bracketed

@@ -17,7 +17,7 @@ class ChunkDraft:
     """A chunk before it has an id.
 
     ``text == Extraction.text[char_start:char_end]`` (code points). ``metadata`` holds
-    provenance as DESIGN.md describes it per kind (``source_type`` included).
+    provenance as docs/architecture.md describes it per kind (``source_type`` included).
     """
 
     text: str

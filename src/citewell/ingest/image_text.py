@@ -1,4 +1,4 @@
-"""The text an image carries, for image-only questions (DESIGN.md rule 11).
+"""The text an image carries, for image-only questions (docs/architecture.md rule 11).
 
 An image-only question has no words to retrieve with, and a placeholder word would make
 its citations arbitrary. The text of the image is used instead:

@@ -1,6 +1,6 @@
 """From files on disk to stored resources: detect, extract, attach metadata, commit.
 
-Rules (DESIGN.md "Canonical data", "Errors"):
+Rules (docs/architecture.md "Canonical data", "Errors"):
 
 - A file is skipped when unchanged: same size and mtime as last time, or same sha256.
 - Extraction runs outside any write transaction; each resource is then written in one.
@@ -309,7 +309,7 @@ class Ingestor:
 
     def process_upload(self, resource_id: str, *, nice: int = 0) -> Resource | None:
         """Extract a staged upload: the resource becomes ``ready`` (chunks, search index,
-        blob) or ``failed`` with its coded error and nothing else (DESIGN.md "Errors").
+        blob) or ``failed`` with its coded error and nothing else (docs/architecture.md "Errors").
         ``nice``: the extraction child's lower CPU priority (0: the caller's).
 
         Idempotent: a resource no longer processing is returned as it is; one deleted

@@ -2,7 +2,7 @@
 
 A ``.jsonl`` file is a posts file when its first non-blank line is a JSON object with
 a string ``source``, an ``id`` (string or integer, stored as a string) and a string
-``text`` (DESIGN.md "Posts"). Other JSONL files are not posts files and are skipped by
+``text`` (docs/architecture.md "Posts"). Other JSONL files are not posts files and are skipped by
 the caller (:func:`is_posts_file`). Bad later lines are skipped with a
 ``LINE_SKIPPED`` warning naming the line; a file with no valid post is
 ``JSONL_MALFORMED``.

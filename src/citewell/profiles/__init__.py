@@ -1,5 +1,5 @@
 """Wire profiles: each renders the canonical :class:`~citewell.models.Message` in the shape
-of one seed (DESIGN.md "One engine, three wire profiles").
+of one seed (docs/architecture.md "One engine, three wire profiles").
 
 - :mod:`citewell.profiles.chats` — seed 000: ``text`` with ``[N]`` and flat ``references[]``;
 - :mod:`citewell.profiles.sessions` — seed 001: ``content`` without markers,

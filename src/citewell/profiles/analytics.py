@@ -16,7 +16,7 @@ Shape of :func:`render_reference` (JSON-ready; seed fields first, in the seeds' 
                                  # else None here: the HTTP API fills in a signed link  003/004
      "metadata": ReferenceMetadata,                                            # 004 (keys as 003)
      "custom_metadata": dict | None,   # Resource.custom_metadata ({} → None)   003/004
-     # additive (DESIGN.md "Canonical data": names are the interface, add freely):
+     # additive (docs/architecture.md "Canonical data": names are the interface, add freely):
      "citation": int,            # the [N] of this reference in its message's text
      "chunk_text_type": str | None,  # citewell's own text_type of the chunk: paragraph, table,
                                  # image, news, transcript or post (None: unknown)
@@ -67,7 +67,7 @@ year, a calendar date that is no date) becomes None.
 
 Seed 004 closes some of these keys with an enum (``document_category``,
 ``document_subcategory``, ``sector``, ``subsector``, ``rms_type``, ``rms_document_type``:
-:data:`ENUMS`); citewell stores free strings (DESIGN.md "Filters": the seeds' enums are
+:data:`ENUMS`); citewell stores free strings (docs/architecture.md "Filters": the seeds' enums are
 examples, not validation). On this wire each value becomes the enum member it names —
 compared case-insensitively and ignoring spaces, ``_`` and ``-`` (``10k`` → ``10-K``,
 ``earnings call`` → ``earnings_call``), or through :data:`SYNONYMS` (the GICS sector names,
@@ -94,7 +94,7 @@ own type stays in the additive ``chunk_text_type``.
 example prints ``4``; seed 004 declares ``fiscal_quarter: type string``. The schema is the
 contract typed clients are generated and validated from (an int fails a string schema;
 a string of digits satisfies both a string schema and a loose reader of the example), and
-it is the same rule DESIGN.md "Filters" applies to ``citation_idx`` and ``id``: a number
+it is the same rule docs/architecture.md "Filters" applies to ``citation_idx`` and ``id``: a number
 keeps its seed's (declared) type. The digit form (not ``"Q4"``) is ``str()`` of the stored
 integer, i.e. seed 003's value, and the filters accept it back unchanged
 (``fiscal_quarter=4``).

@@ -1,4 +1,4 @@
-"""Metadata filters (DESIGN.md "Filters"): parse and normalise, then the store applies them.
+"""Metadata filters (docs/architecture.md "Filters"): parse and normalise, then the store applies them.
 
 Keys: ``document_name``, ``kind``, ``source``, ``resource_id``, ``created_at`` and the
 typed metadata fields of seeds 003/004 (``tickers`` — alias ``ticker`` —,

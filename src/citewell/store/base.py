@@ -85,7 +85,7 @@ def question_title(question: str) -> str:
 
 @dataclass(frozen=True)
 class ChatRecord:
-    """A stored chat (= session = conversation, DESIGN.md "Canonical data").
+    """A stored chat (= session = conversation, docs/architecture.md "Canonical data").
 
     ``title``: the title it was created with; for a chat created without one, the
     :func:`question_title` of its first question with text (stores derive it on read, so
@@ -301,7 +301,7 @@ class Store(Protocol):
                  dataset_ids: Sequence[str | None] | None = None) -> list[Mention | None]:
         """Mentions for (source, id) pairs, in the order asked (None where unknown).
 
-        Each posts file (dataset) keeps its own copy of a post (DESIGN.md "Posts"). With
+        Each posts file (dataset) keeps its own copy of a post (docs/architecture.md "Posts"). With
         ``dataset_ids`` (one per ref, None for "any"), the copy of that dataset; otherwise
         the copy of the most recently added ready dataset holding the post (a dataset no
         longer ready only when no ready one does)."""

@@ -1,8 +1,8 @@
-"""Stable ids (DESIGN.md "Canonical data").
+"""Stable ids (docs/architecture.md "Canonical data").
 
 - A chunk id is the UUIDv5 of (workspace id, sha256 of the content, extractor version,
   chunk_index): re-ingesting identical content keeps every id.
-- A post's chunk is one of its dataset's (DESIGN.md "Posts": each dataset keeps its own
+- A post's chunk is one of its dataset's (docs/architecture.md "Posts": each dataset keeps its own
   copy of a post): its id is the UUIDv5 of (workspace id, dataset id, lower-cased source,
   post id, part), so a post seen again in the same dataset (re-extracted by a newer
   extractor) keeps its chunk ids, and the same post in another dataset has other ids.

@@ -1,5 +1,5 @@
 """Mentions: the posts of posts files (schema v9: each posts file keeps its own copy of a
-post, DESIGN.md "Posts"), found by (source, id) or listed in keyset pages. A full-text
+post, docs/architecture.md "Posts"), found by (source, id) or listed in keyset pages. A full-text
 term filter goes through the lexical index's ``_match_clause`` hook (a dialect piece)."""
 
 from __future__ import annotations

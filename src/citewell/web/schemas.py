@@ -1,7 +1,7 @@
 """Request and response models: what the OpenAPI document says about every route.
 
 Response models describe the JSON the routes send; they are open (``extra="allow"``)
-wherever the canonical data carries additive fields (DESIGN.md "Canonical data": names are
+wherever the canonical data carries additive fields (docs/architecture.md "Canonical data": names are
 the interface, fields may be added), so a client validating against this document accepts
 every answer. Errors use :class:`SessionsError`, :class:`AnalyticsError` or
 :class:`ChatsError` (see :mod:`citewell.web.errors`).
@@ -139,8 +139,8 @@ class AskBody(_Body):
                        WithJsonSchema(rules.filters())] = Field(
         None, description='Metadata filters: an object ({"source": "reddit", "tickers": ["MMM", "AAPL"]}: a list '
                           'means any of its values) or a list of "key=value" / "key>=value" / "key<=value" '
-                          "strings. Keys as DESIGN.md \"Filters\" (document_name, kind, source, resource_id, "
-                          "created_at, tickers …); an unknown key is 400 INVALID_FILTER.")
+                          "strings. Keys as docs/architecture.md \"Filters\" (document_name, kind, source, "
+                          "resource_id, created_at, tickers …); an unknown key is 400 INVALID_FILTER.")
     offsets: OffsetUnit | None = Field(
         None, description="Unit of the answer's offsets (codepoint, the default; utf16; utf8).")
     policy: Literal["flag", "drop"] | None = Field(
