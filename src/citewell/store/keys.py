@@ -24,8 +24,13 @@ class Keys(SQLBase):
         if not create:
             raise NotFoundError(f"no workspace named {name!r}")
         with self._write() as wconn:
-            wconn.execute("INSERT OR IGNORE INTO workspaces VALUES (?, ?, ?)", (str(uuid.uuid4()), name, now()))
+            wconn.execute("INSERT INTO workspaces VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                          (str(uuid.uuid4()), name, now()))
             return str(wconn.execute("SELECT id FROM workspaces WHERE name = ?", (name,)).fetchone()["id"])
+
+    def workspace_ids(self) -> list[str]:
+        """The id of every workspace, oldest first."""
+        return [row[0] for row in self._conn().execute(f"SELECT id FROM workspaces ORDER BY {self._INSERTION_ORDER}")]
 
     # -- rows --------------------------------------------------------------------------
     def workspace_name(self, workspace_id: str) -> str:
@@ -42,7 +47,7 @@ class Keys(SQLBase):
         row = self._conn().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         if row is None:
             with self._write() as conn:
-                conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (key, secrets.token_hex(32)))
+                conn.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT DO NOTHING", (key, secrets.token_hex(32)))
                 row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return bytes.fromhex(row["value"])
 

@@ -53,6 +53,11 @@ class SQLBase:
     """Row conversion and the connection hooks every concern mixin uses (see the module
     docstring); a dialect's connection class provides the hooks."""
 
+    #: the errors of the database driver (a write refused, a read-only file …)
+    _DB_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error,)
+    #: ``ORDER BY`` of a table's rows in insertion order (SQLite's rowid)
+    _INSERTION_ORDER = "rowid"
+
     def _conn(self) -> sqlite3.Connection:
         """This thread's connection (dialect)."""
         raise NotImplementedError

@@ -40,10 +40,6 @@ class Uploads(SQLBase):
             self._insert_resource_row(conn, resource, None)
             return resource
 
-    def workspace_ids(self) -> list[str]:
-        """The id of every workspace, oldest first."""
-        return [row[0] for row in self._conn().execute("SELECT id FROM workspaces ORDER BY rowid")]
-
     def pending_uploads(self) -> list[tuple[str, str]]:
         """``(workspace_id, resource_id)`` of every resource still processing, oldest first."""
         rows = self._conn().execute("SELECT workspace_id, id FROM resources WHERE status = 'processing' "

@@ -1,0 +1,213 @@
+"""PostgreSQL connections and locks (a dialect piece of the store).
+
+One psycopg connection per thread, in autocommit mode with transactions begun here:
+every write is one ``BEGIN … COMMIT`` (rows are locked by the statements themselves;
+uniqueness constraints make concurrent writers of the same content converge, as on
+SQLite), every consistent read one ``REPEATABLE READ READ ONLY`` transaction (a snapshot,
+like SQLite's WAL read). The generation counters of :mod:`~citewell.store.searchcache`
+live in table ``meta`` as on SQLite.
+
+The concern modules speak the SQL both databases share, with ``?`` parameters and rows
+read by name or position; :class:`Connection` is the thin layer that gives a psycopg
+connection that shape (``?`` becomes ``%s``; :class:`Row` is read by name or position like
+``sqlite3.Row``; ``total_changes`` counts the rows the statements changed, which is how a
+write knows whether to bump a generation).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from ...errors import StoreError
+from ..sqlbase import SQLBase
+
+#: seconds a statement waits for a row lock before failing (SQLite's busy timeout)
+LOCK_TIMEOUT_S = 30.0
+_PARAM = re.compile(r"\?")
+
+
+class Row(tuple):  # noqa: SLOT001 - a tuple with names, like sqlite3.Row
+    """A result row read by position (``row[0]``) or by column name (``row["id"]``);
+    ``dict(row)`` gives ``{name: value}``."""
+
+    names: tuple[str, ...] = ()
+
+    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+        if isinstance(key, str):
+            try:
+                return tuple.__getitem__(self, self.names.index(key))
+            except ValueError:
+                raise IndexError(f"no column {key!r}") from None
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        """The column names, in order."""
+        return list(self.names)
+
+
+def _row_factory(cursor: Any) -> Any:
+    names = tuple(column.name for column in cursor.description or ())
+    kind = type("Row", (Row,), {"names": names})
+    return lambda values: kind(values)
+
+
+def _translate(sql: str) -> str:
+    """``?`` parameters as psycopg's ``%s`` (a literal ``%`` doubled)."""
+    return _PARAM.sub("%s", sql.replace("%", "%%"))
+
+
+class Cursor:
+    """A psycopg cursor in the sqlite3 cursor's shape: ``execute``, ``fetchone``,
+    ``fetchall``, iteration, ``rowcount``; ``row_factory = None`` reads plain tuples."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+        self._cursor = connection.raw.cursor()
+        self.row_factory: Any = _row_factory
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        """Run one statement (``?`` parameters)."""
+        self._cursor.row_factory = self.row_factory or (lambda cursor: tuple)
+        self._cursor.execute(_translate(sql), tuple(params))
+        self._connection.count(self._cursor)
+        return self
+
+    def executemany(self, sql: str, seq: Sequence[Sequence[Any]]) -> Cursor:
+        """Run one statement for every parameter tuple of ``seq``."""
+        self._cursor.executemany(_translate(sql), [tuple(p) for p in seq])
+        self._connection.count(self._cursor)
+        return self
+
+    @property
+    def rowcount(self) -> int:
+        """Rows the last statement changed (or returned)."""
+        return int(self._cursor.rowcount)
+
+    def fetchone(self) -> Any:
+        """The next row, or None."""
+        return self._cursor.fetchone() if self._cursor.description else None
+
+    def fetchall(self) -> list[Any]:
+        """The remaining rows."""
+        return self._cursor.fetchall() if self._cursor.description else []
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
+
+
+class Connection:
+    """One psycopg connection in the sqlite3 connection's shape (see the module docstring)."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        #: rows changed by the statements run so far (INSERT, UPDATE, DELETE)
+        self.total_changes = 0
+
+    def count(self, cursor: Any) -> None:
+        """Add the rows a statement changed to :attr:`total_changes`."""
+        status = (cursor.statusmessage or "").split(" ", 1)[0]
+        if status in ("INSERT", "UPDATE", "DELETE", "MERGE") and cursor.rowcount > 0:
+            self.total_changes += cursor.rowcount
+
+    def cursor(self) -> Cursor:
+        """A new cursor."""
+        return Cursor(self)
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        """Run one statement on a new cursor."""
+        return self.cursor().execute(sql, params)
+
+    def executemany(self, sql: str, seq: Sequence[Sequence[Any]]) -> Cursor:
+        """Run one statement for every parameter tuple, on a new cursor."""
+        return self.cursor().executemany(sql, seq)
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction is open."""
+        from psycopg.pq import TransactionStatus
+
+        return bool(self.raw.info.transaction_status != TransactionStatus.IDLE)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.raw.close()
+
+
+class PostgresConnections(SQLBase):
+    """The connection hooks of :class:`~citewell.store.sqlbase.SQLBase` on one PostgreSQL
+    database (``url``, a ``postgresql://`` URL)."""
+
+    url: str
+    _local: threading.local
+
+    def _conn(self) -> Connection:  # type: ignore[override]
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            import psycopg
+
+            try:
+                raw = psycopg.connect(self.url, autocommit=True)
+                raw.execute(f"SET lock_timeout = '{int(LOCK_TIMEOUT_S * 1000)}ms'")
+            except psycopg.Error as exc:
+                raise StoreError(f"cannot open the store {self.location}: {exc}") from exc
+            conn = Connection(raw)
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def _write(self, *, bump: str | None = None,  # type: ignore[override]
+               workspace: str | None = None) -> Iterator[Connection]:
+        """One write transaction; ``bump`` and ``workspace`` as on SQLite (the generation
+        counters move in the same transaction when it changed a row)."""
+        conn = self._conn()
+        conn.execute("BEGIN")
+        changes = conn.total_changes
+        try:
+            yield conn
+            if bump is not None and conn.total_changes != changes:
+                self._bump(conn, bump, workspace)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    @staticmethod
+    def _bump(conn: Connection, counter: str, workspace: str | None = None) -> None:  # type: ignore[override]
+        for key in (counter, *([f"{counter}:{workspace}"] if workspace is not None else [])):
+            conn.execute("INSERT INTO meta VALUES (?, '1') ON CONFLICT (key) DO UPDATE "
+                         "SET value = (CAST(meta.value AS BIGINT) + 1)::text", (key,))
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[Connection]:  # type: ignore[override]
+        """A read transaction on one snapshot (inside an open transaction: that one)."""
+        conn = self._conn()
+        if conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    @staticmethod
+    def _generation(conn: Connection, *keys: str) -> tuple[int, ...]:  # type: ignore[override]
+        rows = dict((row[0], row[1]) for row in conn.execute(
+            f"SELECT key, value FROM meta WHERE key IN ({','.join('?' * len(keys))})", keys).fetchall())
+        return tuple(int(rows.get(k, 0)) for k in keys)
+
+    @classmethod
+    def _ws_generation(cls, conn: Connection, workspace_id: str, *keys: str) -> tuple[int, ...]:  # type: ignore[override]
+        return cls._generation(conn, *(f"{k}:{workspace_id}" for k in keys))
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None

