@@ -15,7 +15,11 @@ from citewell.store.postgres import PostgresStore, safe_location
 from citewell.store.tables import metadata
 
 from .pgserver import PostgresServer
-from .store_conformance import ChatsContract, EventsContract, KeysContract
+from citewell.store.base import Condition
+from citewell.store.sqlite import SQLiteStore
+
+from .store_conformance import (ChatsContract, EventsContract, IsolationContract, KeysContract, MentionsContract,
+                                ResourcesContract, SearchContract, UploadsContract, VectorsContract, ingest)
 
 
 @pytest.fixture
@@ -38,6 +42,72 @@ class TestPostgresChats(ChatsContract):
     pass
 
 
+class TestPostgresResources(ResourcesContract):
+    pass
+
+
+class TestPostgresUploads(UploadsContract):
+    pass
+
+
+class TestPostgresSearch(SearchContract):
+    pass
+
+
+class TestPostgresMentions(MentionsContract):
+    pass
+
+
+class TestPostgresVectors(VectorsContract):
+    pass
+
+
+class TestPostgresIsolation(IsolationContract):
+    pass
+
+
+DOCUMENTS = {
+    "capex.txt": ["3M's capital expenditure in FY2022 was $1,749 million, up from $1,603 million.",
+                  "Purchases of property, plant and equipment (PP&E) rose; the U.S. segment led.",
+                  "Café revenue, net of returns: see the 10-K filing for FY2022 and FY2021."],
+    "pumps.txt": ["Pumps run at forty bar; pumping stations pump water to the plant.",
+                  "The U.S. pumps segment's capital expenditure fell in FY2021.",
+                  "Revenue from pumps grew 12% year over year, pumps pumps."],
+    "notes.txt": ["Notes to the financial statements: property and equipment, depreciation.",
+                  "Expenditure on research and development, 10-K item 7."],
+}
+
+
+def test_lexical_rankings_are_the_same_on_both_stores(postgres_server: PostgresServer, tmp_path) -> None:
+    """BM25 on PostgreSQL ranks exactly as FTS5's bm25(): the same passages, order and scores,
+    from the cached ranking (resource-level filters) and the SQL one (chunk-level filters)."""
+    lite = SQLiteStore(tmp_path / "s.sqlite")
+    pg = PostgresStore(postgres_server.new_database())
+    for store in (lite, pg):
+        for name in ("other", "acme"):  # two workspaces: the statistics are store-wide on both
+            ws = store.workspace_id(name)
+            for file_name, pieces in DOCUMENTS.items():
+                ingest(store, ws, file_name, *pieces, path=f"/{name}/{file_name}",
+                       metadata={"fiscal_year": 2022} if file_name == "capex.txt" else None)
+    queries = [["capital", "expenditure"], ["pumps"], ["u.s.", "segment"], ["10-k", "fy2022"], ["café"],
+               ["property", "plant", "equipment"], ["nothing", "matches", "zzz"], ["pump", "pumps", "pumping"]]
+    filters = [(), [Condition("fiscal_year", "eq", ("2022",))], [Condition("created_at", "ge", ("2000-01-01",))],
+               [Condition("document_name", "eq", ("pumps.txt",))]]
+    for store_pair in [(lite, pg)]:
+        a, b = (s.workspace_id("acme") for s in store_pair)
+        for terms in queries:
+            for conditions in filters:
+                got = [[(p.file_name, p.chunk.chunk_index, p.score, p.rank)  # ids differ: workspace ids are random
+                        for p in s.search_text(ws, terms, limit=4, conditions=conditions)]
+                       for s, ws in ((lite, a), (pg, b))]
+                assert got[0] == got[1], (terms, conditions)
+        groups = [["capital"], ["capital", "expenditure"], ["u.s."], ["pumps"], ["zzz"]]
+        assert lite.term_counts(a, groups) == pg.term_counts(b, groups) == (8, [2, 2, 2, 3, 0])  # "pumps" is stemmed: three texts say pump(s)
+    assert lite.search_text(a, ["pumps"], limit=4)[0].score > 0  # real scores were compared
+    lite.close()
+    pg.close()
+
+
 def _columns(url: str) -> dict[str, list[tuple[str, str]]]:
     with psycopg.connect(url) as conn:
         rows = conn.execute("SELECT table_name, column_name, is_nullable FROM information_schema.columns WHERE "
@@ -52,7 +122,8 @@ def test_the_schema_is_the_tables_and_opening_again_changes_nothing(postgres_ser
     url = postgres_server.new_database()
     PostgresStore(url).close()
     columns = _columns(url)
-    assert set(columns) == set(metadata.tables) | {"alembic_version"}
+    # the shared tables, Alembic's, and the lexical index's own (a dialect piece)
+    assert set(columns) == set(metadata.tables) | {"alembic_version", "lexical_postings", "lexical_docs"}
     for name, table in metadata.tables.items():
         assert columns[name] == [(c.name, "YES" if c.nullable else "NO") for c in table.columns]
     with psycopg.connect(url) as conn:

@@ -177,9 +177,9 @@ class Resources(SQLBase):
                 self._unindex_chunk(conn, old["rowid"])
                 rowid = old["rowid"]
             else:
-                rowid = conn.execute("INSERT INTO chunks (id, workspace_id, resource_id, chunk_index, text, "
-                                     "text_type, char_start, char_end, metadata, post_source, created_at, version, "
-                                     "text_hash, post_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", values).lastrowid
+                rowid = self._insert_rowid(conn, "INSERT INTO chunks (id, workspace_id, resource_id, chunk_index, "
+                                           "text, text_type, char_start, char_end, metadata, post_source, created_at, "
+                                           "version, text_hash, post_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", values)
             self._index_chunk(conn, rowid, title, draft.text)
         for mention in extraction.mentions:
             f = mention.fields
@@ -301,8 +301,7 @@ class Resources(SQLBase):
         found = self._paths(conn, [row["id"] for row in rows]) if paths else {}
         return [self._resource_from_row(row, found.get(row["id"])) for row in rows]
 
-    @staticmethod
-    def _list_resources(conn: sqlite3.Connection, workspace_id: str, statuses: Sequence[str] | None,
+    def _list_resources(self, conn: sqlite3.Connection, workspace_id: str, statuses: Sequence[str] | None,
                         under: str | None, limit: int | None, offset: int) -> list[sqlite3.Row]:
         """The rows of :meth:`resources` (every column but the extracted text)."""
         sql = f"SELECT {RESOURCE_COLUMNS} FROM resources r WHERE r.workspace_id = ?"
@@ -319,7 +318,7 @@ class Resources(SQLBase):
         sql += " ORDER BY r.created_at, r.id"
         if limit is not None or offset:
             sql += " LIMIT ? OFFSET ?"
-            args += [-1 if limit is None else limit, offset]
+            args += [self._NO_LIMIT if limit is None else limit, offset]
         return conn.execute(sql, args).fetchall()
 
     def total_resources(self, workspace_id: str, *, statuses: Sequence[str] | None = None) -> int:
@@ -360,15 +359,15 @@ class Resources(SQLBase):
         current extraction), by ``chunk_index``: the chunks within ``reach`` places of it
         whose ``page`` is its page. ``[]`` for an unknown chunk or one without a page."""
         conn = self._conn()
-        row = conn.execute("SELECT c.resource_id, c.chunk_index, json_extract(c.metadata, '$.page') AS page "
+        row = conn.execute(f"SELECT c.resource_id, c.chunk_index, {self._json_int('c.metadata', 'page')} AS page "
                            "FROM chunks c WHERE c.id = ? AND c.workspace_id = ? AND c.post_source IS NULL",
                            (chunk_id, workspace_id)).fetchone()
         if row is None or not isinstance(row["page"], int):
             return []
         rows = conn.execute(
             self._PASSAGE_SELECT + "WHERE c.workspace_id = ? AND c.resource_id = ? AND c.chunk_index BETWEEN ? AND ? "
-            "AND c.post_source IS NULL AND c.version IS r.extractor_version "
-            "AND json_extract(c.metadata, '$.page') = ? ORDER BY c.chunk_index",
+            f"AND c.post_source IS NULL AND c.version {self._IS} r.extractor_version "
+            f"AND {self._json_int('c.metadata', 'page')} = ? ORDER BY c.chunk_index",
             (workspace_id, row["resource_id"], row["chunk_index"] - reach, row["chunk_index"] + reach,
              row["page"])).fetchall()
         return [self._passage_from_row(r) for r in rows]
@@ -376,6 +375,6 @@ class Resources(SQLBase):
     def resource_chunks(self, workspace_id: str, resource_id: str) -> list[Chunk]:
         """All chunks of a resource, by ``chunk_index``."""
         rows = self._conn().execute("SELECT c.* FROM chunks c JOIN resources r ON r.id = c.resource_id WHERE "
-                                    "c.workspace_id = ? AND c.resource_id = ? AND c.version IS r.extractor_version "
+                                    f"c.workspace_id = ? AND c.resource_id = ? AND c.version {self._IS} r.extractor_version "
                                     "ORDER BY c.chunk_index", (workspace_id, resource_id)).fetchall()
         return [self._chunk_from_row(row) for row in rows]

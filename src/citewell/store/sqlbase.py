@@ -57,6 +57,26 @@ class SQLBase:
     _DB_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error,)
     #: ``ORDER BY`` of a table's rows in insertion order (SQLite's rowid)
     _INSERTION_ORDER = "rowid"
+    #: null-safe equality (SQLite's ``IS``; ``IS NOT DISTINCT FROM`` elsewhere)
+    _IS = "IS"
+    #: the ``LIMIT`` parameter that means no limit
+    _NO_LIMIT: int | None = -1
+    #: an inner join whose left table drives the plan (SQLite's ``CROSS JOIN``: the vectors
+    #: are looked up by their key, never walked)
+    _LOOKUP_JOIN = "CROSS JOIN"
+
+    @staticmethod
+    def _json_int(column: str, key: str) -> str:
+        """SQL of the value of ``key`` of the JSON object in text ``column`` (an integer
+        where it is one; NULL when missing)."""
+        return f"json_extract({column}, '$.{key}')"
+
+    @staticmethod
+    def _insert_rowid(conn: sqlite3.Connection, sql: str, values: Sequence[Any]) -> int:
+        """Run ``INSERT`` ``sql`` of one row and return the row's ``rowid``."""
+        rowid = conn.execute(sql, values).lastrowid
+        assert rowid is not None
+        return rowid
 
     def _conn(self) -> sqlite3.Connection:
         """This thread's connection (dialect)."""

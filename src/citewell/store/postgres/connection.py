@@ -139,10 +139,25 @@ class Connection:
 
 class PostgresConnections(SQLBase):
     """The connection hooks of :class:`~citewell.store.sqlbase.SQLBase` on one PostgreSQL
-    database (``url``, a ``postgresql://`` URL)."""
+    database (``url``, a ``postgresql://`` URL), and PostgreSQL's spelling of the few SQL
+    forms the databases spell differently."""
 
     url: str
+    location: str
     _local: threading.local
+    _INSERTION_ORDER = "created_at, id"
+    _IS = "IS NOT DISTINCT FROM"
+    _NO_LIMIT = None
+    _LOOKUP_JOIN = "JOIN"
+
+    @staticmethod
+    def _json_int(column: str, key: str) -> str:
+        return (f"(CASE jsonb_typeof(({column})::jsonb -> '{key}') WHEN 'number' "
+                f"THEN (({column})::jsonb ->> '{key}')::bigint END)")
+
+    @staticmethod
+    def _insert_rowid(conn: Any, sql: str, values: Sequence[Any]) -> int:
+        return int(conn.execute(sql + " RETURNING rowid", values).fetchone()[0])
 
     def _conn(self) -> Connection:  # type: ignore[override]
         conn = getattr(self._local, "conn", None)

@@ -31,7 +31,7 @@ class BlobVectorIndex(SQLBase):
         embedded ones with their vectors."""
         def load() -> VectorScope:
             # chunks outside (CROSS JOIN): the vectors are looked up by their key, never walked
-            join = ("CROSS JOIN" if matrix else "LEFT JOIN") + (" chunk_vectors v ON v.workspace_id = "
+            join = (self._LOOKUP_JOIN if matrix else "LEFT JOIN") + (" chunk_vectors v ON v.workspace_id = "
                                                                 "c.workspace_id AND v.text_hash = c.text_hash "
                                                                 "AND v.model = ?")
             scope, params = self._scope_sql(workspace_id, (), None, join)

@@ -1,0 +1,241 @@
+"""The lexical index on PostgreSQL (a dialect piece of the store): BM25 as FTS5 ranks.
+
+PostgreSQL's own ``ts_rank`` is not BM25, so this index keeps the term statistics BM25
+needs and ranks exactly as SQLite's FTS5 ``bm25()`` does, so that a question gets the
+same passages in the same order from either store:
+
+- **tokens**: a text is tokenized by SQLite's own FTS5 tokenizer (``porter unicode61
+  remove_diacritics 2``, the SQLite store's, run on an in-memory table with ``fts5vocab``),
+  so both stores see the same stemmed terms at the same positions;
+- **postings** (``lexical_postings``): per chunk row, column (0 the index title, 1 the
+  text) and term, the term's positions; **documents** (``lexical_docs``): per chunk row,
+  its number of tokens over both columns;
+- **ranking** follows FTS5's ``bm25()`` step by step in the same floating-point order:
+  for a phrase (a quoted term; several tokens must be consecutive), ``idf = log((N - n +
+  0.5) / (n + 0.5))`` (1e-6 when not positive) over the ``N`` indexed rows of the whole
+  store, ``n`` of which hold the phrase; its frequency in a row sums the column weights
+  :data:`BM25_WEIGHTS` of its occurrences; its part of the score is ``idf × f × (k1 + 1) /
+  (f + k1 × (1 − b + b × D / avgdl))`` with ``D`` the row's tokens and ``avgdl`` the mean;
+  a row's score is the sum of its phrases' parts in query order — which is how the
+  search concern adds cached parts (:func:`~citewell.store.searchcache.rank_rows`).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import threading
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...models import Passage
+from ..base import Condition
+from ..filters import filter_sql, under_sql
+from ..searchcache import GenerationCache, Scope, TermScores
+from ..sqlbase import SQLBase
+from ..sqlite.lexical import BM25_WEIGHTS
+
+#: FTS5's BM25 constants
+K1 = 1.2
+B = 0.75
+#: the index's own tables (a new store gets them with the shared tables)
+LEXICAL_TABLES = (
+    "CREATE TABLE IF NOT EXISTS lexical_postings (rowid BIGINT NOT NULL, col SMALLINT NOT NULL, term TEXT NOT NULL, "
+    "positions INTEGER[] NOT NULL, PRIMARY KEY (term, rowid, col))",
+    "CREATE INDEX IF NOT EXISTS lexical_postings_by_row ON lexical_postings (rowid)",
+    "CREATE TABLE IF NOT EXISTS lexical_docs (rowid BIGINT PRIMARY KEY, tokens INTEGER NOT NULL)",
+)
+
+_tokenizers = threading.local()
+
+
+def tokenize(text: str) -> list[tuple[str, int]]:
+    """``(term, position)`` of ``text`` as the SQLite store's FTS5 index tokenizes it."""
+    conn = getattr(_tokenizers, "conn", None)
+    if conn is None:
+        conn = sqlite3.connect(":memory:", check_same_thread=False)
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize = 'porter unicode61 remove_diacritics 2')")
+        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        _tokenizers.conn = conn
+    conn.execute("INSERT INTO t (rowid, x) VALUES (1, ?)", (text,))
+    try:
+        return [(term, offset) for term, offset in conn.execute("SELECT term, offset FROM v ORDER BY offset")]
+    finally:
+        conn.execute("DELETE FROM t")
+
+
+def _phrase_rows(rows: Sequence[Any], tokens: Sequence[str]) -> dict[tuple[int, int], int]:
+    """Occurrences of the phrase ``tokens`` per ``(rowid, col)`` from the postings ``rows``
+    ``(rowid, col, term, positions)`` of its tokens: places where they stand consecutively."""
+    if len(tokens) == 1:
+        return {(row[0], row[1]): len(row[3]) for row in rows}
+    places: dict[tuple[int, int], dict[str, set[int]]] = defaultdict(dict)
+    for rowid, col, term, positions in rows:
+        places[(rowid, col)][term] = set(positions)
+    found: dict[tuple[int, int], int] = {}
+    for key, by_term in places.items():
+        if any(t not in by_term for t in tokens):
+            continue
+        count = sum(1 for start in by_term[tokens[0]]
+                    if all(start + i in by_term[t] for i, t in enumerate(tokens[1:], 1)))
+        if count:
+            found[key] = count
+    return found
+
+
+class PostgresLexicalIndex(SQLBase):
+    """The lexical index hooks of the PostgreSQL store (see the module docstring)."""
+
+    _terms: GenerationCache[TermScores]
+
+    # -- writes (inside the caller's write transaction) ---------------------------------
+    @staticmethod
+    def _index_chunk(conn: Any, rowid: int, title: str, text: str) -> None:
+        """Index chunk row ``rowid``: its postings and its token count."""
+        positions: dict[tuple[int, str], list[int]] = defaultdict(list)
+        size = 0
+        for col, value in ((0, title), (1, text)):
+            tokens = tokenize(value)
+            size += len(tokens)
+            for term, position in tokens:
+                positions[(col, term)].append(position)
+        conn.executemany("INSERT INTO lexical_postings VALUES (?, ?, ?, ?)",
+                         [(rowid, col, term, places) for (col, term), places in positions.items()])
+        conn.execute("INSERT INTO lexical_docs VALUES (?, ?)", (rowid, size))
+
+    @staticmethod
+    def _unindex_chunk(conn: Any, rowid: int) -> None:
+        """Remove chunk row ``rowid`` from the index (nothing when it is not indexed)."""
+        conn.execute("DELETE FROM lexical_postings WHERE rowid = ?", (rowid,))
+        conn.execute("DELETE FROM lexical_docs WHERE rowid = ?", (rowid,))
+
+    @staticmethod
+    def _unindex_resource(conn: Any, resource_id: str) -> None:
+        """Remove every chunk of a resource from the index (its chunks stay readable)."""
+        for table in ("lexical_postings", "lexical_docs"):
+            conn.execute(f"DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM chunks WHERE resource_id = ?)",
+                         (resource_id,))
+
+    def _reindex_title(self, conn: Any, resource_id: str, title: str) -> None:
+        """Index every chunk of a resource again under index title ``title``."""
+        for chunk in conn.execute("SELECT rowid, text FROM chunks WHERE resource_id = ? AND rowid IN "
+                                  "(SELECT rowid FROM lexical_docs)", (resource_id,)).fetchall():
+            self._unindex_chunk(conn, chunk["rowid"])
+            self._index_chunk(conn, chunk["rowid"], title, chunk["text"])
+
+    # -- reads --------------------------------------------------------------------------
+    @staticmethod
+    def _phrase(conn: Any, term: str, *, column: int | None = None) -> dict[int, float]:
+        """Rows holding the phrase of ``term`` (in ``column`` only, when given) and its
+        weighted frequency in each (the sum of the column weights of its occurrences)."""
+        tokens = [t for t, _ in tokenize(term)]
+        if not tokens:
+            return {}
+        sql = "SELECT rowid, col, term, positions FROM lexical_postings WHERE term = ANY(?)"
+        params: list[Any] = [sorted(set(tokens))]
+        if column is not None:
+            sql += " AND col = ?"
+            params.append(column)
+        cur = conn.cursor()
+        cur.row_factory = None
+        rows = cur.execute(sql, params).fetchall()
+        freq: dict[int, float] = defaultdict(float)
+        for (rowid, col), count in sorted(_phrase_rows(rows, tokens).items()):
+            for _ in range(count):
+                freq[rowid] += BM25_WEIGHTS[col]
+        return dict(freq)
+
+    def _term_scores(self, conn: Any, generation: tuple[int, ...], term: str) -> TermScores:
+        """The rows ``term`` matches and its share of their BM25 (cached per search generation)."""
+        def load() -> TermScores:
+            freq = self._phrase(conn, term)
+            if not freq:
+                return TermScores(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+            total, tokens = conn.execute("SELECT count(*), COALESCE(sum(tokens), 0) FROM lexical_docs").fetchone()
+            avgdl = float(tokens) / float(total)
+            hits = len(freq)
+            idf = math.log((total - hits + 0.5) / (hits + 0.5))
+            if idf <= 0.0:
+                idf = 1e-6
+            rowids = sorted(freq)
+            cur = conn.cursor()
+            cur.row_factory = None
+            sizes = dict(cur.execute("SELECT rowid, tokens FROM lexical_docs WHERE rowid = ANY(?)",
+                                     (rowids,)).fetchall())
+            parts = []
+            for rowid in rowids:
+                f = freq[rowid]
+                d = float(sizes[rowid])
+                parts.append(0.0 + idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl))))
+            return TermScores(np.array(rowids, dtype=np.int64), np.array(parts, dtype=np.float64))
+
+        return self._terms.get(generation, term, load)
+
+    def _match_clause(self, alias: str, terms: Sequence[str]) -> tuple[str, list[Any]] | None:
+        """``"<alias>.rowid = ANY(?)"`` keeping chunk rows (table alias ``alias``) whose index
+        row holds any of ``terms``, and its parameter; None for no term."""
+        words = [t for t in terms if t.strip()]
+        if not words:
+            return None
+        conn = self._conn()
+        rows = sorted({rowid for word in words for rowid in self._phrase(conn, word)})
+        return f"{alias}.rowid = ANY(?)", [rows]
+
+    def _ranked_search(self, workspace_id: str, terms: Sequence[str], limit: int,
+                       conditions: Sequence[Condition], under: str | None) -> list[Passage]:
+        """BM25 over the ready resources of the workspace matching ``conditions`` (chunk-level
+        ones too) under folder ``under``: best first, ties by rowid, ``score`` the negated
+        ``bm25`` (see the module docstring)."""
+        words = [t for t in terms if t.strip()]
+        if not words or limit <= 0:
+            return []
+        with self._snapshot() as conn:
+            generation = self._generation(conn, "search_generation")
+            scores = [self._term_scores(conn, generation, t) for t in words]
+            candidates = sorted({int(r) for s in scores for r in s.rowids})
+            if not candidates:
+                return []
+            where, args = filter_sql(conditions)
+            folder, folder_params = under_sql(under)
+            cur = conn.cursor()
+            cur.row_factory = None
+            allowed = {row[0] for row in cur.execute(
+                "SELECT c.rowid FROM chunks c JOIN resources r ON r.id = c.resource_id WHERE c.workspace_id = ? "
+                "AND r.status = 'ready' AND c.rowid = ANY(?)" + folder + where,
+                [workspace_id, candidates, *folder_params, *args]).fetchall()}
+            total: dict[int, float] = {}
+            for s in scores:  # in query order, from 0.0: FTS5's order of addition
+                for rowid, part in zip(s.rowids.tolist(), s.parts.tolist()):
+                    if rowid in allowed:
+                        total[rowid] = total.get(rowid, 0.0) + part
+            ranked = sorted(total.items(), key=lambda item: (-1.0 * item[1], item[0]))[:limit]
+            rows, resources = self._chunk_rows(conn, workspace_id, "rowid", [rowid for rowid, _ in ranked])
+        return [self._passage(rows[rowid], resources[rows[rowid]["resource_id"]], score=score, rank=i + 1)
+                for i, (rowid, score) in enumerate(ranked)]
+
+    @staticmethod
+    def _indexed_within(conn: Any, rowids: np.ndarray) -> bool:
+        """Whether every indexed row is one of ``rowids``."""
+        cur = conn.cursor()
+        cur.row_factory = None
+        indexed = np.fromiter((row[0] for row in cur.execute("SELECT rowid FROM lexical_docs").fetchall()),
+                              dtype=np.int64)
+        return bool(np.isin(indexed, rowids).all())
+
+    def _count_group(self, conn: Any, scope: Scope, group: Sequence[str]) -> int:  # type: ignore[override]
+        """How many rows of ``scope`` have every word of ``group`` in their text (0 for no word)."""
+        words = [w for w in group if w.strip()]
+        if not words:
+            return 0
+        rows: set[int] | None = None
+        for word in words:
+            found = set(self._phrase(conn, word, column=1))
+            rows = found if rows is None else rows & found
+        if not rows:
+            return 0
+        if scope.fts_covered:
+            return len(rows)
+        return int(np.isin(np.fromiter(rows, dtype=np.int64), scope.rowids).sum())
