@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..models import Chunk, Passage, Resource, utcnow
 
@@ -50,8 +51,14 @@ def index_title(title: str, metadata: dict[str, Any]) -> str:
 
 
 class SQLBase:
-    """Row conversion and the connection hooks every concern mixin uses (see the module
-    docstring); a dialect's connection class provides the hooks."""
+    """Row conversion, transactions and generation counters every concern mixin uses (see
+    the module docstring); a dialect's connection class provides ``_conn`` (and
+    ``_local``, the thread-local holding it) and its spellings below."""
+
+    if TYPE_CHECKING:
+        import threading
+
+        _local: threading.local
 
     #: the errors of the database driver (a write refused, a read-only file …)
     _DB_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error,)
@@ -78,33 +85,75 @@ class SQLBase:
         assert rowid is not None
         return rowid
 
+    #: what begins a write transaction (SQLite's ``BEGIN IMMEDIATE`` takes the write lock at once)
+    _BEGIN_WRITE = "BEGIN IMMEDIATE"
+    #: what begins a read transaction on one snapshot (SQLite's WAL snapshot)
+    _BEGIN_READ = "BEGIN"
+    #: the upsert that moves a generation counter (parameter: its ``meta`` key)
+    _BUMP_SQL = ("INSERT INTO meta VALUES (?, '1') ON CONFLICT (key) DO UPDATE "
+                 "SET value = CAST(value AS INTEGER) + 1")
+
     def _conn(self) -> sqlite3.Connection:
         """This thread's connection (dialect)."""
         raise NotImplementedError
 
-    def _write(self, *, bump: str | None = None,
-               workspace: str | None = None) -> AbstractContextManager[sqlite3.Connection]:
-        """One write transaction (dialect)."""
-        raise NotImplementedError
+    @contextmanager
+    def _write(self, *, bump: str | None = None, workspace: str | None = None) -> Iterator[sqlite3.Connection]:
+        """One write transaction (:attr:`_BEGIN_WRITE`); ``bump``: the generation counter
+        (``SEARCH``, ``VECTORS``) this write moves, store-wide and (``workspace``) the
+        workspace's own, incremented in the same transaction when it changed a row (a sync
+        that finds nothing new keeps the caches)."""
+        conn = self._conn()
+        conn.execute(self._BEGIN_WRITE)
+        changes = conn.total_changes
+        try:
+            yield conn
+            if bump is not None and conn.total_changes != changes:
+                self._bump(conn, bump, workspace)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
 
-    def _snapshot(self) -> AbstractContextManager[sqlite3.Connection]:
-        """One read transaction (dialect)."""
-        raise NotImplementedError
+    def _bump(self, conn: sqlite3.Connection, counter: str, workspace: str | None = None) -> None:
+        """Move the generation ``counter`` (``SEARCH``, ``VECTORS``) inside the open write:
+        store-wide, and the workspace's own when ``workspace`` is given."""
+        for key in (counter, *([f"{counter}:{workspace}"] if workspace is not None else [])):
+            conn.execute(self._BUMP_SQL, (key,))
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction (:attr:`_BEGIN_READ`): every read inside sees one state of the
+        store, the generation counters included. Inside a transaction already open, that one."""
+        conn = self._conn()
+        if conn.in_transaction:
+            yield conn
+            return
+        conn.execute(self._BEGIN_READ)
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
 
     @staticmethod
     def _generation(conn: sqlite3.Connection, *keys: str) -> tuple[int, ...]:
-        """The generation counters ``keys`` (dialect)."""
-        raise NotImplementedError
-
-    @staticmethod
-    def _bump(conn: sqlite3.Connection, counter: str, workspace: str | None = None) -> None:
-        """Move a generation counter (store-wide, and the workspace's) inside the open write (dialect)."""
-        raise NotImplementedError
+        """The counters ``keys`` (``SEARCH``, ``VECTORS``) as stored now (0 when never bumped)."""
+        rows = dict((row[0], row[1]) for row in conn.execute(
+            f"SELECT key, value FROM meta WHERE key IN ({','.join('?' * len(keys))})", keys).fetchall())
+        return tuple(int(rows.get(k, 0)) for k in keys)
 
     @classmethod
     def _ws_generation(cls, conn: sqlite3.Connection, workspace_id: str, *keys: str) -> tuple[int, ...]:
-        """A workspace's own generation counters ``keys`` (dialect)."""
-        raise NotImplementedError
+        """A workspace's own counters ``keys`` (``SEARCH``, ``VECTORS``), 0 when never bumped."""
+        return cls._generation(conn, *(f"{k}:{workspace_id}" for k in keys))
+
+    def close(self) -> None:
+        """Close this thread's connection (other threads' close when they end)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
 
     _PASSAGE_SELECT = ("SELECT c.*, r.title AS r_title, r.kind AS r_kind, r.file_name AS r_file_name "
                        "FROM chunks c JOIN resources r ON r.id = c.resource_id ")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from typing import Any
 
 from ...errors import StoreError
@@ -149,6 +148,10 @@ class PostgresConnections(SQLBase):
     _IS = "IS NOT DISTINCT FROM"
     _NO_LIMIT = None
     _LOOKUP_JOIN = "JOIN"
+    _BEGIN_WRITE = "BEGIN"
+    _BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+    _BUMP_SQL = ("INSERT INTO meta VALUES (?, '1') ON CONFLICT (key) DO UPDATE "
+                 "SET value = (CAST(meta.value AS BIGINT) + 1)::text")
 
     @staticmethod
     def _json_int(column: str, key: str) -> str:
@@ -172,57 +175,3 @@ class PostgresConnections(SQLBase):
             conn = Connection(raw)
             self._local.conn = conn
         return conn
-
-    @contextmanager
-    def _write(self, *, bump: str | None = None,  # type: ignore[override]
-               workspace: str | None = None) -> Iterator[Connection]:
-        """One write transaction; ``bump`` and ``workspace`` as on SQLite (the generation
-        counters move in the same transaction when it changed a row)."""
-        conn = self._conn()
-        conn.execute("BEGIN")
-        changes = conn.total_changes
-        try:
-            yield conn
-            if bump is not None and conn.total_changes != changes:
-                self._bump(conn, bump, workspace)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        else:
-            conn.execute("COMMIT")
-
-    @staticmethod
-    def _bump(conn: Connection, counter: str, workspace: str | None = None) -> None:  # type: ignore[override]
-        for key in (counter, *([f"{counter}:{workspace}"] if workspace is not None else [])):
-            conn.execute("INSERT INTO meta VALUES (?, '1') ON CONFLICT (key) DO UPDATE "
-                         "SET value = (CAST(meta.value AS BIGINT) + 1)::text", (key,))
-
-    @contextmanager
-    def _snapshot(self) -> Iterator[Connection]:  # type: ignore[override]
-        """A read transaction on one snapshot (inside an open transaction: that one)."""
-        conn = self._conn()
-        if conn.in_transaction:
-            yield conn
-            return
-        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        try:
-            yield conn
-        finally:
-            conn.execute("COMMIT")
-
-    @staticmethod
-    def _generation(conn: Connection, *keys: str) -> tuple[int, ...]:  # type: ignore[override]
-        rows = dict((row[0], row[1]) for row in conn.execute(
-            f"SELECT key, value FROM meta WHERE key IN ({','.join('?' * len(keys))})", keys).fetchall())
-        return tuple(int(rows.get(k, 0)) for k in keys)
-
-    @classmethod
-    def _ws_generation(cls, conn: Connection, workspace_id: str, *keys: str) -> tuple[int, ...]:  # type: ignore[override]
-        return cls._generation(conn, *(f"{k}:{workspace_id}" for k in keys))
-
-    def close(self) -> None:
-        """Close this thread's connection."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None

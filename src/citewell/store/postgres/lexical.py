@@ -34,7 +34,7 @@ import numpy as np
 from ...models import Passage
 from ..base import Condition
 from ..filters import filter_sql, under_sql
-from ..searchcache import GenerationCache, Scope, TermScores
+from ..searchcache import SEARCH, GenerationCache, Scope, TermScores
 from ..sqlbase import SQLBase
 from ..sqlite.lexical import BM25_WEIGHTS
 
@@ -193,7 +193,7 @@ class PostgresLexicalIndex(SQLBase):
         if not words or limit <= 0:
             return []
         with self._snapshot() as conn:
-            generation = self._generation(conn, "search_generation")
+            generation = self._generation(conn, SEARCH)
             scores = [self._term_scores(conn, generation, t) for t in words]
             candidates = sorted({int(r) for s in scores for r in s.rowids})
             if not candidates:

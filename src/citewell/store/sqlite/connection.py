@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from ...errors import StoreError
 from ..ids import text_hash
@@ -47,64 +45,3 @@ class SQLiteConnections(SQLBase):
                 raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
             self._local.conn = conn
         return conn
-
-    @contextmanager
-    def _write(self, *, bump: str | None = None, workspace: str | None = None) -> Iterator[sqlite3.Connection]:
-        """One ``BEGIN IMMEDIATE`` transaction; ``bump``: the generation counter (``SEARCH``,
-        ``VECTORS``) this write moves, store-wide and (``workspace``) the workspace's own,
-        incremented in the same transaction when it changed a row (a sync that finds
-        nothing new keeps the caches)."""
-        conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        changes = conn.total_changes
-        try:
-            yield conn
-            if bump is not None and conn.total_changes != changes:
-                self._bump(conn, bump, workspace)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        else:
-            conn.execute("COMMIT")
-
-    @staticmethod
-    def _bump(conn: sqlite3.Connection, counter: str, workspace: str | None = None) -> None:
-        """Move the generation ``counter`` (``SEARCH``, ``VECTORS``) inside the open write:
-        store-wide, and the workspace's own when ``workspace`` is given."""
-        for key in (counter, *([f"{counter}:{workspace}"] if workspace is not None else [])):
-            conn.execute("INSERT INTO meta VALUES (?, '1') ON CONFLICT (key) DO UPDATE "
-                         "SET value = CAST(value AS INTEGER) + 1", (key,))
-
-    @classmethod
-    def _ws_generation(cls, conn: sqlite3.Connection, workspace_id: str, *keys: str) -> tuple[int, ...]:
-        """A workspace's own counters ``keys`` (``SEARCH``, ``VECTORS``), 0 when never bumped."""
-        return cls._generation(conn, *(f"{k}:{workspace_id}" for k in keys))
-
-    @contextmanager
-    def _snapshot(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction: every read inside sees one state of the store (WAL snapshot),
-        the generation counters included. Inside a transaction already open, that one."""
-        conn = self._conn()
-        if conn.in_transaction:
-            yield conn
-            return
-        conn.execute("BEGIN")
-        try:
-            yield conn
-        finally:
-            conn.execute("COMMIT")
-
-    @staticmethod
-    def _generation(conn: sqlite3.Connection, *keys: str) -> tuple[int, ...]:
-        """The counters ``keys`` (``SEARCH``, ``VECTORS``) as stored now (0 when never bumped)."""
-        rows = dict(conn.execute(f"SELECT key, value FROM meta WHERE key IN ({','.join('?' * len(keys))})",
-                                 keys).fetchall())
-        return tuple(int(rows.get(k, 0)) for k in keys)
-
-    def close(self) -> None:
-        """Close this thread's connection (other threads' close when they end)."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
-
