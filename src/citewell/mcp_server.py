@@ -111,8 +111,8 @@ def build_server(engine_for: EngineFactory, *, viewer_base: Callable[[Context], 
         "with text[start_index:end_index] == '[N]' in Unicode code points; a passage {type: chunk, id, citation, "
         "…, resource_title, text, metadata}), `citations` (one per cited resource), `viewer_links` ({N: URL} of "
         "a page showing each citation in place; over HTTP only), `chat_id` and `message_id` (pass chat_id to "
-        "ask a follow-up). `filters`: {key: value} as DESIGN.md Filters (source, kind, resource_id, tickers, "
-        "created_at …)."))
+        "ask a follow-up). `filters`: {key: value} as docs/architecture.md \"Filters\" (source, kind, "
+        "resource_id, tickers, created_at …)."))
     async def ask(question: str, ctx: Context, chat_id: str | None = None,
                   filters: dict[str, Any] | None = None) -> dict[str, Any]:
         def work(engine: Engine, key_id: str | None) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 An agent is ``{name, query, filters, keywords, authors, interval_s, state}``:
 
 - ``query``: the question or topic (not blank, at most 8,000 characters);
-- ``filters``: DESIGN.md "Filters" (an object or ``"key=value"`` strings: ``source``,
+- ``filters``: docs/architecture.md "Filters" (an object or ``"key=value"`` strings: ``source``,
   ``resource_id`` — the datasets, i.e. posts files —, ``created_at>=``/``<=`` and the
   resource-level keys ``document_name``, ``tickers`` …), checked by
   :func:`citewell.retrieve.parse_filters` (``INVALID_FILTER``);

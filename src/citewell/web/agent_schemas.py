@@ -14,9 +14,9 @@ from .schemas import ChatMessage, FilterValue, Notice, _Body, _Closed, _Open
 
 _NAME = {"anyOf": [{"allOf": [rules.title(), rules.nonblank()]}, {"type": "null"}]}
 _TERMS = {"anyOf": [{"type": "array", "items": rules.nonblank(200), "maxItems": 50}, {"type": "null"}]}
-_FILTERS_DESCRIPTION = ('What to watch besides the query, as DESIGN.md "Filters": source, resource_id (a dataset, '
-                        'i.e. a posts file), created_at>= / <=, and resource-level keys (tickers …); an object or '
-                        '"key=value" strings. An unknown key is 400 INVALID_FILTER.')
+_FILTERS_DESCRIPTION = ('What to watch besides the query, as docs/architecture.md "Filters": source, resource_id '
+                        '(a dataset, i.e. a posts file), created_at>= / <=, and resource-level keys (tickers …); an '
+                        'object or "key=value" strings. An unknown key is 400 INVALID_FILTER.')
 
 
 class _AgentFields(_Body):
