@@ -80,6 +80,8 @@ SEED_000 = {
     "GET /v1/chats/{chat_id}/messages/{message_id}": CHAT_MESSAGE,
     "GET /v1/chats/{id}/messages": {"type": "object", "required": ["messages"],
                                     "properties": {"messages": {"type": "array", "items": CHAT_MESSAGE}}},
+    "GET /v1/tracking_agents/{id}/messages": {"type": "object", "required": ["messages"],
+                                              "properties": {"messages": {"type": "array", "items": CHAT_MESSAGE}}},
     "POST /v1/mentions": {"type": "object", "required": ["mentions"],
                           "properties": {"mentions": {"type": "array", "items": {
                               "type": "object", "required": ["source", "id"],
@@ -239,7 +241,7 @@ def world(tmp_path_factory: pytest.TempPathFactory):
         platform = engine.create_key(platform=True)[0]
     with Engine(store, workspace="beta") as engine:
         other_workspace_id = engine.workspace_id
-    with TestClient(create_app(store), headers={"X-API-KEY": key}) as client:
+    with TestClient(create_app(store, agent_tick_s=0), headers={"X-API-KEY": key}) as client:  # agents run when asked
         w = World(client, {"X-API-KEY": key}, {"X-API-KEY": platform}, workspace_id, other_workspace_id)
         ids = {Path(rel).name: _upload(client, rel, doc) for rel, doc in UPLOADS}
         deadline = time.monotonic() + 900
@@ -455,6 +457,26 @@ def test_chats_answers_conform_to_seed_000(world: World) -> None:
         mentions = client.post("/v1/mentions", json={"post_refs": refs}).json()
         conforms(SEED_000["POST /v1/mentions"], mentions)
         assert [(m["source"], m["id"]) for m in mentions["mentions"]] == [(r["source"], r["id"]) for r in refs]
+
+
+def test_tracking_agent_alerts_conform_to_seed_000(world: World) -> None:
+    client = world.client
+    agent = client.post("/v1/tracking_agents", json={"query": "Activision puts"}).json()
+    assert client.post(f"/v1/tracking_agents/{agent['id']}/run").json()["alert"] is not None
+    page = client.get(f"/v1/tracking_agents/{agent['id']}/messages").json()
+    conforms(SEED_000["GET /v1/tracking_agents/{id}/messages"], page)
+    (alert,) = page["messages"]
+    numbered = [r for r in alert["references"] if "citation" in r]
+    assert numbered and all(r["type"] == "post" and r["source"] == "reddit" for r in numbered)
+    assert [r["citation"] for r in numbered] == list(range(1, len(numbered) + 1))
+    for ref in numbered:
+        assert alert["text"][ref["start_index"]:ref["end_index"]] == f"[{ref['citation']}]"
+        assert ref["start_index"] == alert["text"].index(f"[{ref['citation']}]")
+    assert all(set(r) == {"type", "id"} for r in alert["references"] if "citation" not in r)
+    mentions = client.post("/v1/mentions", json={"post_refs": [{"source": r["source"], "id": r["id"]}
+                                                               for r in numbered]}).json()
+    conforms(SEED_000["POST /v1/mentions"], mentions)
+    assert all("activision" in m["text"].lower() for m in mentions["mentions"])
 
 
 def test_a_chats_answer_over_documents_gives_every_reference_an_id(world: World) -> None:
