@@ -557,13 +557,14 @@ class Engine:
         """Create a chat in this workspace (of a user, when given: only that user then sees
         it); pass its ``id`` as ``ask(chat_id=…)``."""
         if title is not None:
-            title = valid_text(title)
-            if len(title) > MAX_TITLE_CHARS:
-                raise UsageError(f"the title is longer than {MAX_TITLE_CHARS:,} characters")
-            problem = title_problem(title)
-            if problem:
-                raise UsageError(problem)
+            title = _checked_title(title)
         return self.store.create_chat(self.workspace_id, title, user_id=user_id, user_email=user_email)
+
+    def rename_chat(self, chat_id: str, title: str, *, user_id: str | None = None) -> ChatRecord:
+        """Give a chat of this workspace (of that user, when ``user_id``) a new ``title``
+        (one line of text, at most ``MAX_TITLE_CHARS``: ``UsageError`` otherwise);
+        ``NOT_FOUND`` for a chat it does not see."""
+        return self.store.rename_chat(self.workspace_id, chat_id, _checked_title(title), user_id=user_id)
 
     def get_chat(self, chat_id: str, *, user_id: str | None = None) -> ChatRecord:
         """One chat of this workspace (of that user, when ``user_id``); ``NOT_FOUND`` otherwise."""
@@ -636,6 +637,18 @@ class Engine:
         each the copy of its ``dataset_ids`` entry (a posts file) when given, else the copy
         :meth:`Store.mentions` chooses."""
         return self.store.mentions(self.workspace_id, list(refs), dataset_ids=dataset_ids)
+
+
+def _checked_title(title: str) -> str:
+    """``title`` as a chat keeps it (lone surrogates replaced); ``UsageError`` when it is
+    longer than ``MAX_TITLE_CHARS`` or not one line of text (:func:`title_problem`)."""
+    title = valid_text(title)
+    if len(title) > MAX_TITLE_CHARS:
+        raise UsageError(f"the title is longer than {MAX_TITLE_CHARS:,} characters")
+    problem = title_problem(title)
+    if problem:
+        raise UsageError(problem)
+    return title
 
 
 def _under(corpus: str | os.PathLike[str] | None) -> str | None:

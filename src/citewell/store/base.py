@@ -424,6 +424,12 @@ class Store(Protocol):
         """Chats of the workspace (of that user, when ``user_id``), oldest first."""
         ...
 
+    def rename_chat(self, workspace_id: str, chat_id: str, title: str, *, user_id: str | None = None) -> ChatRecord:
+        """Set a chat's ``title`` (of that user, when ``user_id``) and return it;
+        :class:`citewell.errors.NotFoundError` as :meth:`chat`. ``updated_at`` is kept (it
+        dates the last message)."""
+        ...
+
     def add_message(self, workspace_id: str, chat_id: str, message: Message) -> Message:
         """Append ``message`` to a chat in one transaction; returns the stored message.
 

@@ -62,6 +62,13 @@ class Chats(SQLBase):
             raise NotFoundError(f"no chat {chat_id}")
         return self._chat_from_row(row)
 
+    def rename_chat(self, workspace_id: str, chat_id: str, title: str, *, user_id: str | None = None) -> ChatRecord:
+        """Set a chat's title; see :meth:`Store.rename_chat`."""
+        self.chat(workspace_id, chat_id, user_id=user_id)  # NotFoundError for another workspace's or user's
+        with self._write() as conn:
+            conn.execute("UPDATE chats SET title = ? WHERE id = ? AND workspace_id = ?", (title, chat_id, workspace_id))
+        return self.chat(workspace_id, chat_id, user_id=user_id)
+
     def chats(self, workspace_id: str, *, user_id: str | None = None) -> list[ChatRecord]:
         """Chats of the workspace (of that user, when ``user_id``), oldest first."""
         sql = self._CHAT_SELECT + " WHERE c.workspace_id = ?"

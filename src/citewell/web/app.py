@@ -37,6 +37,7 @@ from ..models import utcnow
 from ..retrieve.hybrid import MODES
 from ..settings import LLMSettings, Settings, resolve_generator
 from ..store import Store, open_store
+from .. import webapp
 from . import errors
 from .openapi import build_openapi
 from ..processes import owner_alive
@@ -189,6 +190,7 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     # MCP over streamable HTTP (the same API keys; not in the OpenAPI document: JSON-RPC, see citewell.mcp_server)
     app.state.mcp_http = None
     app.router.routes.append(Route("/mcp", endpoint=MCPEndpoint(app.state), methods=["GET", "POST", "DELETE"]))
+    webapp.install(app)  # the web app at / (static files shipped in the package)
     app.add_middleware(BodyLimitMiddleware)
     app.add_middleware(KeyPresenceMiddleware)  # before the body limit: a keyless request reads nothing
     app.add_middleware(RequestIdMiddleware, on_error=errors.unhandled_error_response)  # outermost: ids on all

@@ -86,6 +86,13 @@ class CreateSessionBody(_Body):
                           "1,000 characters.")
 
 
+class RenameSessionBody(_Body):
+    """``PATCH /v1/sessions/{id}`` body."""
+
+    title: Annotated[str, WithJsonSchema(rules.title())] = Field(
+        description="The new title: one line of text (no control character such as NUL), at most 1,000 characters.")
+
+
 #: ``image_url`` values the route takes: a base64 ``data:`` URL of an image or PDF type, or
 #: this API's ``/v1/resources/{id}/content`` path (an unknown id is 404).
 _IMAGE_URL = {"type": "string", "maxLength": 14_000_000, "pattern": (

@@ -1,4 +1,6 @@
-"""The viewer's HTML: one citation shown where it lives (no JavaScript).
+"""The viewer's HTML: one citation shown where it lives (complete without JavaScript; with it,
+the web app's viewer module, ``/app/js/viewer-main.js``, replaces it with the app's view of
+the same citation, line-level highlight included).
 
 :func:`render_page` fills :data:`PAGE` (a :class:`string.Template`) with the body of one
 kind of source:
@@ -18,8 +20,8 @@ kind of source:
 Every value that comes from users or files (titles, file names, post text, metadata) is
 escaped with :func:`html.escape` (quotes too) before it reaches the template, and the
 only links written are ``http(s)`` URLs (a ``javascript:`` URL in a post is shown as
-text, never linked). The answer carries a Content-Security-Policy that forbids scripts
-(:data:`SECURITY_HEADERS`).
+text, never linked). The answer carries a Content-Security-Policy that allows only this
+server's own scripts (no inline script) (:data:`SECURITY_HEADERS`).
 """
 
 from __future__ import annotations
@@ -35,12 +37,14 @@ from urllib.parse import urlsplit
 
 from ..models import Chunk, Mention, Reference, Resource
 
-#: Headers of every viewer answer: no scripts at all, images and styles of this page only,
-#: media from http(s); no Referer (signed links must not leak to linked sites).
+#: Headers of every viewer answer: scripts, styles, images and connections of this server only
+#: (no inline script: the page works without any, and the web app's viewer module, when it
+#: runs, shows the same citation through ``/rms/viewer/data``), media from http(s); no
+#: Referer (signed links must not leak to linked sites).
 SECURITY_HEADERS: dict[str, str] = {
-    "Content-Security-Policy": "default-src 'none'; img-src 'self'; media-src http: https:; "
-                               "style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; "
-                               "frame-ancestors 'self'",
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; connect-src 'self'; img-src 'self' blob:; "
+                               "media-src http: https:; style-src 'self' 'unsafe-inline'; base-uri 'none'; "
+                               "form-action 'none'; frame-ancestors 'self'",
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "private, no-store",
@@ -61,6 +65,7 @@ PAGE = Template("""<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>[$number] $title · citewell viewer</title>
+<script type="module" src="/app/js/viewer-main.js"></script>
 <style>
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0; color: #1d1d1f; background: #f4f4f5; }
 header { background: #fff; border-bottom: 1px solid #ddd; padding: 12px 24px; }

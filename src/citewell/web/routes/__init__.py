@@ -15,16 +15,17 @@
   Server-Sent Events, resumable with ``Last-Event-ID``);
 - :mod:`.files` — ``GET /v1/presigned_url`` and the presigned download
   ``/v1/presigned_url/{document_id}`` (seed 004; signed, no key);
+- :mod:`.workspace` — ``GET /v1/workspace`` (whom a key acts for: the web app's sign-in);
 - :mod:`.viewer` — ``GET /rms/viewer`` and its page images ``/rms/viewer/page`` (seeds
   003/004; a key or a signed ``viewer_url``).
 """
 
 from __future__ import annotations
 
-from . import agents, analytics, chats, entities, files, mentions, references, resources, sessions, viewer
+from . import agents, analytics, chats, entities, files, mentions, references, resources, sessions, viewer, workspace
 
 ROUTERS = (sessions.router, resources.router, references.router, chats.router, mentions.router, entities.router,
-           analytics.router, files.router, viewer.router, agents.router)
+           analytics.router, files.router, viewer.router, agents.router, workspace.router)
 
 __all__ = ["ROUTERS", "agents", "analytics", "chats", "entities", "files", "mentions", "references", "resources", "sessions",
-           "viewer"]
+           "viewer", "workspace"]

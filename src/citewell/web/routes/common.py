@@ -16,6 +16,7 @@ _DESCRIPTIONS = {
     409: "AGENT_BUSY (another process is running the tracking agent) or AGENT_PAUSED.",
     413: "FILE_TOO_LARGE: the upload is over CITEWELL_MAX_UPLOAD_MB.",
     500: "SERVER_ERROR (GET_REF_FAIL on the references routes); never a trace.",
+    503: "SERVER_BUSY: every page renderer stayed busy; try again.",
 }
 
 

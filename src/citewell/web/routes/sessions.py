@@ -20,6 +20,7 @@ from ..errors import ApiError
 from ..images import question_image
 from ..schemas import (
     CreateSessionBody,
+    RenameSessionBody,
     OffsetUnit,
     PostMessageBody,
     SessionMessagesResponse,
@@ -80,6 +81,14 @@ def create_session(body: CreateSessionBody | None = Body(None), ctx: Context = D
 def get_session(session_id: str, ctx: Context = Depends(context)) -> dict[str, Any]:
     """One session of the workspace (of the acting user); 404 ``NOT_FOUND`` otherwise."""
     return ok({"session": ctx.engine.get_chat(session_id, user_id=ctx.user_id).to_dict()})
+
+
+@router.patch("/v1/sessions/{session_id}", response_model=SessionResponse, responses=error_docs("sessions"),
+              summary="Rename a session")
+def rename_session(session_id: str, body: RenameSessionBody, ctx: Context = Depends(context)) -> dict[str, Any]:
+    """Set a session's title (one line of text, at most 1,000 characters); 404 for a
+    session of another workspace or user, 400 ``INVALID_REQUEST_BODY`` for a bad title."""
+    return ok({"session": ctx.engine.rename_chat(session_id, body.title, user_id=ctx.user_id).to_dict()})
 
 
 @router.get("/v1/sessions/{session_id}/messages", response_model=SessionMessagesResponse,

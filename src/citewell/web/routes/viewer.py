@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
 from starlette.datastructures import URL
 
@@ -50,8 +50,9 @@ from ..auth import (API_KEY_HEADER, BEARER, ORGANIZATION_ID, USER_EMAIL, USER_ID
 from .. import rules
 from ..errors import ApiError
 from ..viewer_page import SECURITY_HEADERS, Cited, cited_pages, page_boxes, render_page
+from ..viewer_data import viewer_data
 from ..viewer_render import page_png
-from .common import error_docs
+from .common import error_docs, payload
 from .files import document_url
 
 router = APIRouter(tags=["viewer"])
@@ -250,6 +251,35 @@ def viewer(request: Request, target: ViewerTarget = Depends(viewer_target)) -> H
     references)."""
     message, ref = find_citation(target)
     return HTMLResponse(render_page(_cited(request, target, message, ref)), headers=SECURITY_HEADERS)
+
+
+@router.get("/rms/viewer/data", name="rms_viewer_data", summary="A citation in place, as JSON (the web app's viewer)",
+            responses=error_docs("analytics"), openapi_extra=_OPTIONAL_KEY)
+def viewer_json(request: Request, target: ViewerTarget = Depends(viewer_target)) -> JSONResponse:
+    """What the viewer shows, as data (:mod:`citewell.web.viewer_data`): the cited passage,
+    each citing sentence with its span in the passage and, for a PDF, that span's own
+    line boxes (fractions of the displayed page, top-left origin) and the cited pages'
+    plain images (signed links, ``boxes=false``); a transcript's cues with the quoted ones
+    marked and their times, and its recording (``media_url``); a post with its quoted span.
+    Access and errors as ``GET /rms/viewer`` (a key, or the signed ``viewer_url``'s fields)."""
+    message, ref = find_citation(target)
+    cited = _cited(request, target, message, ref)
+    engine = target.engine
+    pdf = None
+    page_count = None
+    if cited.kind == "pdf" and cited.resource is not None and cited.page_images:
+        expires = signing.viewer_expiry()
+        assert message.id is not None
+        cited.page_images = {page: _relative(viewer_url(request, engine.workspace_id, message.id, str(ref.citation),
+                                                        target.key_id, expires, route="rms_viewer_page", page=page,
+                                                        boxes="false"))
+                             for page in cited_pages(ref)}
+        path, _, _ = engine.resource_content(cited.resource.id)
+        pdf = (path, cited.resource.sha256)
+        count = cited.resource.metadata.get("page_count")
+        page_count = count if isinstance(count, int) else None
+    data = viewer_data(cited, message, citation_idx=target.citation_idx, pdf=pdf, page_count=page_count)
+    return JSONResponse(payload(data), headers={"Cache-Control": "private, no-store"})
 
 
 @router.get("/rms/viewer/page", name="rms_viewer_page", response_class=PNGResponse,
