@@ -104,7 +104,10 @@ export function askScreen(hash) {
   function startRename(item, chat) {
     const input = h("input", {type: "text", value: chat.title || "", "aria-label": "New session title", maxlength: "1000",
                               class: "rename-input"});
+    let done = false;
     const save = async () => {
+      if (done) return;
+      done = true;
       const value = input.value.trim();
       if (value && value !== chat.title) {
         try {
@@ -120,7 +123,7 @@ export function askScreen(hash) {
     };
     input.addEventListener("keydown", (e) => {
       if (e.key === "Enter") { e.preventDefault(); save(); }
-      if (e.key === "Escape") { item.replaceWith(sessionItem(chat)); }
+      if (e.key === "Escape" && !done) { done = true; item.replaceWith(sessionItem(chat)); }
     });
     input.addEventListener("blur", save, {once: true});
     replace(item, input);

@@ -28,6 +28,15 @@ export function sourcesScreen() {
                          "aria-describedby": "drop-help", "aria-label": "Upload files: drop them here or press Enter to choose"},
     h("strong", {}, "Drop files here"), " or ", h("span", {class: "linkish"}, "choose files"),
     h("p", {class: "note", id: "drop-help"}, "PDF, VTT/SRT transcripts, posts (JSONL), text or Markdown; several at once."));
+  const metaInput = h("textarea", {id: "upload-metadata", rows: "2", spellcheck: "false",
+                                   placeholder: '{"tickers": ["MMM"], "fiscal_year": 2022}'});
+  const mediaInput = h("input", {id: "upload-media-url", type: "url", placeholder: "https://…/talk.mp3"});
+  const optionError = h("p", {class: "error", role: "alert", id: "upload-options-error"});
+  const options = h("details", {class: "upload-options"}, h("summary", {}, "Metadata for the next uploads"),
+    h("div", {class: "filter-grid"},
+      h("label", {for: "upload-metadata"}, "Metadata (JSON object)"), metaInput,
+      h("label", {for: "upload-media-url"}, "Recording of a transcript (URL)"), mediaInput),
+    optionError);
   const uploads = h("ul", {class: "uploads", id: "uploads", "aria-label": "Uploads", "aria-live": "polite"});
   const tbody = h("tbody", {id: "resource-rows"});
   const table = h("table", {class: "resources", id: "resources"},
@@ -37,7 +46,7 @@ export function sourcesScreen() {
   const listError = h("p", {class: "error", role: "alert"});
   let closed = false;
   const element = h("section", {class: "sources", "aria-labelledby": "sources-title"},
-    h("h1", {id: "sources-title"}, "Sources"), drop, input, uploads, listError, table);
+    h("h1", {id: "sources-title"}, "Sources"), drop, input, options, uploads, listError, table);
 
   async function refresh() {
     try {
@@ -72,14 +81,25 @@ export function sourcesScreen() {
       h("td", {}, resource.kind || ""), h("td", {}, extent(resource)), h("td", {}, statusCell(resource)), h("td", {}, del));
   }
 
-  async function send(file) {
+  /** The metadata of one upload from the options (null: none); throws on bad JSON. */
+  function metadataFor(file) {
+    let meta = null;
+    if (metaInput.value.trim()) {
+      meta = JSON.parse(metaInput.value);
+      if (!meta || typeof meta !== "object" || Array.isArray(meta)) throw new Error("metadata must be a JSON object");
+    }
+    if (mediaInput.value.trim() && /\.(vtt|srt)$/i.test(file.name)) meta = {...(meta || {}), media_url: mediaInput.value.trim()};
+    return meta;
+  }
+
+  async function send(file, metadata) {
     const bar = h("progress", {max: "100", value: "0", "aria-label": `Upload of ${file.name}`});
     const state = h("span", {class: "status processing", role: "status"}, "uploading");
     const item = h("li", {class: "upload", dataset: {name: file.name}}, h("span", {class: "title"}, file.name), bar, state);
     uploads.prepend(item);
     let resource;
     try {
-      resource = await upload(file, (f) => { bar.value = Math.round(f * 100); });
+      resource = await upload(file, (f) => { bar.value = Math.round(f * 100); }, metadata);
     } catch (e) {
       item.dataset.status = "failed";
       replace(state, "failed ", h("code", {class: "code"}, e.code), " ", e.detail);
@@ -107,7 +127,15 @@ export function sourcesScreen() {
   }
 
   function sendAll(files) {
-    for (const file of files) send(file);
+    let metas;
+    try {
+      metas = files.map(metadataFor);
+      optionError.textContent = "";
+    } catch (e) {
+      optionError.textContent = `The metadata is not valid: ${e.message}`;
+      return;
+    }
+    files.forEach((file, i) => send(file, metas[i]));
   }
 
   drop.addEventListener("click", () => input.click());
