@@ -156,7 +156,8 @@ def test_openapi_documents_every_error_envelope_and_no_422() -> None:
     doc = app.openapi()
     operations = [(path, method, op) for path, item in doc["paths"].items() for method, op in item.items()]
     assert sorted((m.upper(), p) for p, m, _ in operations) == sorted([
-        ("POST", "/v1/sessions"), ("GET", "/v1/sessions/{session_id}"),
+        ("POST", "/v1/sessions"), ("GET", "/v1/sessions/{session_id}"), ("PATCH", "/v1/sessions/{session_id}"),
+        ("GET", "/v1/workspace"), ("GET", "/v1/resources/{resource_id}/pages/{page}"), ("GET", "/rms/viewer/data"),
         ("GET", "/v1/sessions/{session_id}/messages"), ("POST", "/v1/sessions/{session_id}/messages"),
         ("POST", "/v1/resources"), ("GET", "/v1/resources"), ("GET", "/v1/resources/{resource_id}"),
         ("DELETE", "/v1/resources/{resource_id}"), ("GET", "/v1/resources/{resource_id}/content"),
