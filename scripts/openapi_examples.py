@@ -303,6 +303,12 @@ def record(workdir: Path) -> Examples:
                 keep("/v2/analytics/sse", "post", r)
             keep("/v2/analytics/sse", "get", client.get("/v2/analytics/sse"))
 
+        # the web app's routes (last: their new ids do not renumber the examples above)
+        other = client.post("/v1/sessions", json={}).json()["data"]["session"]["id"]
+        keep("/v1/sessions/{session_id}", "patch", client.patch(f"/v1/sessions/{other}", json={"title": "Acme 2022"}))
+        keep("/v1/workspace", "get", client.get("/v1/workspace"))
+        keep("/rms/viewer/data", "get", client.get("/rms/viewer/data",
+                                                   params={"chat_message_id": answer_id, "citation_idx": "1"}))
         keep("/v1/resources/{resource_id}", "delete", client.delete(f"/v1/resources/{talk_id}"))
     return examples
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi import Path as PathParam
-from fastapi.responses import FileResponse, Response
+from fastapi.responses import FileResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...errors import NotFoundError
@@ -24,6 +24,7 @@ from ..errors import ApiError
 from ..schemas import DeletedResponse, ResourceListResponse, ResourceResponse, ResourceStatus
 from ..uploads import read_upload
 from ..viewer_render import plain_page
+from .viewer import PNGResponse
 from .common import error_docs, ok
 
 router = APIRouter(tags=["resources"])
@@ -138,11 +139,12 @@ def resource_content(resource_id: str, ctx: Context = Depends(context)) -> FileR
 
 
 @router.get("/v1/resources/{resource_id}/pages/{page}", summary="A page of a PDF as an image",
+            response_class=PNGResponse,
             responses={200: {"description": "The page as displayed (CropBox and /Rotate applied), as a PNG.",
                              "content": {"image/png": {"schema": {"type": "string", "format": "binary"}}}},
                        **error_docs("sessions", 503)})
 def resource_page(resource_id: str, page: int = PathParam(..., ge=1, le=1_000_000, description="1-based page."),
-                  ctx: Context = Depends(context)) -> Response:
+                  ctx: Context = Depends(context)) -> PNGResponse:
     """Page ``page`` (1-based) of a stored PDF as a PNG (the viewer's render, cached; no
     citation boxes: the web app draws its own). 404 ``NOT_FOUND`` for a resource that is
     not a stored PDF or a page it does not have; 503 ``SERVER_BUSY`` when every renderer
@@ -155,8 +157,7 @@ def resource_page(resource_id: str, page: int = PathParam(..., ge=1, le=1_000_00
         raise NotFoundError(f"resource {resource_id} has no page {page}")
     path, _, _ = ctx.engine.resource_content(resource_id)
     png = plain_page(ctx.engine.store.blob_dir, path, resource.sha256, page).read_bytes()
-    return Response(png, media_type="image/png",
-                    headers={"Cache-Control": "private, max-age=300", "X-Content-Type-Options": "nosniff"})
+    return PNGResponse(png, headers={"Cache-Control": "private, max-age=300", "X-Content-Type-Options": "nosniff"})
 
 
 __all__ = ["resource_json", "router"]

@@ -30,7 +30,7 @@ export function sourcesScreen() {
     h("p", {class: "note", id: "drop-help"}, "PDF, VTT/SRT transcripts, posts (JSONL), text or Markdown; several at once."));
   const metaInput = h("textarea", {id: "upload-metadata", rows: "2", spellcheck: "false",
                                    placeholder: '{"tickers": ["MMM"], "fiscal_year": 2022}'});
-  const mediaInput = h("input", {id: "upload-media-url", type: "url", placeholder: "https://…/talk.mp3"});
+  const mediaInput = h("input", {id: "upload-media-url", type: "url", placeholder: "the URL of the recording (audio or video)"});
   const optionError = h("p", {class: "error", role: "alert", id: "upload-options-error"});
   const options = h("details", {class: "upload-options"}, h("summary", {}, "Metadata for the next uploads"),
     h("div", {class: "filter-grid"},
