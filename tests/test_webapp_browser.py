@@ -285,8 +285,17 @@ def test_upload_several_files_and_see_them_ready_or_failed(page: Page, site: Sit
     failed = page.locator('#uploads li[data-name="broken.pdf"]')
     expect(failed).to_have_attribute("data-status", "failed", timeout=60_000)
     expect(failed.locator(".code")).to_have_text("PDF_CORRUPT")
+    # and a drop on the page (a real DragEvent carrying a file)
+    page.evaluate("""() => {
+        const dt = new DataTransfer();
+        dt.items.add(new File(['Acme opened a factory in Ohio in 2022.'], 'notes.txt', {type: 'text/plain'}));
+        document.getElementById('drop').dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true,
+                                                                              cancelable: true}));
+    }""")
+    expect(page.locator('#uploads li[data-name="notes.txt"]')).to_have_attribute("data-status", "ready",
+                                                                                 timeout=60_000)
     rows = page.locator("#resource-rows tr")
-    expect(rows).to_have_count(4)
+    expect(rows).to_have_count(5)
     pdf_row = page.locator("#resource-rows tr", has_text=PDF.stem)
     expect(pdf_row.locator("td").nth(1)).to_have_text("pdf")
     expect(pdf_row.locator("td").nth(2)).to_have_text("4 pages")
@@ -296,7 +305,7 @@ def test_upload_several_files_and_see_them_ready_or_failed(page: Page, site: Sit
     site.shot(page, "sources")
     # delete the failed one
     page.locator("#resource-rows tr", has_text="broken").get_by_role("button", name=re.compile("Delete")).click()
-    expect(rows).to_have_count(3)
+    expect(rows).to_have_count(4)
 
 
 def test_ask_streams_an_answer_and_a_chip_opens_the_cited_sentence_on_its_page(page: Page, site: Site) -> None:
@@ -305,16 +314,18 @@ def test_ask_streams_an_answer_and_a_chip_opens_the_cited_sentence_on_its_page(p
     page.evaluate("""() => {
         window.__seen = [];
         new MutationObserver((records) => {
-            for (const r of records) {
-                const t = r.target.closest && r.target.closest('.answer-text');
-                if (t && t.closest('.turn.streaming')) window.__seen.push(t.textContent);
+            for (const r of records) {  // each replacement's nodes: the text as shown at that moment
+                const t = r.target.classList && r.target.classList.contains('answer-text') ? r.target : null;
+                if (t && t.closest('.turn.streaming') && r.addedNodes.length) {
+                    window.__seen.push([...r.addedNodes].map((n) => n.textContent).join(''));
+                }
             }
         }).observe(document.getElementById('main'), {childList: true, subtree: true, characterData: true});
     }""")
     answer = ask(page, PDF_QUESTION)
     final = answer.locator(".answer-text").text_content() or ""
     seen = page.evaluate("window.__seen")
-    assert seen and seen[0] != final and final.startswith(seen[0].rstrip("▍")[:10])  # shown while it was written
+    assert len(seen) >= 2 and seen[0] != seen[-1] and final.startswith(seen[0][:20])  # shown while it was written
     chips = answer.locator(".answer-text .chip")
     expect(chips.first).to_be_visible()
     message_id = answer.get_attribute("data-message-id")

@@ -142,7 +142,10 @@ def resource_content(resource_id: str, ctx: Context = Depends(context)) -> FileR
             response_class=PNGResponse,
             responses={200: {"description": "The page as displayed (CropBox and /Rotate applied), as a PNG.",
                              "content": {"image/png": {"schema": {"type": "string", "format": "binary"}}}},
-                       **error_docs("sessions", 503)})
+                       # errors are JSON (named as content: the route's own media type is PNG)
+                       **{status: {"description": doc["description"], "content": {"application/json": {
+                           "schema": {"$ref": "#/components/schemas/SessionsError"}}}}
+                          for status, doc in error_docs("sessions", 503).items()}})
 def resource_page(resource_id: str, page: int = PathParam(..., ge=1, le=1_000_000, description="1-based page."),
                   ctx: Context = Depends(context)) -> PNGResponse:
     """Page ``page`` (1-based) of a stored PDF as a PNG (the viewer's render, cached; no
