@@ -54,6 +54,8 @@ if not CHROMIUM.exists():
 
 from playwright.sync_api import Page, Route, expect, sync_playwright  # noqa: E402
 
+expect.set_options(timeout=20_000)  # a loaded CI machine: assertions wait up to 20 s for the page to get there
+
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 PDF = CORPUS / "pdf" / "FOOTLOCKER_2022_8K_dated-2022-05-20.pdf"
