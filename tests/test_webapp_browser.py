@@ -261,7 +261,12 @@ def test_a_bad_key_is_refused_and_a_revoked_key_signs_out(page: Page, site: Site
     revoked = subprocess.run([sys.executable, "-m", "citewell", "keys", "revoke", site.spare_key_id],
                              env=site.env, capture_output=True, text=True, timeout=60)
     assert revoked.returncode == 0, revoked.stderr
-    page.reload()
+    for _ in range(20):  # a server may take a moment to see the revocation
+        page.reload()
+        page.wait_for_selector("#signin-error, #workspace-name")
+        if page.locator("#signin-error").count():
+            break
+        page.wait_for_timeout(500)
     expect(page.locator("#signin-error")).to_contain_text("no longer works (INVALID_API_KEY)")
     assert page.evaluate("sessionStorage.getItem('citewell.key')") is None
 
