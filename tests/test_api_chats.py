@@ -574,6 +574,11 @@ def test_queued_turns_fail_when_the_worker_stops(engine: Engine) -> None:
     engine.generator = generator
     worker = TurnWorker(threads=1)
     running = worker.submit(engine, engine.begin_turn("first?"))
+    for _ in range(3000):  # the first turn holds the worker's one thread before the second is queued
+        if running.running() or running.done():
+            break
+        time.sleep(0.01)
+    assert running.running()
     queued_turn = engine.begin_turn("second?")
     queued = worker.submit(engine, queued_turn)
     stopper = threading.Thread(target=worker.shutdown)
