@@ -31,6 +31,17 @@ TOOLS = {"ask", "get_message", "resolve_mentions", "search_mentions", "search_pa
          "list_tracking_agents", "read_alerts"}
 
 
+#: Tool calls with bad arguments and the start of the field their error names.
+BAD_CALLS = [
+    ("resolve_mentions", {"post_refs": [{"bad": 1}]}, "post_refs.0."),
+    ("resolve_mentions", {"post_refs": [{"source": "reddit", "id": str(i)} for i in range(5000)]}, "post_refs"),
+    ("search_mentions", {"limit": 0}, "limit"),
+    ("search_mentions", {"limit": 1_000_000}, "limit"),
+    ("search_passages", {"query": "x" * 8001}, "query"),
+    ("list_resources", {"status": "bogus"}, "status"),
+]
+
+
 @pytest.fixture
 def seeded(tmp_path: Path) -> dict[str, Any]:
     """A store with two grown posts files and an agent that alerted twice (the second alert
@@ -99,6 +110,10 @@ async def _exercise(client: Client, seeded: dict[str, Any]) -> dict[str, Any]:
     assert fetched["references"] == alert["references"]
     missing = await client.call_tool("read_alerts", {"agent_id": "nope"})
     assert missing.is_error and "NOT_FOUND" in missing.content[0].text
+    for name, args, where in BAD_CALLS:  # bad arguments: the API's code and the field, no traceback
+        bad = await client.call_tool(name, args)
+        assert bad.is_error, (name, args)
+        assert f": INVALID_REQUEST_BODY: {where}" in bad.content[0].text, (name, bad.content[0].text)
     return answer
 
 

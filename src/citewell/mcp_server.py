@@ -11,7 +11,8 @@ Two transports, one set of tools:
   every tool call works in the key's workspace.
 
 Tools (each result is a JSON object, sent as structured content and as text; errors come
-back as tool errors ``CODE: message``):
+back as tool errors ``CODE: message`` with the HTTP API's codes — bad arguments are
+``INVALID_REQUEST_BODY`` — never a traceback):
 
 ``ask``, ``get_message``, ``resolve_mentions``, ``search_mentions``, ``search_passages``,
 ``list_resources``, ``list_tracking_agents``, ``read_alerts`` (see each tool's description).
@@ -25,10 +26,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, get_args
 from urllib.parse import parse_qs, urlencode
 
 import anyio
+from pydantic import ValidationError
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
@@ -38,16 +40,31 @@ from .agents import Agents
 from .agents.spec import agent_json
 from .engine import Engine
 from .errors import CitewellError, NotFoundError, UsageError
-from .models import Passage
+from .models import Passage, ResourceStatus
 from .profiles.chats import render_message
 
 INSTRUCTIONS = ("citewell answers questions over the user's own documents and social-media posts with exact "
                 "citations. Cite what you use: every answer's text has [N] markers and references[] tells what "
                 "each [N] points at (a post by source and id, a passage by chunk_id and resource).")
 
+#: The statuses ``list_resources`` narrows to.
+STATUSES = get_args(ResourceStatus)
+
 #: Builds the engine of one tool call from its request headers and query (HTTP) or from
 #: nothing (stdio); returns ``(engine, key_id)`` (``key_id`` None over stdio).
 EngineFactory = Callable[[dict[str, str], dict[str, str]], tuple[Engine, str | None]]
+
+
+def _problem(exc: ValidationError) -> str:
+    """The first problem of a validation error, as the HTTP API words it (``loc: msg``,
+    and how many more)."""
+    errors = exc.errors()
+    if not errors:
+        return "the arguments are not valid"
+    first = errors[0]
+    where = ".".join(str(p) for p in first.get("loc") or ())
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    return f"{where + ': ' if where else ''}{first.get('msg', 'invalid value')}{more}"
 
 
 def _passage_json(p: Passage) -> dict[str, Any]:
@@ -86,8 +103,11 @@ def build_server(engine_for: EngineFactory, *, viewer_base: Callable[[Context], 
 
         try:
             return await anyio.to_thread.run_sync(run)
-        except CitewellError as exc:
-            raise ToolError(f"{exc.code}: {exc.message}") from exc
+        except CitewellError as exc:  # the HTTP API's codes (INVALID_REQUEST is INVALID_REQUEST_BODY there)
+            from .web.errors import RENAMED
+            raise ToolError(f"{RENAMED.get(exc.code, exc.code)}: {exc.message}") from None
+        except ValidationError as exc:  # a tool's arguments read into a request model
+            raise ToolError(f"INVALID_REQUEST_BODY: {_problem(exc)}") from None
 
     def links(ctx: Context, engine: Engine, key_id: str | None, message_id: str | None,
               citations: list[int]) -> dict[str, str]:
@@ -175,6 +195,9 @@ def build_server(engine_for: EngineFactory, *, viewer_base: Callable[[Context], 
         def work(engine: Engine, key_id: str | None) -> dict[str, Any]:
             if not 1 <= k <= 50:
                 raise UsageError("k must be 1 to 50")
+            from .web.rules import MAX_QUESTION_CHARS  # as ask's question
+            if len(query) > MAX_QUESTION_CHARS:
+                raise UsageError(f"query: at most {MAX_QUESTION_CHARS:,} characters")
             return {"passages": [_passage_json(p) for p in engine.retrieve(query, k=k, filters=filters)]}
         return await call(ctx, work)
 
@@ -184,6 +207,8 @@ def build_server(engine_for: EngineFactory, *, viewer_base: Callable[[Context], 
         "missing) narrows it."))
     async def list_resources(ctx: Context, status: str | None = None) -> dict[str, Any]:
         def work(engine: Engine, key_id: str | None) -> dict[str, Any]:
+            if status is not None and status not in STATUSES:
+                raise UsageError(f"status: one of {', '.join(STATUSES)}")
             found = engine.resources(statuses=[status] if status else None)
             return {"resources": [{"id": r.id, "title": r.title, "file_name": r.file_name, "kind": r.kind,
                                    "status": r.status, "chunk_count": r.chunk_count,

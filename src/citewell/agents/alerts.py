@@ -3,10 +3,11 @@ mentions match (issue 17, "Alerts"; seed 000's shape once rendered by
 :func:`citewell.profiles.chats.render_message`).
 
 Without a model the alert is written from a template and goes through the cite stage
-(:func:`citewell.cite.cite`, then rule-8 support): one line per cited mention (at most
+(:func:`citewell.cite.cite`, then rule-8 support): one paragraph per cited mention (at most
 :data:`MAX_CITED`, newest last) quoting its start verbatim, each followed by a
 ``[post](post:SOURCE:ID)`` link that the cite stage numbers ``[N]`` with post references
-obeying the slice rule; then, for each new pattern spanning two or more datasets, a
+obeying the slice rule (the quote is ``supported`` by its post), and a paragraph saying
+where, by whom and when it was posted; then, for each new pattern spanning two or more datasets, a
 sentence with a ``[label](pattern:ID)`` link, which becomes its plain label in the text and
 a ``{type: "pattern", id}`` entity reference. With an LLM writer (``cites_by_alias``) the
 text is the model's answer to a question about the new mentions, through the answering
@@ -69,22 +70,31 @@ def cross_dataset(patterns: Sequence[PatternRecord]) -> list[PatternRecord]:
 
 
 def template_text(query: str, mentions: Sequence[Mention], patterns: Sequence[PatternRecord]) -> str:
-    """The raw alert text with rule-1 links (see the module docstring)."""
+    """The raw alert text with rule-1 links (see the module docstring).
+
+    Every block is its own paragraph (a blank line before it), so the cite stage's
+    sentence splitter (:func:`citewell.text.sentences.sentence_spans`: syntok, which
+    never joins paragraphs) cuts there whatever a quote ends with (``…”``, an emoji, no
+    punctuation at all), and each ``[N]`` stays in the part of the quote it follows. A
+    cited mention is two paragraphs: its quote with the link, then who posted it where and
+    when — not in the cited sentence, since the date and author are the post's metadata,
+    not its text, and rule-8 support checks the sentence against the text (a quote of the
+    post's start is ``supported``)."""
     cited = list(mentions[-MAX_CITED:])
     noun = "mention matches" if len(mentions) == 1 else "mentions match"
-    lines = [f"{len(mentions)} new {noun} \u201c{escape_quote(' '.join(query.split()))}\u201d."]
+    blocks = [f"{len(mentions)} new {noun} \u201c{escape_quote(' '.join(query.split()))}\u201d."]
     for m in cited:
         who = f" by {escape_quote(m.author)}" if m.author else ""
         when = f" on {m.created_at[:10]}" if m.created_at else ""
-        lines.append(f"- {escape_quote(m.source)}{who}{when}: \u201c{_quote(m.text)}\u201d "
-                     f"{format_link('post', post=(m.source, m.id))}")
+        blocks.append(f"- \u201c{_quote(m.text)}\u201d {format_link('post', post=(m.source, m.id))}")
+        blocks.append(f"  ({escape_quote(m.source)}{who}{when})")
     if len(mentions) > len(cited):
-        lines.append(f"- and {len(mentions) - len(cited)} more.")
+        blocks.append(f"- and {len(mentions) - len(cited)} more.")
     for p in cross_dataset(patterns):
-        lines.append(f"\n{p.size} of them form a pattern across {len(p.datasets)} datasets "
-                     f"({', '.join(escape_quote(s) for s in p.sources)}): "
-                     f"{format_link(p.label, entity=('pattern', p.id))}.")
-    return "\n".join(lines)
+        blocks.append(f"{p.size} of them form a pattern across {len(p.datasets)} datasets "
+                      f"({', '.join(escape_quote(s) for s in p.sources)}): "
+                      f"{format_link(p.label, entity=('pattern', p.id))}.")
+    return "\n\n".join(blocks)
 
 
 def alert_message(engine: "Engine", query: str, mentions: Sequence[Mention], passages: Sequence[Passage],

@@ -555,6 +555,7 @@ def mcp_(
     llm = _llm_settings(config, base_url=llm_base_url, model=llm_model, api_key=llm_api_key)
     writer = resolve_generator(generator, llm, config=config)
     with Engine(settings.store, workspace=settings.workspace, generator=writer, llm=llm) as engine:
+        _sync_or_note(engine, None, None)  # as ask: a new or empty workspace is said on stderr
         run_stdio(engine)
 
 
