@@ -178,12 +178,38 @@ def test_pause_resume_update_delete(setup: Any) -> None:
     ({"query": "x", "filters": {"colour": "red"}}, "INVALID_FILTER"),
     ({"query": "x", "name": "two\nlines"}, "INVALID_REQUEST_BODY"),
     ({"query": "x", "keywords": [""]}, "INVALID_REQUEST_BODY"),
+    ({"query": "x", "interval_s": True}, "INVALID_REQUEST_BODY"),  # not one second
+    ({"query": "x", "interval_s": "60"}, "INVALID_REQUEST_BODY"),
+    ({"query": "x", "interval_s": 60.5}, "INVALID_REQUEST_BODY"),
+    ({"query": "x", "keywords": ["k" * 201]}, "INVALID_REQUEST_BODY"),
+    ({"query": "x", "authors": ["a\nb"]}, "INVALID_REQUEST_BODY"),
+    ({"query": "x", "name": "evil\u202etxt.exe"}, "INVALID_REQUEST_BODY"),
+    ({"query": "x\x00y"}, "INVALID_REQUEST_BODY"),
+    ({"query": 5}, "INVALID_REQUEST_BODY"),
+    ({"query": "x", "intervall_s": 5}, "INVALID_REQUEST_BODY"),
 ])
 def test_bad_agents_are_refused(setup: Any, body: dict[str, Any], code: str) -> None:
     client, _, _ = setup
     answer = client.post("/v1/tracking_agents", json=body)
     assert (answer.status_code, answer.json()["error"]["code"]) == (400, code)
     assert client.get("/v1/tracking_agents").json() == {"tracking_agents": []}
+
+
+def test_a_bad_change_changes_nothing(setup: Any) -> None:
+    client, _, _ = setup
+    agent = client.post("/v1/tracking_agents", json={"query": "Activision puts", "interval_s": 60.0}).json()
+    assert agent["interval_s"] == 60  # a JSON integer written 60.0
+    for body, field in (({"intervall_s": 5}, "intervall_s"), ({"interval_s": True}, "interval_s"),
+                        ({"keywords": ["k" * 201]}, "keywords"), ({"name": "a\u2066b"}, "name"),
+                        ({"query": "q\x00"}, "query"), (None, "body")):
+        answer = client.patch(f"/v1/tracking_agents/{agent['id']}", json=body)
+        error = answer.json()["error"]
+        assert (answer.status_code, error["code"]) == (400, "INVALID_REQUEST_BODY"), (body, answer.text)
+        assert field in error["message"], (body, error)
+    assert client.get(f"/v1/tracking_agents/{agent['id']}").json() == agent
+    tab = client.patch(f"/v1/tracking_agents/{agent['id']}", json={"query": "Activision\tputs", "keywords": ["$ATVI"]})
+    assert (tab.status_code, tab.json()["query"], tab.json()["keywords"]) == (200, "Activision\tputs", ["$ATVI"])
+    assert client.patch(f"/v1/tracking_agents/{agent['id']}", json={}).json()["query"] == "Activision\tputs"
 
 
 def test_workspace_isolation_on_every_new_route(setup: Any) -> None:
@@ -261,3 +287,39 @@ def test_a_run_whose_lease_expired_writes_nothing(engine: Engine) -> None:
     assert tracking.finish_run(engine.workspace_id, agent.id, second, now=later, watermark=5, alert=None,
                                alerted=[], patterns=[]) is True
     assert tracking.agent(engine.workspace_id, agent.id).watermark == 5
+
+
+#: Posts whose quotes end without a sentence end: cut at QUOTE_CHARS (``…”``), an emoji,
+#: a cashtag, no punctuation; capitalised authors and dates the text never names.
+LONG_POSTS = [
+    {"source": "reddit", "id": "t3_l1", "author": "DeepValueBob", "created_at": "2022-01-18T10:00:00Z",
+     "text": "Activision puts are the play here because the Microsoft deal " + "keeps dragging on and on " * 12},
+    {"source": "reddit", "id": "t3_l2", "author": "Carol", "created_at": "2022-01-18T11:00:00Z",
+     "text": "Loaded more Activision puts this morning 🚀"},
+    {"source": "reddit", "id": "t3_l3", "author": None, "created_at": "2022-01-19T12:00:00Z",
+     "text": "Activision puts printing again $ATVI"},
+    {"source": "reddit", "id": "t3_l4", "author": "ELON", "created_at": "2021-12-30T12:00:00Z",
+     "text": "Why would anyone hold Activision puts with 3 weeks left"},
+    {"source": "reddit", "id": "t3_l5", "author": "dave", "created_at": "2022-01-20T12:00:00Z",
+     "text": "Sold my Activision puts at 2.5x, the rest " + "is history and more words to cut here " * 8},
+]
+
+
+def test_every_template_alert_quote_is_supported_by_its_own_post(tmp_path: Path) -> None:
+    import json
+
+    from citewell.agents import Agents
+    from citewell.profiles.chats import render_message
+
+    (tmp_path / "posts").mkdir()
+    (tmp_path / "posts" / "long.jsonl").write_text("".join(json.dumps(p) + "\n" for p in LONG_POSTS))
+    with Engine(tmp_path / "citewell.sqlite") as engine:
+        engine.sync(tmp_path / "posts")
+        agents = Agents(engine)
+        alert = render_message(agents.run(agents.create(query="Activision puts").id).alert)
+    refs = _slice_rule(alert)
+    assert [r["id"] for r in refs] == ["t3_l4", "t3_l1", "t3_l2", "t3_l3", "t3_l5"]  # oldest first
+    assert "\u2026\u201d [1]" not in alert["text"] and "\u2026\u201d [2]" in alert["text"]  # t3_l1 is cut
+    for ref in refs:
+        (occurrence,) = ref["occurrences"]
+        assert occurrence["support"]["verdict"] == "supported", (ref["id"], occurrence["support"])

@@ -51,6 +51,39 @@ def title_problem(title: str) -> str | None:
             f"at position {match.start()})")
 
 
+#: Bidirectional formatting characters (embeddings, overrides, isolates, marks: Unicode
+#: UAX #9), which make a name display as other text than it is ("Trojan Source",
+#: CVE-2021-42574): refused in names people pick an entity by (:func:`name_problem`).
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_BIDI = re.compile(f"[{BIDI_CONTROLS}]")
+#: Characters a watched text (a tracking agent's query, keyword or author) may not hold:
+#: C0 control characters other than tab and line breaks, and DEL.
+TEXT_FORBIDDEN = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f"
+_TEXT_FORBIDDEN = re.compile(f"[{TEXT_FORBIDDEN}]")
+
+
+def _found(what: str, match: re.Match[str]) -> str:
+    return f"{what} (found U+{ord(match.group()):04X} at position {match.start()})"
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name an entity (a tracking agent): a title's problem
+    (:func:`title_problem`), or a bidirectional formatting character
+    (:data:`BIDI_CONTROLS`); None when it can."""
+    problem = title_problem(name)
+    if problem is not None:
+        return problem
+    match = _BIDI.search(name)
+    return None if match is None else _found("a name may not contain bidirectional formatting characters", match)
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` cannot be watched for (:data:`TEXT_FORBIDDEN`: NUL and the other
+    control characters but tab and line breaks), or None."""
+    match = _TEXT_FORBIDDEN.search(text)
+    return None if match is None else _found("control characters such as NUL are not allowed", match)
+
+
 def one_line(text: str) -> str:
     """``text`` made a title: each run of control characters (line breaks, NUL …) becomes
     one space, and the ends are stripped (a chat titled by its question)."""

@@ -2,14 +2,18 @@
 
 An agent is ``{name, query, filters, keywords, authors, interval_s, state}``:
 
-- ``query``: the question or topic (not blank, at most 8,000 characters);
+- ``name``: one line of text (no control or bidirectional formatting character,
+  :func:`citewell.validtext.name_problem`), at most 1,000 characters;
+- ``query``: the question or topic (not blank, at most 8,000 characters, no control
+  character but tab and line breaks: :func:`citewell.validtext.text_problem`);
 - ``filters``: docs/architecture.md "Filters" (an object or ``"key=value"`` strings: ``source``,
   ``resource_id`` — the datasets, i.e. posts files —, ``created_at>=``/``<=`` and the
   resource-level keys ``document_name``, ``tickers`` …), checked by
   :func:`citewell.retrieve.parse_filters` (``INVALID_FILTER``);
 - ``keywords``: words or cashtags (``$ATVI``); when given a post must contain one of them
   (case-insensitive) or list it among its ``cashtags``;
-- ``authors``: when given, only posts by one of them (case-insensitive);
+- ``authors``: when given, only posts by one of them (case-insensitive); a keyword or
+  author is one line (as a name) of at most :data:`MAX_TERM_CHARS` characters;
 - ``interval_s``: seconds between scheduled runs, 1 to 30 days; ``state``: ``active`` or
   ``paused`` (a paused agent is never run by the scheduler, nor by "run now").
 
@@ -25,7 +29,7 @@ from ..errors import UsageError
 from ..retrieve import parse_filters
 from ..store.base import Condition
 from ..store.tracking import AGENT_STATES, AgentRecord
-from ..validtext import one_line, title_problem, valid_text
+from ..validtext import name_problem, one_line, text_problem, valid_text
 
 #: Bounds of ``interval_s``: one second (tests, demos) to 30 days.
 MIN_INTERVAL_S = 1
@@ -35,6 +39,8 @@ DEFAULT_INTERVAL_S = 3600
 MAX_QUERY_CHARS = 8000
 MAX_NAME_CHARS = 1000
 MAX_TERMS = 50
+#: The longest keyword or author, in characters.
+MAX_TERM_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,9 @@ def _terms(name: str, values: Sequence[str] | None) -> list[str]:
     for value in values or []:
         if not isinstance(value, str) or not value.strip():
             raise UsageError(f"{name}: every item must be a non-blank string")
+        if len(value) > MAX_TERM_CHARS or name_problem(value):
+            raise UsageError(f"{name}: every item one line of at most {MAX_TERM_CHARS} characters"
+                             + (f" ({name_problem(value)})" if name_problem(value) else ""))
         out.append(valid_text(value.strip()))
     if len(out) > MAX_TERMS:
         raise UsageError(f"{name}: at most {MAX_TERMS} items")
@@ -74,6 +83,9 @@ def check_fields(fields: Mapping[str, Any], *, creating: bool) -> dict[str, Any]
     blank or too long name or query, an interval out of bounds, an unknown state) and
     ``INVALID_FILTER`` (a bad filter)."""
     out: dict[str, Any] = {}
+    for key in ("query", "name", "state"):
+        if fields.get(key) is not None and not isinstance(fields[key], str):
+            raise UsageError(f"{key}: must be a string")
     query = fields.get("query")
     if query is not None or creating:
         query = valid_text(str(query or ""))
@@ -81,13 +93,15 @@ def check_fields(fields: Mapping[str, Any], *, creating: bool) -> dict[str, Any]
             raise UsageError("query: the question or topic to watch must not be blank")
         if len(query) > MAX_QUERY_CHARS:
             raise UsageError(f"query: at most {MAX_QUERY_CHARS:,} characters")
+        if text_problem(query):
+            raise UsageError(f"query: {text_problem(query)}")
         out["query"] = query
     name = fields.get("name")
     if name is not None or creating:
         name = valid_text(str(name)) if name is not None else one_line(str(query))[:80]
-        if not name.strip() or len(name) > MAX_NAME_CHARS or title_problem(name):
+        if not name.strip() or len(name) > MAX_NAME_CHARS or name_problem(name):
             raise UsageError(f"name: one line of text, 1 to {MAX_NAME_CHARS} characters"
-                             + (f" ({title_problem(name)})" if title_problem(name) else ""))
+                             + (f" ({name_problem(name)})" if name_problem(name) else ""))
         out["name"] = name
     interval = fields.get("interval_s")
     if interval is not None or creating:
@@ -132,5 +146,5 @@ def agent_json(agent: AgentRecord) -> dict[str, Any]:
     return data
 
 
-__all__ = ["DEFAULT_INTERVAL_S", "MAX_INTERVAL_S", "MIN_INTERVAL_S", "Watch", "agent_json", "check_fields",
+__all__ = ["DEFAULT_INTERVAL_S", "MAX_INTERVAL_S", "MAX_TERM_CHARS", "MIN_INTERVAL_S", "Watch", "agent_json", "check_fields",
            "merge_watch"]

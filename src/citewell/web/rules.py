@@ -19,7 +19,7 @@ from typing import Any
 
 from ..digits import MAX_DIGITS
 from ..retrieve.filters import ALIASES, KEYS, KINDS, RANGE_KEYS
-from ..validtext import TITLE_FORBIDDEN
+from ..validtext import BIDI_CONTROLS, TEXT_FORBIDDEN, TITLE_FORBIDDEN
 
 #: Whitespace by any reading (Python's ``str.strip``, ECMAScript's and Rust's ``\\s``, the
 #: invisible zero width space and BOM): a character outside it is text for all of them.
@@ -71,6 +71,20 @@ def question() -> dict[str, Any]:
 def title() -> dict[str, Any]:
     """A title: one line of text (no control character), at most :data:`MAX_TITLE_CHARS`."""
     return {"type": "string", "pattern": f"^[^{TITLE_FORBIDDEN}]*$", "maxLength": MAX_TITLE_CHARS}
+
+
+def name(max_length: int = MAX_TITLE_CHARS) -> dict[str, Any]:
+    """A name people pick an entity by (a tracking agent's; also its keywords and
+    authors): a title (one line) without bidirectional formatting characters, not blank,
+    at most ``max_length`` characters (:func:`citewell.validtext.name_problem`)."""
+    return {"allOf": [{"type": "string", "pattern": f"^[^{TITLE_FORBIDDEN}{BIDI_CONTROLS}]*$",
+                       "maxLength": max_length}, nonblank()]}
+
+
+def watched_text() -> dict[str, Any]:
+    """A tracking agent's query: a question without control characters but tab and line
+    breaks (:func:`citewell.validtext.text_problem`)."""
+    return {"allOf": [question(), {"type": "string", "pattern": f"^[^{TEXT_FORBIDDEN}]*$"}]}
 
 
 def citation_number() -> dict[str, Any]:

@@ -70,11 +70,11 @@ def get_agent(agent_id: str, ctx: Context = Depends(context)) -> dict[str, Any]:
 
 @router.patch("/v1/tracking_agents/{agent_id}", response_model=TrackingAgentOut, responses=error_docs("chats"),
               summary="Change a tracking agent (pause, resume, query, filters, schedule)")
-def update_agent(agent_id: str, body: TrackingAgentPatch | None = None,
-                 ctx: Context = Depends(context)) -> dict[str, Any]:
+def update_agent(agent_id: str, body: TrackingAgentPatch, ctx: Context = Depends(context)) -> dict[str, Any]:
     """Change the fields given (``state: "paused"`` pauses, ``"active"`` resumes); the
-    agent as stored afterwards."""
-    changes = body.model_dump() if body is not None else {}
+    agent as stored afterwards. The body is an object (``{}`` changes nothing); an unknown
+    field is 400 ``INVALID_REQUEST_BODY``."""
+    changes = body.model_dump()
     return agent_json(Agents(ctx.engine).update(agent_id, **changes))
 
 
