@@ -10,6 +10,7 @@ workspace's agents, alerts or patterns to another.
 
 from __future__ import annotations
 
+import json
 import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -146,6 +147,33 @@ def test_filters_keywords_and_authors(setup: Any) -> None:
                                                     "filters": ["created_at>=2022-02-01"]}).json()
     result = client.post(f"/v1/tracking_agents/{none['id']}/run").json()
     assert (result["new_mentions"], result["matched"], result["alert"]) == (4, 0, None)
+
+
+def test_a_resource_id_filter_follows_its_file_as_it_grows(setup: Any) -> None:
+    client, store, posts = setup
+    with Engine(store, workspace="acme") as engine:
+        (reddit,) = [r.id for r in engine.resources(statuses=["ready"]) if r.file_name == "reddit.jsonl"]
+    agent = client.post("/v1/tracking_agents", json={"query": "Activision puts",
+                                                     "filters": {"resource_id": reddit}}).json()
+    assert agent["filters"] == {"resource_id": reddit}
+    first = client.post(f"/v1/tracking_agents/{agent['id']}/run").json()
+    assert [r["id"] for r in first["alert"]["references"] if r["type"] == "post"] == ["t3_a1", "t3_a3"]
+    write_posts(posts, 2)  # reddit.jsonl grows: a new resource, the filtered one superseded
+    with Engine(store, workspace="acme") as engine:
+        engine.sync(posts)
+        assert engine.store.resource(engine.workspace_id, reddit).status == "superseded"
+    grown = client.post(f"/v1/tracking_agents/{agent['id']}/run").json()
+    assert grown["matched"] == 1  # the appended reddit post; never the stocktwits one
+    assert [r["id"] for r in grown["alert"]["references"] if r["type"] == "post"] == ["t3_a4"]
+    # a change of keywords keeps the files followed
+    client.patch(f"/v1/tracking_agents/{agent['id']}", json={"keywords": ["activision"]})
+    (posts / "reddit.jsonl").write_text((posts / "reddit.jsonl").read_text() + json.dumps({
+        "source": "reddit", "id": "t3_a9", "author": "erin", "created_at": "2022-01-20T09:00:00Z",
+        "text": "Still holding Activision puts after the Microsoft news."}) + "\n")
+    with Engine(store, workspace="acme") as engine:
+        engine.sync(posts)
+    third = client.post(f"/v1/tracking_agents/{agent['id']}/run").json()
+    assert [r["id"] for r in third["alert"]["references"] if r["type"] == "post"] == ["t3_a9"]
 
 
 def test_pause_resume_update_delete(setup: Any) -> None:
@@ -306,8 +334,6 @@ LONG_POSTS = [
 
 
 def test_every_template_alert_quote_is_supported_by_its_own_post(tmp_path: Path) -> None:
-    import json
-
     from citewell.agents import Agents
     from citewell.profiles.chats import render_message
 

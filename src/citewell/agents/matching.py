@@ -2,7 +2,8 @@
 
 A mention matches when it passes every filter and covers the query:
 
-- **filters**: the resource-level conditions (``resource_id`` — the datasets —,
+- **filters**: the resource-level conditions (``resource_id`` — the datasets, and the
+  later versions of the files they were read from —,
   ``document_name``, ``tickers`` …) select the posts files through the store's own filter
   code (:meth:`Store.scope_resources`); ``source`` compares lower-cased; ``created_at>=``/
   ``<=`` compare the post's ISO time as text (a date alone as upper bound covers its whole
@@ -81,9 +82,20 @@ def _has_keyword(mention: Mention, keywords: Sequence[str]) -> bool:
     return any(k in text or k in tags for k in keywords)
 
 
+def _following(store: Store, workspace_id: str, condition: Condition, paths: Sequence[str]) -> Condition:
+    """A ``resource_id`` condition that also names the current version of each of
+    ``paths`` (the files its datasets were read from: :func:`~citewell.agents.spec.followed_paths`)."""
+    current = [record.resource_id for record in (store.file_record(workspace_id, p) for p in paths)
+               if record is not None and record.resource_id]
+    return Condition(condition.key, condition.op, tuple(dict.fromkeys([*condition.values, *current])))
+
+
 def allowed_datasets(store: Store, workspace_id: str, watch: Watch) -> set[str]:
-    """Ids of the ready posts files the watch's resource-level conditions select."""
-    conditions = [c for c in watch.conditions if c.key not in _MENTION_KEYS]
+    """Ids of the ready posts files the watch's resource-level conditions select; a
+    ``resource_id`` condition also selects the newer versions of its datasets' files
+    (``watch.paths``: a grown posts file synced again)."""
+    conditions = [_following(store, workspace_id, c, watch.paths) if c.key == "resource_id" and watch.paths else c
+                  for c in watch.conditions if c.key not in _MENTION_KEYS]
     return {r.id for r in store.scope_resources(workspace_id, conditions=conditions) if r.kind == "post"}
 
 

@@ -9,7 +9,7 @@ from ..errors import UsageError
 from ..models import Message
 from ..store.tracking import AgentRecord, PatternRecord
 from .runner import AgentRunner, RunResult
-from .spec import check_fields, merge_watch
+from .spec import check_fields, followed_paths, merge_watch
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -35,6 +35,7 @@ class Agents:
         Raises ``INVALID_REQUEST`` / ``INVALID_FILTER`` (:func:`~citewell.agents.spec.check_fields`)."""
         fields = check_fields({"query": query, "name": name, "filters": filters, "keywords": keywords,
                                "authors": authors, "interval_s": interval_s, "state": state}, creating=True)
+        fields["filters"]["paths"] = followed_paths(self.engine.store, self.workspace_id, filters)
         return self.tracking.create_agent(self.workspace_id, **fields)
 
     def list(self) -> list[AgentRecord]:
@@ -56,6 +57,9 @@ class Agents:
         fields = check_fields(changes, creating=False)
         if "filters" in fields:
             fields["filters"] = merge_watch(agent.filters, fields["filters"], changes)
+            if changes.get("filters") is not None:  # the files of the datasets named now
+                fields["filters"]["paths"] = followed_paths(self.engine.store, self.workspace_id,
+                                                            fields["filters"]["filters"])
         return self.tracking.update_agent(self.workspace_id, agent_id, fields) if fields else agent
 
     def delete(self, agent_id: str) -> None:

@@ -17,7 +17,11 @@ An agent is ``{name, query, filters, keywords, authors, interval_s, state}``:
 - ``interval_s``: seconds between scheduled runs, 1 to 30 days; ``state``: ``active`` or
   ``paused`` (a paused agent is never run by the scheduler, nor by "run now").
 
-The stored ``filters`` column holds ``{"filters": …, "keywords": […], "authors": […]}``.
+The stored ``filters`` column holds ``{"filters": …, "keywords": […], "authors": […],
+"paths": […]}``; ``paths`` are the files the ``resource_id`` filter's datasets were read
+from when the filter was set (:func:`followed_paths`), so the filter follows each file's
+newer versions: a posts file that grows and is synced again is a new resource (the old one
+``superseded``), and its appended posts still match.
 """
 
 from __future__ import annotations
@@ -25,9 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..errors import UsageError
+from ..errors import NotFoundError, UsageError
 from ..retrieve import parse_filters
-from ..store.base import Condition
+from ..store.base import Condition, Store
 from ..store.tracking import AGENT_STATES, AgentRecord
 from ..validtext import name_problem, one_line, text_problem, valid_text
 
@@ -52,6 +56,8 @@ class Watch:
     conditions: tuple[Condition, ...]
     keywords: tuple[str, ...]
     authors: tuple[str, ...]
+    #: Files whose current version a ``resource_id`` condition also selects.
+    paths: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, agent: AgentRecord) -> "Watch":
@@ -59,7 +65,8 @@ class Watch:
         stored = agent.filters
         return cls(agent.query, tuple(parse_filters(stored.get("filters"))),
                    tuple(k.lower() for k in stored.get("keywords", [])),
-                   tuple(a.lower() for a in stored.get("authors", [])))
+                   tuple(a.lower() for a in stored.get("authors", [])),
+                   tuple(stored.get("paths") or ()))
 
 
 def _terms(name: str, values: Sequence[str] | None) -> list[str]:
@@ -125,6 +132,22 @@ def check_fields(fields: Mapping[str, Any], *, creating: bool) -> dict[str, Any]
     return out
 
 
+def followed_paths(store: Store, workspace_id: str, filters: Any) -> list[str]:
+    """The file paths (sorted) the datasets named by the ``resource_id`` conditions of
+    ``filters`` (already checked) are read from now: the files whose later versions the
+    filter follows. An unknown id, or a dataset uploaded without a path, adds none."""
+    out: set[str] = set()
+    for condition in parse_filters(filters):
+        if condition.key != "resource_id":
+            continue
+        for resource_id in condition.values:
+            try:
+                out.update(store.resource(workspace_id, resource_id).paths)
+            except NotFoundError:
+                continue
+    return sorted(out)
+
+
 def merge_watch(stored: Mapping[str, Any], change: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
     """The stored ``filters`` column after a change that gave only some of ``filters``,
     ``keywords``, ``authors`` (those not ``given`` keep their stored value)."""
@@ -147,4 +170,4 @@ def agent_json(agent: AgentRecord) -> dict[str, Any]:
 
 
 __all__ = ["DEFAULT_INTERVAL_S", "MAX_INTERVAL_S", "MAX_TERM_CHARS", "MIN_INTERVAL_S", "Watch", "agent_json", "check_fields",
-           "merge_watch"]
+           "followed_paths", "merge_watch"]
