@@ -317,8 +317,8 @@ def test_a_run_whose_lease_expired_writes_nothing(engine: Engine) -> None:
     assert tracking.agent(engine.workspace_id, agent.id).watermark == 5
 
 
-#: Posts whose quotes end without a sentence end: cut at QUOTE_CHARS (``…”``), an emoji,
-#: a cashtag, no punctuation; capitalised authors and dates the text never names.
+#: Posts whose quotes end without a sentence end: cut at QUOTE_CHARS, an emoji, a cashtag,
+#: no punctuation; a negation; capitalised authors and dates the text never names.
 LONG_POSTS = [
     {"source": "reddit", "id": "t3_l1", "author": "DeepValueBob", "created_at": "2022-01-18T10:00:00Z",
      "text": "Activision puts are the play here because the Microsoft deal " + "keeps dragging on and on " * 12},
@@ -345,7 +345,9 @@ def test_every_template_alert_quote_is_supported_by_its_own_post(tmp_path: Path)
         alert = render_message(agents.run(agents.create(query="Activision puts").id).alert)
     refs = _slice_rule(alert)
     assert [r["id"] for r in refs] == ["t3_l4", "t3_l1", "t3_l2", "t3_l3", "t3_l5"]  # oldest first
-    assert "\u2026\u201d [1]" not in alert["text"] and "\u2026\u201d [2]" in alert["text"]  # t3_l1 is cut
+    assert "(reddit by DeepValueBob on 2022-01-18; the post goes on)" in alert["text"]  # t3_l1 is cut
+    assert "(reddit by Carol on 2022-01-18)\n\n> Activision puts printing again $ATVI [4]\n\n(reddit on 2022-01-19)" \
+        in alert["text"]
     for ref in refs:
         (occurrence,) = ref["occurrences"]
         assert occurrence["support"]["verdict"] == "supported", (ref["id"], occurrence["support"])

@@ -55,13 +55,14 @@ class _WithPatterns:
         return (type == "pattern" and id in self.ids) or self.base.entity_exists(type, id)
 
 
-def _quote(text: str) -> str:
-    """The start of a mention's text on one line, cut at a word, escaped (never a link)."""
+def _quote(text: str) -> tuple[str, bool]:
+    """The start of a mention's text on one line, cut at a word, escaped (never a link),
+    and whether it was cut. No ``…`` marks the cut inside the quote: the quote stays
+    verbatim, which rule-8 support recognises (``verbatim``)."""
     flat = " ".join(text.split())
-    if len(flat) > QUOTE_CHARS:
-        cut = flat[:QUOTE_CHARS].rsplit(" ", 1)[0]
-        flat = (cut or flat[:QUOTE_CHARS]) + " …"
-    return escape_quote(flat)
+    if len(flat) <= QUOTE_CHARS:
+        return escape_quote(flat), False
+    return escape_quote(flat[:QUOTE_CHARS].rsplit(" ", 1)[0] or flat[:QUOTE_CHARS]), True
 
 
 def cross_dataset(patterns: Sequence[PatternRecord]) -> list[PatternRecord]:
@@ -74,20 +75,22 @@ def template_text(query: str, mentions: Sequence[Mention], patterns: Sequence[Pa
 
     Every block is its own paragraph (a blank line before it), so the cite stage's
     sentence splitter (:func:`citewell.text.sentences.sentence_spans`: syntok, which
-    never joins paragraphs) cuts there whatever a quote ends with (``…”``, an emoji, no
+    never joins paragraphs) cuts there whatever a quote ends with (an emoji, a cashtag, no
     punctuation at all), and each ``[N]`` stays in the part of the quote it follows. A
-    cited mention is two paragraphs: its quote with the link, then who posted it where and
-    when — not in the cited sentence, since the date and author are the post's metadata,
-    not its text, and rule-8 support checks the sentence against the text (a quote of the
-    post's start is ``supported``)."""
+    cited mention is two paragraphs: a markdown quote (``> ``) of the post's start, word
+    for word, with the link; then where, by whom and when it was posted (and whether the
+    post goes on) — not in the cited sentence, since those are the post's metadata, not
+    its text, and rule-8 support checks the sentence against the text: a verbatim quote is
+    ``supported``."""
     cited = list(mentions[-MAX_CITED:])
     noun = "mention matches" if len(mentions) == 1 else "mentions match"
     blocks = [f"{len(mentions)} new {noun} \u201c{escape_quote(' '.join(query.split()))}\u201d."]
     for m in cited:
+        quote, cut = _quote(m.text)
         who = f" by {escape_quote(m.author)}" if m.author else ""
         when = f" on {m.created_at[:10]}" if m.created_at else ""
-        blocks.append(f"- \u201c{_quote(m.text)}\u201d {format_link('post', post=(m.source, m.id))}")
-        blocks.append(f"  ({escape_quote(m.source)}{who}{when})")
+        blocks.append(f"> {quote} {format_link('post', post=(m.source, m.id))}")
+        blocks.append(f"({escape_quote(m.source)}{who}{when}{'; the post goes on' if cut else ''})")
     if len(mentions) > len(cited):
         blocks.append(f"- and {len(mentions) - len(cited)} more.")
     for p in cross_dataset(patterns):
