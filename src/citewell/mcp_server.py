@@ -30,10 +30,10 @@ from typing import Any, get_args
 from urllib.parse import parse_qs, urlencode
 
 import anyio
-from pydantic import ValidationError
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import ValidationError
 
 from . import __version__
 from .agents import Agents
