@@ -32,6 +32,7 @@ import json
 import logging
 import threading
 from collections import OrderedDict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,19 @@ from ..ingest.pdf_lines import span_line_boxes_isolated
 from ..isolation import IsolationError
 from ..models import Message, Reference
 from ..profiles.analytics import numbered_references
-from .viewer_page import (CONTEXT_CUES, VIDEO_SUFFIXES, Cited, _cues, _engagement, _media_field, _neighbours,
-                          _seconds, cited_pages, safe_url)
+from .viewer_page import (
+    CONTEXT_CUES,
+    VIDEO_SUFFIXES,
+    Cited,
+    _cues,
+    _engagement,
+    _media_field,
+    _neighbours,
+    _seconds,
+    cited_pages,
+    post_field,
+    safe_url,
+)
 
 log = logging.getLogger("citewell.web.viewer")
 
@@ -140,13 +152,7 @@ def _media(cited: Cited) -> dict[str, str] | None:
 
 def _post(cited: Cited, spans: list[tuple[int, int]]) -> dict[str, Any]:
     meta, mention, ref = cited.metadata, cited.mention, cited.reference
-    extra = (mention.model_extra or {}) if mention is not None else {}
-
-    def pick(name: str) -> Any:
-        value = getattr(mention, name, None) if mention is not None else None
-        if value in (None, ""):
-            value = extra.get(name)
-        return value if value not in (None, "") else meta.get(name)
+    pick = partial(post_field, cited)
 
     text = mention.text if mention is not None else (ref.text or "")
     links = []

@@ -31,6 +31,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from string import Template
 from typing import Any
 from urllib.parse import urlsplit
@@ -354,15 +355,20 @@ def _engagement(mention: Mention | None, meta: Mapping[str, Any]) -> list[tuple[
             if k not in _NOT_ENGAGEMENT and isinstance(v, (int, float)) and not isinstance(v, bool)]
 
 
+def post_field(cited: Cited, name: str) -> Any:
+    """One field of a cited post, as the viewers show it: the stored mention's own field,
+    else the field the posts file gave (the mention's extra fields), else the chunk's
+    metadata; None when none of them holds a non-empty value."""
+    mention = cited.mention
+    value = getattr(mention, name, None) if mention is not None else None
+    if value in (None, "") and mention is not None:
+        value = (mention.model_extra or {}).get(name)
+    return value if value not in (None, "") else cited.metadata.get(name)
+
+
 def _post_body(cited: Cited) -> tuple[str, str]:
     meta, mention, ref = cited.metadata, cited.mention, cited.reference
-    extra = (mention.model_extra or {}) if mention is not None else {}
-
-    def pick(name: str) -> Any:
-        value = getattr(mention, name, None) if mention is not None else None
-        if value in (None, ""):
-            value = extra.get(name)
-        return value if value not in (None, "") else meta.get(name)
+    pick = partial(post_field, cited)
 
     text = mention.text if mention is not None else (ref.text or "")
     source = ref.source or pick("source")
