@@ -7,11 +7,17 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 # The suite pins lexical retrieval (the default is hybrid): in hybrid mode every fresh
 # store would first embed its passages (up to 10 s per question).
 # tests/test_dense.py chooses its modes explicitly. Subprocesses inherit it.
 os.environ.setdefault("CITEWELL_RETRIEVAL_MODE", "lexical")
+
+# Property tests judge behaviour, never speed: on a loaded machine Hypothesis's timing checks
+# (a deadline per example, "data generation is too slow") fail tests whose every example passed.
+settings.register_profile("citewell", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("citewell")
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CORPUS = SHARED / "corpus"
