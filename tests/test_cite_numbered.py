@@ -115,3 +115,14 @@ _CHARS = st.sampled_from(list("ab S12[]【】()`~\\\n\t>-,.") + ["\r", "†", "c
 @given(st.lists(_CHARS, max_size=40), st.data())
 def test_streamed_expansion_equals_the_whole_for_any_characters(pieces: list[str], data: st.DataObject) -> None:
     _assert_streamed_equals_whole("".join(pieces), data, max_cuts=12)
+
+
+def test_a_wide_closing_bracket_does_not_close_a_link_label() -> None:
+    # "】" closes only "【": the "[" before it still opens the label "】Sales rose [2]" of a
+    # markdown link, so the [2] inside stays as written whether the text streams or not.
+    text = "[】Sales rose [2]](https://b.org)"
+    whole, _ = expand_numbered(text, SOURCES)
+    assert whole == text
+    expander = NumberedExpander(SOURCES)
+    assert expander.feed(text) == ""  # the label is still open up to its destination's ")"
+    assert expander.close() == text

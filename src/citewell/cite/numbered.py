@@ -203,7 +203,8 @@ def _prose_cut(text: str, at_line_start: bool) -> int:
     a line break, or after a space or tab on a line that can no longer open a fence, with
     no ``[``/``【`` open and no link destination pending. Labels never span a blank line,
     so a blank line closes whatever is open."""
-    depth = 0
+    depth = 0  # open "[" (a link label holds balanced square brackets only)
+    wide = 0  # open "【" (its own pairs: a "】" never closes a "[", as links.scan reads them)
     in_dest = False
     paren = 0
     safe = 0
@@ -229,24 +230,28 @@ def _prose_cut(text: str, at_line_start: bool) -> int:
                     in_dest = False
             elif ch in "\r\n":
                 in_dest, paren = False, 0
-                depth = 0
+                depth = wide = 0
             i += 1
             continue
-        if ch in "[\u3010":
+        if ch == "[":
             depth += 1
-        elif ch in "]\u3011":
+        elif ch == "\u3010":
+            wide += 1
+        elif ch == "]":
             depth = max(0, depth - 1)
-            if ch == "]" and i + 1 < n and text[i + 1] == "(":
+            if i + 1 < n and text[i + 1] == "(":
                 in_dest, paren = True, 0
                 i += 2
                 continue
+        elif ch == "\u3011":
+            wide = max(0, wide - 1)
         elif ch in "\r\n" and _BLANK_END.match(text, i):
-            depth = 0
+            depth = wide = 0
         if ch == "\r" and i + 1 == n:  # "\r\n" may be cut in two
             break
         # a space is settled once the next character is known not to start a marker (an
         # alias the model made up is removed with the spaces before it)
-        if depth == 0 and (ch in "\r\n" or (ch in " \t" and not line_open and i + 1 < n
+        if depth == wide == 0 and (ch in "\r\n" or (ch in " \t" and not line_open and i + 1 < n
                                               and text[i + 1] not in " \t[\u3010")):
             safe = i + 1
         i += 1
