@@ -154,3 +154,40 @@ def test_errors_never_show_the_password() -> None:
     assert safe_location("postgresql://app:s3cret@db.internal:5433/citewell") == \
         "postgresql://app@db.internal:5433/citewell"
     assert safe_location("postgresql://app@db/citewell") == "postgresql://app@db/citewell"
+
+
+def test_open_store_opens_urls_and_chooses_the_blob_folder(postgres_server: PostgresServer, tmp_path,
+                                                          monkeypatch) -> None:
+    from citewell.store import open_store
+    from citewell.store.postgres import default_blob_dir
+
+    url = postgres_server.new_database()
+    monkeypatch.delenv("CITEWELL_BLOBS", raising=False)
+    explicit = open_store(url.replace("postgresql://", "postgres://"), blobs=tmp_path / "given")
+    assert isinstance(explicit, PostgresStore) and explicit.url == url
+    assert explicit.blob_dir == tmp_path / "given" and explicit.blob_dir.is_dir()
+    explicit.close()
+    port = url.split(":")[-1].split("/")[0]
+    assert default_blob_dir(url).parts[-2:] == ("blobs", f"127.0.0.1-{port}-{url.rsplit('/', 1)[1]}")
+    monkeypatch.setenv("CITEWELL_BLOBS", str(tmp_path / "env"))
+    from_env = open_store(url)
+    assert from_env.blob_dir == tmp_path / "env"
+    from_env.close()
+    lite = open_store(tmp_path / "s" / "citewell.sqlite")  # the variable names a URL store's folder only
+    assert isinstance(lite, SQLiteStore) and lite.blob_dir == tmp_path / "s" / "citewell.blobs"
+    lite.close()
+
+
+def test_an_engine_on_a_url_ingests_and_answers(postgres_server: PostgresServer, tmp_path, monkeypatch) -> None:
+    from citewell import Engine
+
+    from .conftest import CORPUS
+
+    monkeypatch.setenv("CITEWELL_BLOBS", str(tmp_path / "blobs"))
+    with Engine(postgres_server.new_database()) as engine:
+        report = engine.ingest([CORPUS / "pdf" / "3M_2022_10K.pdf"])
+        assert [o.action for o in report.outcomes] == ["ingested"]
+        answer = engine.ask("What was 3M's capital expenditure in FY2022?")
+        assert "1,749" in answer.text and answer.citations and answer.status == "settled"
+        resource = engine.store.resources(engine.workspace_id)[0]
+        assert (tmp_path / "blobs" / resource.blob_key).is_file()

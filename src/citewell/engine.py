@@ -55,7 +55,8 @@ __all__ = ["DEFAULT_MODE", "EMBED_BUDGET_S", "IMAGE_QUERY_WORDS", "MAX_QUESTION_
 class Engine:
     """The citewell library facade.
 
-    ``store``: a :class:`~citewell.store.Store`, a path to a SQLite file, or None for the
+    ``store``: a :class:`~citewell.store.Store`, a path to a SQLite file, a PostgreSQL URL
+    (``postgresql://…``, see :func:`~citewell.store.open_store`), or None for the
     configured default (``CITEWELL_STORE``, config file, user data directory).
     ``workspace``: the workspace name; every call is scoped to it. ``generator``: the
     answer writer (a :class:`~citewell.generate.Generator`, or a name: ``extractive``,

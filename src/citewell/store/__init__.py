@@ -2,18 +2,38 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .base import Condition, FileRecord, Store
 from .sqlite import SQLiteStore
 
+#: URL schemes of a PostgreSQL store (libpq accepts both)
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
-def open_store(location: str | Path) -> Store:
-    """Open the store at ``location`` (a SQLite file path today; a PostgreSQL URL later).
 
+def is_url(location: str | os.PathLike[str]) -> bool:
+    """Whether ``location`` names a PostgreSQL database (``postgresql://…`` or
+    ``postgres://…``) rather than a SQLite file."""
+    return isinstance(location, str) and location.lower().startswith(POSTGRES_SCHEMES)
+
+
+def open_store(location: str | os.PathLike[str], *, blobs: str | os.PathLike[str] | None = None) -> Store:
+    """Open the store at ``location``: a PostgreSQL URL (``postgresql://user[:password]@host[:port]/database``
+    or ``postgres://…``) opens a :class:`~citewell.store.postgres.PostgresStore`, anything
+    else is a SQLite file (:class:`SQLiteStore`, created with its folder when missing).
+
+    ``blobs``: the folder of originals and derived files (page images). Default: beside a
+    SQLite file (``citewell.sqlite`` → ``citewell.blobs/``); for a URL, ``CITEWELL_BLOBS``,
+    else a folder of the database in the user data directory (see
+    :func:`citewell.store.postgres.default_blob_dir`).
     Raises :class:`citewell.errors.StoreError` when it cannot be opened.
     """
-    return SQLiteStore(location)
+    if is_url(location):
+        from .postgres import PostgresStore
+
+        return PostgresStore(str(location), blob_dir=blobs)
+    return SQLiteStore(location, blob_dir=blobs)
 
 
-__all__ = ["Condition", "FileRecord", "SQLiteStore", "Store", "open_store"]
+__all__ = ["Condition", "FileRecord", "POSTGRES_SCHEMES", "SQLiteStore", "Store", "is_url", "open_store"]

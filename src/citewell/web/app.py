@@ -20,7 +20,6 @@ import os
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
@@ -76,8 +75,8 @@ A chats turn that fails is not an HTTP error: its message settles `failed` with
 def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_upload_mb: float | None = None,
                worker_threads: int = 2, turn_threads: int = 2, generator: Generator | str | None = None,
                llm: LLMSettings | None = None, agent_tick_s: float | None = None) -> FastAPI:
-    """Build the API on ``store`` (a :class:`~citewell.store.Store`, a SQLite file path, or
-    None for the configured default: ``CITEWELL_STORE``, config file, user data folder).
+    """Build the API on ``store`` (a :class:`~citewell.store.Store`, a SQLite file path, a
+    PostgreSQL URL (see :func:`~citewell.store.open_store`), or None for the configured default: ``CITEWELL_STORE``, config file, user data folder).
 
     ``max_upload_mb``: upload cap in MB (default ``CITEWELL_MAX_UPLOAD_MB``, else 100);
     ``worker_threads``: threads extracting uploads (default 2: one workspace uses at most
@@ -118,7 +117,7 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     if store is None:
         store = open_store(Settings.resolve().store)
     elif isinstance(store, (str, os.PathLike)):
-        store = open_store(Path(store))
+        store = open_store(store)
     opened: Store = store
 
     @asynccontextmanager

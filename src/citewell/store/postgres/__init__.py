@@ -1,19 +1,26 @@
-"""The PostgreSQL store (in progress): the concern mixins of :mod:`citewell.store` over
-PostgreSQL's dialect pieces.
+"""The PostgreSQL store: the concern mixins of :mod:`citewell.store` over PostgreSQL's
+dialect pieces, opened by :func:`citewell.store.open_store` for a ``postgresql://`` (or
+``postgres://``) URL.
 
-So far: connections and locks (:mod:`.connection`), the schema (:mod:`.schema`: the same
-SQLAlchemy Core tables and Alembic revisions as SQLite) and the lexical index
+The pieces: connections and locks (:mod:`.connection`), the schema (:mod:`.schema`: the
+same SQLAlchemy Core tables and Alembic revisions as SQLite) and the lexical index
 (:mod:`.lexical`: BM25 ranked from term statistics exactly as FTS5 ranks), with every
 concern. The vector index is for now the SQLite store's (vectors as bytes, the
-workspace's matrix ranked exactly in numpy): pgvector with an HNSW index is not built
-yet, and :func:`citewell.store.open_store` does not open PostgreSQL URLs yet.
+workspace's matrix ranked exactly in numpy). Originals and page images live in a local
+blob folder (:attr:`PostgresStore.blob_dir`, see :func:`default_blob_dir`).
 """
 
 from __future__ import annotations
 
+import os
+import re
 import threading
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import platformdirs
+
+from ...errors import StoreError
 from ..chats import Chats
 from ..events import Events
 from ..keys import Keys
@@ -39,17 +46,45 @@ def safe_location(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
+def normal_url(url: str) -> str:
+    """``url`` with the scheme ``postgresql://`` (libpq also accepts ``postgres://``;
+    SQLAlchemy, which runs the migrations, does not)."""
+    scheme, sep, rest = url.partition("://")
+    return f"postgresql://{rest}" if sep and scheme.lower() in ("postgres", "postgresql") else url
+
+
+def default_blob_dir(url: str) -> Path:
+    """The blob folder of the database at ``url`` when none is given:
+    ``CITEWELL_BLOBS`` when set, else ``<user data dir>/citewell/blobs/<host>-<port>-<database>``
+    (one folder per database: blobs are shared by content within a store, and a store
+    removes a blob only when none of its own rows refers to it)."""
+    if os.environ.get("CITEWELL_BLOBS"):
+        return Path(os.environ["CITEWELL_BLOBS"]).expanduser().resolve()
+    parts = urlsplit(url)
+    name = f"{parts.hostname or 'localhost'}-{parts.port or 5432}-{parts.path.lstrip('/') or parts.username or 'postgres'}"
+    return Path(platformdirs.user_data_dir("citewell")) / "blobs" / re.sub(r"[^A-Za-z0-9._-]", "_", name)
+
+
 class PostgresStore(PostgresConnections, PostgresLexicalIndex, BlobVectorIndex, Keys, Events, Resources, Uploads,
                     Search, Vectors, Chats, Mentions):
-    """The :class:`~citewell.store.base.Store` in one PostgreSQL database (``url``: ``postgresql://user[:password]@host[:port]/database``),
-    migrated on open. Raises :class:`~citewell.errors.StoreError` when the database cannot
-    be reached, is not a citewell store, or is newer than this citewell."""
+    """The :class:`~citewell.store.base.Store` in one PostgreSQL database (``url``:
+    ``postgresql://user[:password]@host[:port]/database``, or ``postgres://…``), migrated
+    on open. ``blob_dir``: the folder of originals and derived files (default
+    :func:`default_blob_dir`; created on open). Raises
+    :class:`~citewell.errors.StoreError` when the database cannot be reached, is not a
+    citewell store, or is newer than this citewell."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, blob_dir: str | os.PathLike[str] | None = None) -> None:
         import psycopg
 
-        self.url = url
-        self.location = safe_location(url)
+        self.url = normal_url(url)
+        self.location = safe_location(self.url)
+        self.blob_dir = (Path(blob_dir).expanduser().resolve() if blob_dir is not None
+                         else default_blob_dir(self.url))
+        try:
+            self.blob_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the blob folder {self.blob_dir}: {exc}") from exc
         self._local = threading.local()
         #: the retrieval caches of the search concern (as on SQLite; see searchcache)
         self._terms: GenerationCache[TermScores] = GenerationCache(256 << 20, lambda t: t.nbytes)
@@ -60,7 +95,7 @@ class PostgresStore(PostgresConnections, PostgresLexicalIndex, BlobVectorIndex, 
         self._resource_sets: GenerationCache[set[str]] = GenerationCache(4096, per_key=True)
         self._vectors: GenerationCache[VectorScope] = GenerationCache(1 << 30, lambda v: v.nbytes, per_key=True)
         self._DB_ERRORS = (psycopg.Error,)
-        migrate(url, self.location)
+        migrate(self.url, self.location)
 
 
-__all__ = ["PostgresStore", "safe_location"]
+__all__ = ["PostgresStore", "default_blob_dir", "normal_url", "safe_location"]

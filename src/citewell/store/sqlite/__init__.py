@@ -23,6 +23,7 @@ resources, their files and facets; vectors) bumps its counter in the same transa
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -54,16 +55,18 @@ class SQLiteStore(SQLiteConnections, FTS5Index, BlobVectorIndex, Keys, Events, R
     """The embedded :class:`~citewell.store.base.Store` in one SQLite file.
 
     ``path`` is the database file (created with its folder when missing); blobs go to
-    ``<folder>/<store name>.blobs`` (``citewell.sqlite`` → ``citewell.blobs/``). Raises
+    ``blob_dir``, by default ``<folder>/<store name>.blobs`` (``citewell.sqlite`` →
+    ``citewell.blobs/``). Raises
     :class:`StoreError` when the file cannot be opened, is not a citewell store, or is
     newer than this version of citewell. The dialect pieces come first in the bases, so
     their methods are the hooks the concern mixins call.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, blob_dir: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path).expanduser().resolve()
         self.location = str(self.path)
-        self.blob_dir = self.path.parent / f"{self.path.stem}.blobs"
+        self.blob_dir = (Path(blob_dir).expanduser().resolve() if blob_dir is not None
+                         else self.path.parent / f"{self.path.stem}.blobs")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
