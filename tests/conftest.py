@@ -1,9 +1,19 @@
-"""Shared fixtures: the shared corpus (read-only, ``../shared`` beside the repo) and fresh stores."""
+"""Shared fixtures: the shared corpus (read-only, ``../shared`` beside the repo) and fresh stores.
+
+Every test that takes a store (``store_location``, ``store_path``, ``engine``, or
+``module_store_location`` for a module's shared store) runs once per store kind of
+:data:`STORE_KINDS`: on a SQLite file and on a PostgreSQL database of the session's own
+server (tests/pgserver.py), one behaviour proven twice. A test (or module, with
+``pytestmark``) marked ``sqlite_only("reason")`` runs on SQLite alone: for what only a
+SQLite file has (upgrading an old file, the file's own locks).
+"""
 
 from __future__ import annotations
 
 import os
 import shutil
+from contextlib import contextmanager
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,21 +32,92 @@ settings.load_profile("citewell")
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CORPUS = SHARED / "corpus"
 CASES = SHARED / "cases" / "citation-cases.json"
+#: the stores the store-taking tests run on (``CITEWELL_TEST_STORES=sqlite`` for one kind)
+STORE_KINDS = tuple(k.strip() for k in os.environ.get("CITEWELL_TEST_STORES", "sqlite").split(",") if k.strip())
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "sqlite_only(reason): runs on the SQLite store alone (say why)")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize ``store_kind`` over :data:`STORE_KINDS` (SQLite alone for a
+    ``sqlite_only`` test), module-scoped so a module's shared store is built once per kind."""
+    if "store_kind" not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker("sqlite_only")
+    if marker is not None and not (marker.args or marker.kwargs.get("reason")):
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: sqlite_only needs a reason")
+    kinds = tuple(k for k in STORE_KINDS if k == "sqlite") if marker is not None else STORE_KINDS
+    metafunc.parametrize("store_kind", kinds, scope="module")
+
+
+@contextmanager
+def new_store_location(kind: str, folder: Path, request: pytest.FixtureRequest) -> Iterator[str | Path]:
+    """A fresh store's location of ``kind``: a SQLite file path under ``folder`` (not created
+    yet), or the URL of a new PostgreSQL database (dropped afterwards) whose blobs go to
+    ``folder/store/citewell.blobs`` (``CITEWELL_BLOBS``, also for subprocesses)."""
+    if kind == "sqlite":
+        yield folder / "store" / "citewell.sqlite"
+        return
+    server = request.getfixturevalue("postgres_server")
+    url = server.new_store()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CITEWELL_BLOBS", str(folder / "store" / "citewell.blobs"))
+        try:
+            yield url
+        finally:
+            server.drop(url)
 
 
 @pytest.fixture
-def store_path(tmp_path: Path) -> Path:
-    """A fresh SQLite store file in a temporary folder."""
-    return tmp_path / "store" / "citewell.sqlite"
+def store_location(store_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str | Path]:
+    """A fresh store: a SQLite file path, or a PostgreSQL URL (see :func:`new_store_location`)."""
+    with new_store_location(store_kind, tmp_path, request) as location:
+        yield location
+
+
+@pytest.fixture(scope="module")
+def module_store_location(store_kind: str, tmp_path_factory: pytest.TempPathFactory,
+                          request: pytest.FixtureRequest) -> Iterator[str | Path]:
+    """A fresh store shared by a module's tests (one per store kind)."""
+    with new_store_location(store_kind, tmp_path_factory.mktemp(store_kind), request) as location:
+        yield location
 
 
 @pytest.fixture
-def engine(store_path: Path):
+def store_path(store_location: str | Path) -> str | Path:
+    """A fresh store's location (the name older tests use): see :func:`store_location`."""
+    return store_location
+
+
+@pytest.fixture
+def engine(store_location: str | Path):
     """An :class:`citewell.Engine` on a fresh store, workspace ``default``."""
     from citewell import Engine
 
-    with Engine(store_path) as eng:
+    with Engine(store_location) as eng:
         yield eng
+
+
+def is_sqlite(location: str | Path) -> bool:
+    """Whether a store location (see :func:`store_location`) is a SQLite file."""
+    return not str(location).startswith("postgresql://")
+
+
+def sql_rows(location: str | Path, sql: str, *args: object) -> list[tuple]:
+    """Rows of one statement run on the store's database behind its back (``?``
+    parameters, tuples), on either kind of store."""
+    if is_sqlite(location):
+        import sqlite3
+
+        with sqlite3.connect(location) as conn:
+            return conn.execute(sql, args).fetchall()
+    import psycopg
+
+    with psycopg.connect(str(location), autocommit=True) as conn:
+        cursor = conn.execute(sql.replace("%", "%%").replace("?", "%s"), args)
+        return cursor.fetchall() if cursor.description else []
 
 
 def copy_corpus_files(dest: Path, *relative: str) -> Path:

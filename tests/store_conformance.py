@@ -1,7 +1,7 @@
 """What every store must do, as test classes that need only a ``store`` fixture.
 
 Each class covers one concern of :mod:`citewell.store` (keys, events, resources and sync,
-uploads, search, vectors, chats and messages, mentions, tenant isolation). A backend's
+uploads, search, vectors, chats and messages, mentions, tracking agents, tenant isolation). A backend's
 test module subclasses each class once and provides ``store`` (a fresh, empty store):
 ``tests/test_store_conformance.py`` does so for SQLite. The module's name does not start
 with ``test_``, so the classes run only through their subclasses.
@@ -331,6 +331,118 @@ class MentionsContract:
         assert [m.id for m in store.list_mentions(ws, terms=["pumps"])] == ["42"]
         assert store.list_mentions(ws, terms=["valves"]) == []
         assert store.list_mentions(ws, after=("2024-05-01T10:00:00Z", "twitter", "42", resource.id)) == []
+
+
+def _posts(store: Store, workspace_id: str, name: str, *posts: tuple[str, str, str]) -> Resource:
+    """Commit a ready posts file of ``posts`` (``(source, id, created_at)``, one chunk each)."""
+    texts = [f"Post {post_id} from {source} about pumps." for source, post_id, _ in posts]
+    resource = _resource(workspace_id, name, "\n".join(texts), kind="post")
+    extraction = _extraction(*texts, kind="post")
+    for position, (source, post_id, created_at) in enumerate(posts):
+        extraction.chunks[position].metadata.update(source=source, id=post_id, created_at=created_at)
+        extraction.mentions.append(MentionDraft(source=source, id=post_id, chunk_position=position,
+                                                fields={"text": texts[position], "created_at": created_at}))
+    store.commit_resource(workspace_id, resource, extraction, path=f"/{name}", size_bytes=1, mtime_ns=1)
+    return resource
+
+
+class TrackingContract:
+    """Tracking agents: records, the run lease, post arrivals, alerts and patterns."""
+
+    def test_agents_are_kept_changed_and_deleted_per_workspace(self, store: Store) -> None:
+        tracking = store.tracking()
+        a, b = store.workspace_id("a"), store.workspace_id("b")
+        first = tracking.create_agent(a, name="pumps", query="pump failures", filters={"sources": ["twitter"]},
+                                      interval_s=3600, state="active")
+        second = tracking.create_agent(a, name="valves", query="valves", filters={}, interval_s=60, state="paused")
+        assert (first.name, first.filters, first.interval_s, first.state, first.watermark, first.runs) == \
+            ("pumps", {"sources": ["twitter"]}, 3600, "active", 0, 0)
+        assert first.next_run_at == first.created_at and first.last_run_at is None and first.alerts == 0
+        assert [x.id for x in tracking.agents(a)] == [first.id, second.id] and tracking.agents(b) == []
+        changed = tracking.update_agent(a, first.id, {"name": "Pumps", "interval_s": 60, "filters": {}})
+        assert (changed.name, changed.interval_s, changed.filters) == ("Pumps", 60, {})
+        assert changed.next_run_at == first.created_at + timedelta(seconds=60)  # no run yet: from its creation
+        for call in (lambda: tracking.agent(b, first.id), lambda: tracking.update_agent(b, first.id, {"name": "x"}),
+                     lambda: tracking.delete_agent(b, first.id)):
+            with pytest.raises(NotFoundError):
+                call()
+        tracking.delete_agent(a, first.id)
+        assert [x.id for x in tracking.agents(a)] == [second.id]
+        with pytest.raises(NotFoundError):
+            tracking.agent(a, first.id)
+
+    def test_one_run_holds_the_lease_until_it_ends_or_expires(self, store: Store) -> None:
+        tracking = store.tracking()
+        ws = store.workspace_id("a")
+        agent = tracking.create_agent(ws, name="n", query="q", filters={}, interval_s=600, state="active")
+        paused = tracking.create_agent(ws, name="p", query="q", filters={}, interval_s=600, state="paused")
+        now = agent.next_run_at + timedelta(seconds=5)
+        assert tracking.due_agents(now) == [(ws, agent.id)]
+        token = tracking.claim(ws, agent.id, owner="one", now=now, lease_s=30, due_only=True)
+        assert token is not None
+        assert tracking.claim(ws, agent.id, owner="two", now=now, lease_s=30, due_only=False) is None
+        assert tracking.due_agents(now) == []  # leased
+        assert tracking.claim(ws, paused.id, owner="two", now=now, lease_s=30, due_only=True) is None
+        later = now + timedelta(seconds=31)  # the first run's lease expired: another run takes over
+        taken = tracking.claim(ws, agent.id, owner="two", now=later, lease_s=30, due_only=True)
+        assert taken is not None and taken != token
+        assert tracking.release(ws, agent.id, token, now=later, error=None) is False  # no longer its lease
+        assert tracking.release(ws, agent.id, taken, now=later, error={"code": "X", "message": "m"}) is True
+        ended = tracking.agent(ws, agent.id)
+        assert (ended.last_error, ended.runs, ended.last_run_at, ended.lease_owner) == \
+            ({"code": "X", "message": "m"}, 1, later, None)
+        assert ended.next_run_at == agent.next_run_at + timedelta(seconds=600)  # the next tick after the run
+        assert tracking.due_agents(later) == []
+
+    def test_posts_arrive_once_in_order_and_runs_write_their_results(self, store: Store) -> None:
+        from citewell.store.tracking import PatternMember, PatternRecord
+
+        tracking = store.tracking()
+        ws, other = store.workspace_id("a"), store.workspace_id("b")
+        _posts(store, ws, "one.jsonl", ("Twitter", "2", "2024-05-02T00:00:00Z"), ("Twitter", "1", "2024-05-01T00:00:00Z"))
+        _posts(store, other, "one.jsonl", ("Twitter", "9", "2024-05-01T00:00:00Z"))
+        assert tracking.register_arrivals(ws) == 2
+        assert tracking.arrivals(ws, after=0, upto=2) == [("twitter", "1"), ("twitter", "2")]
+        _posts(store, ws, "two.jsonl", ("Twitter", "2", "2024-05-02T00:00:00Z"), ("Reddit", "3", None))
+        assert tracking.register_arrivals(ws) == 3  # post 2 arrived already (another file holds it again)
+        assert tracking.arrivals(ws, after=2, upto=3) == [("reddit", "3")]
+        assert tracking.register_arrivals(ws) == 3 and tracking.arrivals(other, after=0, upto=9) == []
+        agent = tracking.create_agent(ws, name="n", query="q", filters={}, interval_s=600, state="active")
+        now = agent.next_run_at
+        token = tracking.claim(ws, agent.id, owner="one", now=now, lease_s=30, due_only=False)
+        assert token is not None
+        members = (PatternMember("twitter", "1", "d1", "2024-05-01T00:00:00Z"), PatternMember("twitter", "2", "d1"))
+        pattern = PatternRecord(id="p1", workspace_id=ws, agent_id=agent.id, label="pumps", members=members,
+                                datasets=("d1",), sources=("twitter",), first_seen="2024-05-01T00:00:00Z",
+                                last_seen="2024-05-01T00:00:00Z", trend={"direction": "up", "buckets": [1, 2]})
+        alerts = [Message(id=f"m{i}", role="assistant", text=f"alert {i}") for i in range(3)]
+        assert tracking.finish_run(ws, agent.id, "not-the-token", now=now, watermark=3, alert=alerts[0],
+                                   alerted=[("twitter", "1")], patterns=[pattern]) is False
+        assert tracking.alerts(ws, agent.id, limit=5) == [] and tracking.total_patterns(ws) == 0
+        assert tracking.finish_run(ws, agent.id, token, now=now, watermark=3, alert=alerts[0],
+                                   alerted=[("twitter", "1"), ("twitter", "1")], patterns=[pattern]) is True
+        for message in alerts[1:]:
+            token = tracking.claim(ws, agent.id, owner="one", now=now, lease_s=30, due_only=False)
+            assert tracking.finish_run(ws, agent.id, token, now=now, watermark=3, alert=message,
+                                       alerted=[("twitter", "2")], patterns=[]) is True
+        done = tracking.agent(ws, agent.id)
+        assert (done.watermark, done.runs, done.alerts, done.last_error, done.lease_owner) == (3, 3, 3, None, None)
+        assert [m.text for m in tracking.alerts(ws, agent.id, limit=2)] == ["alert 2", "alert 1"]
+        assert [m.text for m in tracking.alerts(ws, agent.id, limit=5, before="m1")] == ["alert 0"]
+        assert tracking.alert(ws, "m2")[0] == agent.id and tracking.alert(ws, "m2")[1].text == "alert 2"
+        assert tracking.alerted(ws, agent.id, [("twitter", "1"), ("twitter", "2"), ("reddit", "3")]) == \
+            {("twitter", "1"), ("twitter", "2")}
+        stored = tracking.pattern(ws, "p1")
+        assert (stored.members, stored.trend, stored.size, stored.created_at) == (members, pattern.trend, 2, now)
+        assert [p.id for p in tracking.patterns(ws, limit=5)] == ["p1"] and tracking.total_patterns(other) == 0
+        for call in (lambda: tracking.alert(other, "m2"), lambda: tracking.pattern(other, "p1"),
+                     lambda: tracking.alerts(ws, agent.id, limit=1, before="nope")):
+            with pytest.raises(NotFoundError):
+                call()
+        tracking.delete_agent(ws, agent.id)
+        assert tracking.total_patterns(ws) == 1  # patterns describe the mentions: they stay
+        with pytest.raises(NotFoundError):
+            tracking.alert(ws, "m2")
 
 
 class IsolationContract:

@@ -13,17 +13,15 @@ from pathlib import Path
 import pytest
 
 from citewell import Engine
-from citewell.errors import NotFoundError, UsageError
+from citewell.errors import NotFoundError, StoreError, UsageError
 from citewell.keys import hash_key
+from citewell.store import open_store
 from citewell.store.sqlite import SQLiteStore
+
+from .conftest import is_sqlite, sql_rows
 
 NOTE = b"Clinic visits last thirty minutes on average.\nThe clinic opens at eight.\n"
 VTT = b"WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Dana>Pumps run at forty bar.\n"
-
-
-def _rows(store_path: Path, sql: str, *args) -> list[tuple]:
-    with sqlite3.connect(store_path) as conn:
-        return conn.execute(sql, args).fetchall()
 
 
 def _files(folder: Path) -> list[str]:
@@ -38,9 +36,10 @@ def test_keys_are_stored_as_hashes_and_found_by_them(engine: Engine, store_path:
     assert record.workspace_id == engine.workspace_id and record.platform is False and record.prefix == key[:8]
     assert engine.store.api_key(hash_key(key)) == record
     assert engine.store.api_key(hash_key(key + "x")) is None
-    stored = _rows(store_path, "SELECT key_hash, prefix, platform FROM api_keys")
+    stored = sql_rows(store_path, "SELECT key_hash, prefix, platform FROM api_keys")
     assert stored == [(hashlib.sha256(key.encode()).hexdigest(), key[:8], 0)]
-    assert key not in store_path.read_bytes().decode("latin-1")
+    if is_sqlite(store_path):
+        assert key not in Path(store_path).read_bytes().decode("latin-1")
     other, platform = engine.create_key(platform=True)
     assert other != key and platform.platform is True
 
@@ -126,8 +125,8 @@ def test_bad_upload_leaves_one_failed_row_and_nothing_else(engine: Engine, store
     assert failed.error.code == code, failed.error
     assert failed.blob_key is None
     assert [r.id for r in engine.resources()] == [pending.id]
-    assert _rows(store_path, "SELECT count(*) FROM chunks") == [(0,)]
-    assert _rows(store_path, "SELECT count(*) FROM mentions") == [(0,)]
+    assert sql_rows(store_path, "SELECT count(*) FROM chunks") == [(0,)]
+    assert sql_rows(store_path, "SELECT count(*) FROM mentions") == [(0,)]
     assert _files(engine.store.blob_dir) == []
     with pytest.raises(NotFoundError):
         engine.resource_content(pending.id)
@@ -184,9 +183,10 @@ def test_delete_removes_passages_search_rows_and_the_unshared_blob(engine: Engin
         engine.resource(gone.id)
     assert [r.id for r in engine.resources()] == [kept.id]
     assert engine.retrieve("clinic visits") == []
-    assert _rows(store_path, "SELECT count(*) FROM chunks WHERE resource_id = ?", gone.id) == [(0,)]
-    assert _rows(store_path, "SELECT count(*) FROM chunk_fts") == [(1,)]
-    assert _rows(store_path, "SELECT count(*) FROM facets WHERE resource_id = ?", gone.id) == [(0,)]
+    assert sql_rows(store_path, "SELECT count(*) FROM chunks WHERE resource_id = ?", gone.id) == [(0,)]
+    lexical = "chunk_fts" if is_sqlite(store_path) else "lexical_docs"  # the lexical index's rows
+    assert sql_rows(store_path, f"SELECT count(*) FROM {lexical}") == [(1,)]
+    assert sql_rows(store_path, "SELECT count(*) FROM facets WHERE resource_id = ?", gone.id) == [(0,)]
     assert _files(engine.store.blob_dir) == [kept.blob_key]
     # the stored answer keeps its citation (rule 10)
     assert engine.history(chat.id)[1].model_dump() == answer.model_dump()
@@ -267,6 +267,7 @@ def test_image_url_is_recorded_as_given(engine: Engine, tmp_path: Path) -> None:
 
 # -- schema v5 -------------------------------------------------------------------------
 
+@pytest.mark.sqlite_only("upgrades a SQLite file of an older schema")
 def test_v4_store_migrates_to_the_current_version(store_path: Path) -> None:
     with Engine(store_path) as engine:
         chat = engine.chat("old chat")
@@ -282,10 +283,11 @@ def test_v4_store_migrates_to_the_current_version(store_path: Path) -> None:
         assert (old.title, old.user_id, old.user_email) == ("old chat", None, None)
         key, record = engine.create_key()
         assert engine.store.api_key(hash_key(key)) == record
-    assert _rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("10",)]
-    assert _rows(store_path, "SELECT count(*) FROM chunk_vectors") == [(0,)]
+    assert sql_rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("10",)]
+    assert sql_rows(store_path, "SELECT count(*) FROM chunk_vectors") == [(0,)]
 
 
+@pytest.mark.sqlite_only("upgrades a SQLite file of an older schema")
 def test_v7_vectors_become_each_workspace_s_own(store_path: Path, tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -293,7 +295,7 @@ def test_v7_vectors_become_each_workspace_s_own(store_path: Path, tmp_path: Path
     with Engine(store_path, workspace="one") as one, Engine(store_path, workspace="two") as two:
         one.ingest([docs])
         two.ingest([docs])
-        text_hash = _rows(store_path, "SELECT DISTINCT text_hash FROM chunks")[0][0]
+        text_hash = sql_rows(store_path, "SELECT DISTINCT text_hash FROM chunks")[0][0]
     conn = sqlite3.connect(store_path)  # the v7 shape: one vector per text, whatever the workspace
     conn.executescript("DROP TABLE chunk_vectors; CREATE TABLE chunk_vectors (text_hash TEXT PRIMARY KEY, "
                        "model TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL); "
@@ -305,16 +307,16 @@ def test_v7_vectors_become_each_workspace_s_own(store_path: Path, tmp_path: Path
     with Engine(store_path, workspace="one") as one, Engine(store_path, workspace="two") as two:
         assert one.store.vector_coverage(one.workspace_id, "m") == (1, 1)
         assert two.store.vector_coverage(two.workspace_id, "m") == (1, 1)
-    assert _rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("10",)]
-    assert sorted(_rows(store_path, "SELECT w.name, v.text_hash FROM chunk_vectors v JOIN workspaces w "
+    assert sql_rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("10",)]
+    assert sorted(sql_rows(store_path, "SELECT w.name, v.text_hash FROM chunk_vectors v JOIN workspaces w "
                                     "ON w.id = v.workspace_id")) == [("one", text_hash), ("two", text_hash)]
 
 
 def test_secrets_are_made_once_and_shared(store_path: Path) -> None:
-    first = SQLiteStore(store_path).secret("presign")
+    first = open_store(store_path).secret("presign")
     assert len(first) == 32
-    assert SQLiteStore(store_path).secret("presign") == first  # another process reads the same
-    assert SQLiteStore(store_path).secret("other") != first
+    assert open_store(store_path).secret("presign") == first  # another process reads the same
+    assert open_store(store_path).secret("other") != first
 
 
 def test_stream_events_are_recorded_in_order(engine: Engine) -> None:
@@ -325,8 +327,9 @@ def test_stream_events_are_recorded_in_order(engine: Engine) -> None:
                                       (3, "done", "{}")]
     assert store.events(ws, "m1", after=2) == [(3, "done", "{}")]
     assert store.events("other-workspace", "m1") == []
-    with pytest.raises(sqlite3.IntegrityError):
-        store.append_events(ws, "m1", [(3, "done", "{}")])
+    with pytest.raises(StoreError):
+        store.append_events(ws, "m1", [(4, "more", "{}"), (3, "done", "{}")])
+    assert store.events(ws, "m1", after=2) == [(3, "done", "{}")]  # all or nothing
 
 
 def test_keys_list_and_revoke_cli(tmp_path: Path) -> None:

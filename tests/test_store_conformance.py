@@ -10,7 +10,8 @@ import pytest
 from citewell.store.sqlite import SQLiteStore
 
 from .store_conformance import (ChatsContract, EventsContract, IsolationContract, KeysContract, MentionsContract,
-                                ResourcesContract, SearchContract, UploadsContract, VectorsContract)
+                                ResourcesContract, SearchContract, TrackingContract, UploadsContract,
+                                VectorsContract)
 
 
 @pytest.fixture
@@ -50,6 +51,10 @@ class TestSQLiteChats(ChatsContract):
 
 
 class TestSQLiteMentions(MentionsContract):
+    pass
+
+
+class TestSQLiteTracking(TrackingContract):
     pass
 
 

@@ -19,7 +19,8 @@ from citewell.store.base import Condition
 from citewell.store.sqlite import SQLiteStore
 
 from .store_conformance import (ChatsContract, EventsContract, IsolationContract, KeysContract, MentionsContract,
-                                ResourcesContract, SearchContract, UploadsContract, VectorsContract, ingest)
+                                ResourcesContract, SearchContract, TrackingContract, UploadsContract,
+                                VectorsContract, ingest)
 
 
 @pytest.fixture
@@ -59,6 +60,10 @@ class TestPostgresMentions(MentionsContract):
 
 
 class TestPostgresVectors(VectorsContract):
+    pass
+
+
+class TestPostgresTracking(TrackingContract):
     pass
 
 

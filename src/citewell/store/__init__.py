@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
+from ..errors import StoreError
 from .base import Condition, FileRecord, Store
 from .sqlite import SQLiteStore
 
@@ -27,13 +27,18 @@ def open_store(location: str | os.PathLike[str], *, blobs: str | os.PathLike[str
     SQLite file (``citewell.sqlite`` → ``citewell.blobs/``); for a URL, ``CITEWELL_BLOBS``,
     else a folder of the database in the user data directory (see
     :func:`citewell.store.postgres.default_blob_dir`).
-    Raises :class:`citewell.errors.StoreError` when it cannot be opened.
+    Raises :class:`citewell.errors.StoreError` when it cannot be opened (for a URL also
+    when the ``psycopg`` driver, extra ``citewell[postgresql]``, is not installed).
     """
     if is_url(location):
+        try:
+            import psycopg  # noqa: F401 - the driver is an optional dependency
+        except ImportError:
+            raise StoreError("a PostgreSQL store needs the driver: pip install 'citewell[postgresql]'") from None
         from .postgres import PostgresStore
 
         return PostgresStore(str(location), blob_dir=blobs)
     return SQLiteStore(location, blob_dir=blobs)
 
 
-__all__ = ["Condition", "FileRecord", "POSTGRES_SCHEMES", "SQLiteStore", "Store", "is_url", "open_store"]
+__all__ = ["POSTGRES_SCHEMES", "Condition", "FileRecord", "SQLiteStore", "Store", "is_url", "open_store"]

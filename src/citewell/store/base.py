@@ -156,7 +156,8 @@ class Store(Protocol):
 
     def append_events(self, workspace_id: str, message_id: str, events: Sequence[tuple[int, str, str]]) -> None:
         """Record client events ``(seq, event name, JSON data)`` of a streamed message in one
-        transaction; recording a ``seq`` twice is an error."""
+        transaction; recording a ``seq`` twice is a :class:`~citewell.errors.StoreError`
+        (nothing of the call is recorded)."""
         ...
 
     def events(self, workspace_id: str, message_id: str, *, after: int = 0) -> list[tuple[int, str, str]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..errors import StoreError
 from .sqlbase import SQLBase
 
 
@@ -15,12 +16,15 @@ class Events(SQLBase):
     # -- stream events -----------------------------------------------------------------
     def append_events(self, workspace_id: str, message_id: str, events: Sequence[tuple[int, str, str]]) -> None:
         """Record client events ``(seq, event name, JSON data)`` of a streamed message (one
-        transaction; a ``seq`` recorded already is an error)."""
+        transaction; a ``seq`` recorded already is a :class:`StoreError` and records none)."""
         if not events:
             return
-        with self._write() as conn:
-            conn.executemany("INSERT INTO stream_events VALUES (?, ?, ?, ?, ?)",
-                             [(workspace_id, message_id, seq, name, data) for seq, name, data in events])
+        try:
+            with self._write() as conn:
+                conn.executemany("INSERT INTO stream_events VALUES (?, ?, ?, ?, ?)",
+                                 [(workspace_id, message_id, seq, name, data) for seq, name, data in events])
+        except self._DB_ERRORS as exc:
+            raise StoreError(f"cannot record the events of message {message_id}: {exc}") from exc
 
     def events(self, workspace_id: str, message_id: str, *, after: int = 0) -> list[tuple[int, str, str]]:
         """The recorded events of a message with ``seq > after``, in order."""

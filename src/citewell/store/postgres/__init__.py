@@ -29,6 +29,7 @@ from ..resources import Resources
 from ..search import Search
 from ..searchcache import GenerationCache, Scope, TermScores, VectorScope
 from ..sqlite.vectors import BlobVectorIndex
+from ..tracking import Tracking
 from ..uploads import Uploads
 from ..vectors import Vectors
 from .connection import PostgresConnections
@@ -66,7 +67,7 @@ def default_blob_dir(url: str) -> Path:
 
 
 class PostgresStore(PostgresConnections, PostgresLexicalIndex, BlobVectorIndex, Keys, Events, Resources, Uploads,
-                    Search, Vectors, Chats, Mentions):
+                    Search, Vectors, Chats, Mentions, Tracking):
     """The :class:`~citewell.store.base.Store` in one PostgreSQL database (``url``:
     ``postgresql://user[:password]@host[:port]/database``, or ``postgres://…``), migrated
     on open. ``blob_dir``: the folder of originals and derived files (default

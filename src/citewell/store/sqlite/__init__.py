@@ -1,8 +1,8 @@
 """The embedded store: one SQLite file (WAL, 30 s busy timeout) plus a blob folder.
 
 :class:`SQLiteStore` is the concern mixins of :mod:`citewell.store` (keys, events,
-resources and sync, uploads, search, vectors, chats and messages, mentions: the SQL every
-database shares) over this package's three dialect pieces:
+resources and sync, uploads, search, vectors, chats and messages, mentions, tracking:
+the SQL every database shares) over this package's three dialect pieces:
 
 - :mod:`.connection`: connections and locks (one connection per thread, WAL, busy
   timeout, ``BEGIN IMMEDIATE`` writes, snapshot reads, the generation counters);
@@ -11,8 +11,8 @@ database shares) over this package's three dialect pieces:
 
 :mod:`.schema` migrates a store on open (citewell's own steps to v10, then Alembic's
 revisions, :mod:`citewell.store.migrate`; the tables are :mod:`citewell.store.tables`);
-:mod:`.tracking` the tracking agents' tables (issue 17), reached through
-:meth:`SQLiteStore.tracking`.
+the tracking agents' tables (issue 17) are reached through :meth:`SQLiteStore.tracking`
+(:mod:`citewell.store.tracking`, shared SQL).
 
 Retrieval reads go through in-process caches (:mod:`citewell.store.searchcache`) tagged
 with the generation counters ``search_generation`` and ``vector_generation`` of table
@@ -24,6 +24,7 @@ resources, their files and facets; vectors) bumps its counter in the same transa
 from __future__ import annotations
 
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -33,16 +34,16 @@ from ..chats import Chats
 from ..events import Events
 from ..keys import Keys
 from ..mentions import Mentions
+from ..migrate import SCHEMA_VERSION
 from ..resources import Resources
 from ..search import Search
 from ..searchcache import GenerationCache, Scope, TermScores, VectorScope
+from ..tracking import Tracking
 from ..uploads import Uploads
 from ..vectors import Vectors
 from .connection import BUSY_TIMEOUT_S, SQLiteConnections
 from .lexical import BM25_WEIGHTS, FTS5Index, fts_query
-from ..migrate import SCHEMA_VERSION
 from .schema import migrate
-from .tracking import SQLiteTracking
 from .vectors import BlobVectorIndex
 
 #: memory budgets of the retrieval caches, in bytes
@@ -51,7 +52,7 @@ VECTOR_CACHE_BYTES = 1 << 30
 
 
 class SQLiteStore(SQLiteConnections, FTS5Index, BlobVectorIndex, Keys, Events, Resources, Uploads, Search,
-                  Vectors, Chats, Mentions):
+                  Vectors, Chats, Mentions, Tracking):
     """The embedded :class:`~citewell.store.base.Store` in one SQLite file.
 
     ``path`` is the database file (created with its folder when missing); blobs go to
@@ -63,6 +64,8 @@ class SQLiteStore(SQLiteConnections, FTS5Index, BlobVectorIndex, Keys, Events, R
     """
 
     def __init__(self, path: str | os.PathLike[str], *, blob_dir: str | os.PathLike[str] | None = None) -> None:
+        if re.match(r"(?i)postgres(ql)?:/", os.fspath(path)):
+            raise StoreError(f"{path} is a PostgreSQL URL, not a SQLite file: open it with citewell.store.open_store")
         self.path = Path(path).expanduser().resolve()
         self.location = str(self.path)
         self.blob_dir = (Path(blob_dir).expanduser().resolve() if blob_dir is not None
@@ -89,11 +92,6 @@ class SQLiteStore(SQLiteConnections, FTS5Index, BlobVectorIndex, Keys, Events, R
         migrate(self.path)
         self._verified = True
         self._conn().execute("PRAGMA journal_mode = WAL")
-
-    def tracking(self) -> SQLiteTracking:
-        """Tracking agents, alerts, post arrivals and patterns (schema v10,
-        :mod:`.tracking`) on this store's connections."""
-        return SQLiteTracking(self)
 
 
 __all__ = ["BM25_WEIGHTS", "BUSY_TIMEOUT_S", "SCHEMA_VERSION", "SQLiteStore", "fts_query"]
