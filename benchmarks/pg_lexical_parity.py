@@ -76,7 +76,7 @@ def main() -> None:
         url = server.new_database()
     try:
         lite, pg = SQLiteStore(args.sqlite), PostgresStore(url)
-        pg.blob_dir = lite.blob_dir  # the engine's ingestor names the blob folder; retrieval reads none
+        pg.blobs = lite.blobs  # the engine's ingestor names the blob store; retrieval reads none
         started = time.perf_counter()
         indexed = copy_store(lite, pg)
         print(f"copied {args.sqlite} into PostgreSQL and indexed {indexed} chunks in "

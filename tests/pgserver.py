@@ -100,7 +100,7 @@ class PostgresServer:
         with self._lock:
             if self._template is None:
                 url = self.new_database()
-                PostgresStore(url, blob_dir=self.base / "template.blobs").close()
+                PostgresStore(url, blobs=self.base / "template.blobs").close()
                 self._template = url.rsplit("/", 1)[1]
             name = f"t_{uuid.uuid4().hex[:12]}"
             with psycopg.connect(self.url("postgres"), autocommit=True) as conn:

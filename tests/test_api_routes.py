@@ -246,7 +246,7 @@ def test_an_upload_is_streamed_to_disk_not_held_in_memory(api: Api) -> None:
     assert resource["size_bytes"] == 24 << 20
     assert resource["sha256"] == hashlib.sha256(piece * 24).hexdigest()
     assert peak < 8 << 20, peak  # pieces in flight, not the file
-    incoming = api.engine.store.blob_dir / ".incoming"
+    incoming = api.engine.store.blobs.root / ".incoming"
     for _ in range(600):  # processed (it fails: binary bytes are no UTF-8 text); nothing left to spool
         resource = api.client.get(f"/v1/resources/{resource['id']}").json()["data"]["resource"]
         if resource["status"] != "processing":

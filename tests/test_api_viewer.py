@@ -354,7 +354,7 @@ def test_pdf_citation_viewer_draws_the_boxes_on_the_page(api: Api) -> None:
     assert mask.histogram()[0] > 100_000  # there is a real outside to compare
 
     # the plain render is cached under the store's blob folder, keyed by sha/page/scale
-    cached = cache_path(api.store.blob_dir, doc["sha256"], page)
+    cached = cache_path(api.store.blobs, doc["sha256"], page)
     assert cached.is_file() and cached.read_bytes() == plain.content
     assert api.client.get(sources[0], headers=NO_KEY).content == drawn.content
 
@@ -512,9 +512,9 @@ def test_a_deleted_pdf_still_shows_the_cited_text(api: Api) -> None:
     _, mid = api.ask(PDF_QUESTION, doc["id"])
     ref = api.references(mid)[0]
     assert api.client.get("/rms/viewer/page", params={"chat_message_id": mid, "citation_idx": "1"}).status_code == 200
-    assert cache_path(api.store.blob_dir, doc["sha256"], 1).is_file()
+    assert cache_path(api.store.blobs, doc["sha256"], 1).is_file()
     assert api.client.delete(f"/v1/resources/{doc['id']}").status_code == 200
-    assert not cache_path(api.store.blob_dir, doc["sha256"], 1).exists()  # renders go with the bytes
+    assert not cache_path(api.store.blobs, doc["sha256"], 1).exists()  # renders go with the bytes
     r = api.client.get(ref["viewer_url"], headers=NO_KEY)
     assert r.status_code == 200 and "<img" not in r.text
     assert html.escape(ref["text"], quote=True) in r.text and "no longer stored" in r.text
@@ -532,7 +532,7 @@ def test_a_page_that_cannot_be_rendered_is_a_server_error(api: Api, monkeypatch:
         r = api.client.get("/rms/viewer/page", params=params)
     analytics_error(r, 500, "SERVER_ERROR")
     assert "Traceback" not in r.text and "took longer" not in r.text
-    cached = cache_path(api.store.blob_dir, doc["sha256"], 1)
+    cached = cache_path(api.store.blobs, doc["sha256"], 1)
     assert not cached.exists() and cached.with_suffix(".failed").is_file()
     monkeypatch.delenv("CITEWELL_RENDER_TIMEOUT_S")
     # the failure is remembered: the page answers at once, without another render

@@ -94,7 +94,7 @@ def test_bad_files_fail_with_their_code_and_the_rest_is_ingested(engine: Engine,
         assert _rows(store_path, "SELECT count(*) FROM mentions WHERE dataset_id = ?", r.id) == [(0,)]
     # exactly one row per failed file, and blobs only for the good ones
     assert len([r for r in resources.values() if r.status == "failed"]) == len(EXPECTED_FAILURES)
-    blobs = sorted(p.name for p in engine.store.blob_dir.rglob("*") if p.is_file())
+    blobs = sorted(p.name for p in engine.store.blobs.root.rglob("*") if p.is_file())
     good = {hashlib.sha256((bad_folder / n).read_bytes()).hexdigest() for n in ("notes.txt", "talk.vtt", "posts.jsonl")}
     assert {b.split(".")[0] for b in blobs} == good
     assert "image.png" not in resources

@@ -85,7 +85,7 @@ def test_upload_is_processing_until_processed_then_ready(engine: Engine) -> None
     hits = engine.retrieve("How long are clinic visits?")
     assert hits and hits[0].chunk.resource_id == pending.id
     assert Engine.pending_uploads(engine.store) == []
-    assert _files(engine.store.blob_dir / ".incoming") == []
+    assert _files(engine.store.blobs.root / ".incoming") == []
     path, media_type, name = engine.resource_content(pending.id)
     assert path.read_bytes() == NOTE and media_type == "text/plain" and name == "clinic.txt"
     assert engine.process(pending.id) == engine.resource(pending.id)  # idempotent
@@ -102,7 +102,7 @@ def test_same_bytes_uploaded_again_return_the_stored_resource(engine: Engine) ->
     assert again.custom_metadata == {"team": "ops"}
     assert engine.upload("c.txt", NOTE).title == "Renamed"  # no metadata: unchanged
     assert len(engine.resources()) == 1
-    assert _files(engine.store.blob_dir / ".incoming") == []
+    assert _files(engine.store.blobs.root / ".incoming") == []
 
 
 @pytest.mark.parametrize(("name", "data", "code"), [
@@ -127,7 +127,7 @@ def test_bad_upload_leaves_one_failed_row_and_nothing_else(engine: Engine, store
     assert [r.id for r in engine.resources()] == [pending.id]
     assert sql_rows(store_path, "SELECT count(*) FROM chunks") == [(0,)]
     assert sql_rows(store_path, "SELECT count(*) FROM mentions") == [(0,)]
-    assert _files(engine.store.blob_dir) == []
+    assert _files(engine.store.blobs.root) == []
     with pytest.raises(NotFoundError):
         engine.resource_content(pending.id)
 
@@ -143,7 +143,7 @@ def test_failed_upload_is_tried_again_when_uploaded_again(engine: Engine) -> Non
 
 def test_lost_staged_bytes_fail_with_upload_lost(engine: Engine) -> None:
     pending = engine.upload("a.txt", NOTE)
-    for staged in (engine.store.blob_dir / ".incoming").iterdir():
+    for staged in (engine.store.blobs.root / ".incoming").iterdir():
         staged.unlink()
     failed = engine.process(pending.id)
     assert failed.status == "failed" and failed.error.code == "UPLOAD_LOST"
@@ -158,7 +158,7 @@ def test_upload_rejects_a_bad_name_or_metadata(engine: Engine) -> None:
     assert "fiscal_quarter" in bad.value.message
     with pytest.raises(UsageError):
         engine.upload("a.txt", NOTE, metadata=["not", "an", "object"])  # type: ignore[arg-type]
-    assert engine.resources() == [] and _files(engine.store.blob_dir) == []
+    assert engine.resources() == [] and _files(engine.store.blobs.root) == []
 
 
 def test_a_transcript_upload_keeps_its_provenance(engine: Engine) -> None:
@@ -187,7 +187,7 @@ def test_delete_removes_passages_search_rows_and_the_unshared_blob(engine: Engin
     lexical = "chunk_fts" if is_sqlite(store_path) else "lexical_docs"  # the lexical index's rows
     assert sql_rows(store_path, f"SELECT count(*) FROM {lexical}") == [(1,)]
     assert sql_rows(store_path, "SELECT count(*) FROM facets WHERE resource_id = ?", gone.id) == [(0,)]
-    assert _files(engine.store.blob_dir) == [kept.blob_key]
+    assert _files(engine.store.blobs.root) == [kept.blob_key]
     # the stored answer keeps its citation (rule 10)
     assert engine.history(chat.id)[1].model_dump() == answer.model_dump()
     with pytest.raises(NotFoundError):
@@ -209,7 +209,7 @@ def test_deleted_while_processing_does_not_come_back(engine: Engine) -> None:
     pending = engine.upload("a.txt", NOTE)
     engine.delete_resource(pending.id)
     assert engine.process(pending.id) is None
-    assert engine.resources() == [] and _files(engine.store.blob_dir) == []
+    assert engine.resources() == [] and _files(engine.store.blobs.root) == []
 
 
 def test_delete_moves_a_shared_post_to_the_other_posts_file(engine: Engine) -> None:
@@ -412,7 +412,7 @@ def test_an_upload_deleted_while_processing_never_overwrites_its_reupload(engine
     assert engine._ingestor._commit_upload(ready, extract(NOTE, name="n.txt", fmt="text"), NOTE) is None
     done = engine.process(second.id)
     assert (done.status, done.title) == ("ready", "second")
-    assert _files(engine.store.blob_dir / ".incoming") == []
+    assert _files(engine.store.blobs.root / ".incoming") == []
 
 
 def test_posts_with_object_and_number_fields_are_stored_as_text(engine: Engine) -> None:

@@ -170,16 +170,16 @@ def test_open_store_opens_urls_and_chooses_the_blob_folder(postgres_server: Post
     monkeypatch.delenv("CITEWELL_BLOBS", raising=False)
     explicit = open_store(url.replace("postgresql://", "postgres://"), blobs=tmp_path / "given")
     assert isinstance(explicit, PostgresStore) and explicit.url == url
-    assert explicit.blob_dir == tmp_path / "given" and explicit.blob_dir.is_dir()
+    assert explicit.blobs.root == tmp_path / "given"
     explicit.close()
     port = url.split(":")[-1].split("/")[0]
     assert default_blob_dir(url).parts[-2:] == ("blobs", f"127.0.0.1-{port}-{url.rsplit('/', 1)[1]}")
     monkeypatch.setenv("CITEWELL_BLOBS", str(tmp_path / "env"))
     from_env = open_store(url)
-    assert from_env.blob_dir == tmp_path / "env"
+    assert from_env.blobs.root == tmp_path / "env"
     from_env.close()
     lite = open_store(tmp_path / "s" / "citewell.sqlite")  # the variable names a URL store's folder only
-    assert isinstance(lite, SQLiteStore) and lite.blob_dir == tmp_path / "s" / "citewell.blobs"
+    assert isinstance(lite, SQLiteStore) and lite.blobs.root == tmp_path / "s" / "citewell.blobs"
     lite.close()
 
 

@@ -28,12 +28,13 @@ from .answer.messages import StoreResolver, stored_message, stored_messages
 from .answer.pipeline import user_message
 from .answer.retrieval import DEFAULT_MODE, EMBED_BUDGET_S, PRIORITY_POOL
 from .answer.turn import IMAGE_QUERY_WORDS, MAX_QUESTION_CHARS, NO_IMAGE_TEXT, OFFSET_UNITS, POLICIES, check_choices
+from .blobs import BlobNotFound
 from .cite.given import GivenSources, cite_sources, read_sources
 from .cite.stream import Event
 from .embed import Embedder
 from .errors import CitewellError, NotFoundError, UsageError
 from .generate import ExtractiveGenerator, Generator
-from .ingest.pipeline import IngestReport, Ingestor, ProgressCallback, blob_lock
+from .ingest.pipeline import IngestReport, Ingestor, ProgressCallback
 from .keys import SHOWN_PREFIX, hash_key, new_key
 from .models import Mention, Message, Notice, Passage, Resource
 from .processes import process_owner
@@ -314,23 +315,35 @@ class Engine:
         (they carry their own copies). ``NOT_FOUND`` if not in this workspace."""
         resource = self.store.resource(self.workspace_id, resource_id)
         blob_key = self.store.delete_resource(self.workspace_id, resource_id)
-        self._ingestor.staged(resource).unlink(missing_ok=True)  # this upload's own staged bytes only
+        blobs = self.store.blobs
+        blobs.delete(self._ingestor.staged(resource))  # this upload's own staged bytes only
         if blob_key:
-            with blob_lock(self.store):
+            with blobs.lock(blob_key):
                 if not self.store.blob_referenced(blob_key):
-                    (self.store.blob_dir / blob_key).unlink(missing_ok=True)
-                    # files derived from the blob (the viewer's page renders, ``.pages/``) go with it
-                    for derived in (self.store.blob_dir / ".pages" / resource.sha256[:2]).glob(f"{resource.sha256}-*"):
-                        derived.unlink(missing_ok=True)
+                    blobs.delete(blob_key)
+                    blobs.drop_derived(resource.sha256)  # the viewer's page images go with it
+
+    def stored_resource(self, resource_id: str) -> Resource:
+        """A resource of the workspace that has stored original bytes, without reading
+        them; ``NOT_FOUND`` when it is not in this workspace or has none (failed or still
+        processing)."""
+        resource = self.store.resource(self.workspace_id, resource_id)
+        if not resource.blob_key or not self.store.blobs.exists(resource.blob_key):
+            raise NotFoundError(f"resource {resource_id} has no stored content (status {resource.status})")
+        return resource
 
     def resource_content(self, resource_id: str) -> tuple[Path, str, str]:
-        """``(path of the original bytes, media type, file name)`` of a resource;
-        ``NOT_FOUND`` when it is not in this workspace or has no stored bytes (failed or
-        still processing)."""
+        """``(a local file of the original bytes, media type, file name)`` of a resource
+        (:meth:`citewell.blobs.BlobStore.local_path`: from a bucket, a copy downloaded once
+        to this machine); ``NOT_FOUND`` when it is not in this workspace or has no stored
+        bytes (failed or still processing). To check only, :meth:`stored_resource`."""
         resource = self.store.resource(self.workspace_id, resource_id)
-        path = self.store.blob_dir / resource.blob_key if resource.blob_key else None
-        if path is None or not path.is_file():
-            raise NotFoundError(f"resource {resource_id} has no stored content (status {resource.status})")
+        try:
+            if not resource.blob_key:
+                raise BlobNotFound(resource_id)
+            path = self.store.blobs.local_path(resource.blob_key)
+        except BlobNotFound:
+            raise NotFoundError(f"resource {resource_id} has no stored content (status {resource.status})") from None
         media_type = resource.media_type or mimetypes.guess_type(resource.file_name)[0] or "application/octet-stream"
         return path, media_type, resource.file_name
 

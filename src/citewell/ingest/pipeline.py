@@ -18,18 +18,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
-import tempfile
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX: one process per store
-    fcntl = None  # type: ignore[assignment]
-
+from ..blobs import INCOMING, BlobNotFound, blob_key
+from ..blobs.local import PIECE as _PIECE
 from ..errors import CitewellError, IngestError, NotFoundError, UsageError
 from ..models import ErrorInfo, Notice, Resource, utcnow
 from ..store.base import Store
@@ -180,7 +174,7 @@ class Ingestor:
         self.store = store
         self.workspace_id = workspace_id
         db = Path(store.location)
-        self._exclude = [store.blob_dir, lock_path(store), db,
+        self._exclude = [*store.blobs.local_files(), db,
                          *(db.with_name(db.name + s) for s in ("-wal", "-shm", "-journal"))]
 
     # -- public ------------------------------------------------------------------------
@@ -231,19 +225,11 @@ class Ingestor:
         return report
 
     # -- uploads (the HTTP API) ---------------------------------------------------------
-    @property
-    def incoming(self) -> Path:
-        """Folder of uploaded bytes waiting for extraction (one file per resource id)."""
-        return self.store.blob_dir / ".incoming"
-
     def spool(self) -> Path:
-        """A new empty file in :attr:`incoming` for an upload being received (the HTTP
-        route streams the request into it, never holding the file in memory); hand it to
-        :meth:`stage_upload`, which takes it over, or remove it."""
-        self.incoming.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=self.incoming, prefix=".spool-")
-        os.close(fd)
-        return Path(name)
+        """A new empty local file for an upload being received (the HTTP route streams the
+        request into it, never holding the file in memory; :meth:`BlobStore.spool`); hand
+        it to :meth:`stage_upload`, which takes it over, or remove it."""
+        return self.store.blobs.spool()
 
     def stage_upload(self, file_name: str, data: bytes | Path, *,
                      metadata: Mapping[str, Any] | None = None) -> Resource:
@@ -279,12 +265,7 @@ class Ingestor:
                 extractor_version=EXTRACTOR_VERSIONS.get(file_format(Path(name)) or "", "none"),
                 created_at=now, updated_at=now)
             staged = self.staged(resource)
-            if spooled is not None:
-                staged.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(spooled, staged)
-            else:
-                assert isinstance(data, bytes)
-                write_atomic(staged, data)
+            self.store.blobs.put(staged, spooled if spooled is not None else data, move=spooled is not None)
         except BaseException:
             if spooled is not None:
                 spooled.unlink(missing_ok=True)
@@ -292,11 +273,11 @@ class Ingestor:
         try:
             stored = self.store.begin_upload(self.workspace_id, resource)
         except BaseException:
-            staged.unlink(missing_ok=True)
+            self.store.blobs.delete(staged)
             raise
         if stored.status == "processing" and stored.created_at == resource.created_at:
             return stored  # ours: process_upload reads the staged bytes
-        staged.unlink(missing_ok=True)  # the same bytes are stored (or being processed) already
+        self.store.blobs.delete(staged)  # the same bytes are stored (or being processed) already
         if stored.status == "processing":
             return stored
         if metadata:  # merged into what the resource has: a key given replaces that key only
@@ -320,15 +301,20 @@ class Ingestor:
             resource = self.store.resource(self.workspace_id, resource_id)
         except NotFoundError:
             return None  # deleted: delete_resource removed its staged bytes
-        staged = self.staged(resource)
+        blobs = self.store.blobs
+        staged_key = self.staged(resource)
         if resource.status != "processing":
-            staged.unlink(missing_ok=True)
+            blobs.delete(staged_key)
             return resource
         name = resource.file_name
         fmt = file_format(Path(name))
         extraction: Extraction | None = None
         error: IngestError | None = None
-        if not staged.is_file():
+        try:
+            staged: Path | None = blobs.local_path(staged_key)  # a worker on another machine downloads it
+        except BlobNotFound:
+            staged = None
+        if staged is None:
             error = IngestError(f"{name}: the uploaded bytes were lost before extraction (the server stopped); "
                                 "upload the file again", code="UPLOAD_LOST")
         elif fmt is None:
@@ -347,7 +333,7 @@ class Ingestor:
             assert error is not None
             failed = resource.model_copy(update={"status": "failed", "error": ErrorInfo(code=error.code,
                                                                                         message=error.message)})
-            stored = self._commit_upload(failed, None, staged)
+            stored = self._commit_upload(failed, None, None)
         else:
             metadata = {k: v for k, v in extraction.metadata.items() if k != "pdf_title"}
             ready = resource.model_copy(update={
@@ -355,16 +341,18 @@ class Ingestor:
                 "warnings": [Notice(**w) for w in extraction.warnings], "metadata": {**metadata, **resource.metadata},
                 "extractor_version": EXTRACTOR_VERSIONS[fmt], "updated_at": utcnow()})
             stored = self._commit_upload(ready, extraction, staged)
-        staged.unlink(missing_ok=True)
+        blobs.delete(staged_key)
         return stored
 
-    def staged(self, resource: Resource) -> Path:
-        """Where the bytes of an upload wait for extraction: one file per upload (the
-        resource id and the upload's time), so a deleted upload's leftovers never touch a
-        new upload of the same bytes."""
-        return self.incoming / f"{resource.id}.{resource.created_at.strftime('%Y%m%dT%H%M%S%f')}"
+    @staticmethod
+    def staged(resource: Resource) -> str:
+        """The blob key under which the bytes of an upload wait for extraction:
+        ``.incoming/<resource id>.<upload time>``, one per upload, so a deleted upload's
+        leftovers never touch a new upload of the same bytes."""
+        return f"{INCOMING}/{resource.id}.{resource.created_at.strftime('%Y%m%dT%H%M%S%f')}"
 
-    def _commit_upload(self, resource: Resource, extraction: Extraction | None, staged: Path) -> Resource | None:
+    def _commit_upload(self, resource: Resource, extraction: Extraction | None,
+                       staged: Path | None) -> Resource | None:
         """Write an extracted (or failed) upload; None when it was deleted (or replaced by
         a new upload of the same bytes) meanwhile. A ready upload that cannot be stored
         (an unexpected store error) is stored failed instead: it never stays processing."""
@@ -384,18 +372,21 @@ class Ingestor:
             except NotFoundError:
                 return None
 
-    def _commit_upload_once(self, resource: Resource, extraction: Extraction | None, staged: Path) -> Resource:
-        with blob_lock(self.store):
-            created = False
-            if extraction is not None:
-                resource.blob_key, created = self._write_blob(staged, resource.sha256,
-                                                              Path(resource.file_name).suffix.lower())
+    def _commit_upload_once(self, resource: Resource, extraction: Extraction | None,
+                            staged: Path | None) -> Resource:
+        if extraction is None or staged is None:
+            return self.store.commit_resource(self.workspace_id, resource, extraction, path=None,
+                                              size_bytes=resource.size_bytes, mtime_ns=0, upload=True)
+        key = blob_key(resource.sha256, _text(Path(resource.file_name).suffix.lower()))
+        with self.store.blobs.lock(key):
+            resource.blob_key = key
+            created = self.store.blobs.put_new(key, staged)
             try:
                 return self.store.commit_resource(self.workspace_id, resource, extraction, path=None,
                                                   size_bytes=resource.size_bytes, mtime_ns=0, upload=True)
             finally:
-                if created and resource.blob_key and not self.store.blob_referenced(resource.blob_key):
-                    (self.store.blob_dir / resource.blob_key).unlink(missing_ok=True)
+                if created and not self.store.blob_referenced(key):
+                    self.store.blobs.delete(key)
 
     # -- internals ---------------------------------------------------------------------
     @staticmethod
@@ -471,14 +462,16 @@ class Ingestor:
                               code=_FAILURE_CODES.get(fmt, "UNSUPPORTED_FILE"))
             return self._fail(path, data, err, fmt=fmt, manifest=manifest, sha=sha)
         resource = self._resource(path, data, sha, fmt, manifest, extraction)
-        with blob_lock(self.store):
-            resource.blob_key, created = self._write_blob(data, sha, path.suffix.lower())
+        key = blob_key(sha, _text(path.suffix.lower()))
+        with self.store.blobs.lock(key):
+            resource.blob_key = key
+            created = self.store.blobs.put_new(key, data)
             try:
                 stored = self.store.commit_resource(self.workspace_id, resource, extraction, path=_text(path),
                                                     size_bytes=st.st_size, mtime_ns=st.st_mtime_ns)
             except BaseException:
-                if created and not self.store.blob_referenced(resource.blob_key):
-                    (self.store.blob_dir / resource.blob_key).unlink(missing_ok=True)
+                if created and not self.store.blob_referenced(key):
+                    self.store.blobs.delete(key)
                 raise
         return FileOutcome(_text(path), "ingested" if stored.id == resource.id else "linked", stored.id,
                            warnings=[w.model_dump() for w in stored.warnings])
@@ -553,16 +546,6 @@ class Ingestor:
             return FileOutcome(_text(path), "linked", stored.id)
         return FileOutcome(_text(path), "failed", stored.id, exc.code, exc.message)
 
-    def _write_blob(self, data: bytes | Path, sha: str, suffix: str) -> tuple[str, bool]:
-        """Store the original bytes (or a copy of the file ``data``) content-addressed;
-        return (blob key, newly written)."""
-        key = f"{sha[:2]}/{sha}{_text(suffix)}"
-        target = self.store.blob_dir / key
-        if target.exists():
-            return key, False
-        write_atomic(target, data)
-        return key, True
-
     # -- re-extraction of stored bytes ----------------------------------------------------
     def reindex_stored(self, resource_id: str) -> Resource | None:
         """Re-extract a ready resource made by an older extractor version from its stored
@@ -575,9 +558,12 @@ class Ingestor:
         except NotFoundError:
             return None
         fmt = file_format(Path(resource.file_name))
-        blob = self.store.blob_dir / resource.blob_key if resource.blob_key else None
-        if (fmt is None or resource.status != "ready" or resource.error is not None or blob is None
-                or not blob.is_file() or resource.extractor_version == EXTRACTOR_VERSIONS[fmt]):
+        if (fmt is None or resource.status != "ready" or resource.error is not None or not resource.blob_key
+                or resource.extractor_version == EXTRACTOR_VERSIONS[fmt]):
+            return None
+        try:
+            blob = self.store.blobs.local_path(resource.blob_key)
+        except BlobNotFound:
             return None
         try:
             extraction = extract_isolated(blob, name=resource.file_name, fmt=fmt, nice=BACKGROUND_NICE)  # no one waits
@@ -618,50 +604,6 @@ def upload_name(file_name: str) -> str:
     if name in ("", ".", ".."):
         raise UsageError("the upload has no file name (send the file with a filename, e.g. report.pdf)")
     return name[-255:] if len(name) > 255 else name
-
-
-def lock_path(store: Store) -> Path:
-    """The blob lock file beside the blob folder (``citewell.blobs`` → ``citewell.blobs.lock``)."""
-    return store.blob_dir.with_name(store.blob_dir.name + ".lock")
-
-
-@contextmanager
-def blob_lock(store: Store) -> Iterator[None]:
-    """Hold the store's blob lock (an exclusive ``flock`` on :func:`lock_path`, so every
-    thread and process on the store is serialised): writing a blob and committing the row
-    that refers to it, and checking that no row refers to a blob and removing it, each
-    happen under it. Blobs are shared by content across workspaces, so without it a
-    deletion could remove bytes another workspace is just committing."""
-    with open(lock_path(store), "a+b") as fh:
-        if fcntl is not None:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            if fcntl is not None:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-
-def write_atomic(target: Path, data: bytes | Path) -> None:
-    """Write ``data`` (bytes, or a copy of that file, read in pieces) to ``target`` through
-    a temporary file and a rename (never half-written)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            if isinstance(data, Path):
-                with open(data, "rb") as source:
-                    shutil.copyfileobj(source, fh, _PIECE)
-            else:
-                fh.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-#: Bytes read at a time from a file being hashed or copied.
-_PIECE = 1 << 20
 
 
 def file_digest(path: Path) -> tuple[str, int]:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+from ..blobs import BlobStore
 from ..errors import StoreError
 from .base import Condition, FileRecord, Store
 from .sqlite import SQLiteStore
@@ -18,14 +20,16 @@ def is_url(location: str | os.PathLike[str]) -> bool:
     return isinstance(location, str) and location.lower().startswith(POSTGRES_SCHEMES)
 
 
-def open_store(location: str | os.PathLike[str], *, blobs: str | os.PathLike[str] | None = None) -> Store:
+def open_store(location: str | os.PathLike[str] | Path, *,
+               blobs: BlobStore | str | os.PathLike[str] | None = None) -> Store:
     """Open the store at ``location``: a PostgreSQL URL (``postgresql://user[:password]@host[:port]/database``
     or ``postgres://…``) opens a :class:`~citewell.store.postgres.PostgresStore`, anything
     else is a SQLite file (:class:`SQLiteStore`, created with its folder when missing).
 
-    ``blobs``: the folder of originals and derived files (page images). Default: beside a
-    SQLite file (``citewell.sqlite`` → ``citewell.blobs/``); for a URL, ``CITEWELL_BLOBS``,
-    else a folder of the database in the user data directory (see
+    ``blobs``: where its originals and page images go (a :class:`~citewell.blobs.BlobStore`,
+    a folder or ``s3://bucket/prefix``, see :func:`citewell.blobs.open_blobs`). Default:
+    beside a SQLite file (``citewell.sqlite`` → ``citewell.blobs/``); for a URL,
+    ``CITEWELL_BLOBS``, else a folder of the database in the user data directory (see
     :func:`citewell.store.postgres.default_blob_dir`).
     Raises :class:`citewell.errors.StoreError` when it cannot be opened (for a URL also
     when the ``psycopg`` driver, extra ``citewell[postgresql]``, is not installed).
@@ -37,8 +41,8 @@ def open_store(location: str | os.PathLike[str], *, blobs: str | os.PathLike[str
             raise StoreError("a PostgreSQL store needs the driver: pip install 'citewell[postgresql]'") from None
         from .postgres import PostgresStore
 
-        return PostgresStore(str(location), blob_dir=blobs)
-    return SQLiteStore(location, blob_dir=blobs)
+        return PostgresStore(str(location), blobs=blobs)
+    return SQLiteStore(location, blobs=blobs)
 
 
 __all__ = ["POSTGRES_SCHEMES", "Condition", "FileRecord", "SQLiteStore", "Store", "is_url", "open_store"]

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
+from ..blobs import BlobStore
 from ..ingest.base import Extraction
 from ..models import Chunk, Mention, Message, Passage, Resource
 
@@ -136,7 +136,8 @@ class Store(Protocol):
     """Persistence of workspaces, resources, chunks, mentions and file records."""
 
     location: str
-    blob_dir: Path
+    #: originals, staged uploads and derived files (:mod:`citewell.blobs`)
+    blobs: BlobStore
 
     def workspace_id(self, name: str, *, create: bool = True) -> str:
         """Id of the workspace called ``name`` (created when missing and ``create``).

@@ -58,7 +58,7 @@ class ReferenceLinks:
         stored = self._stored.get(document_id)
         if stored is None:
             try:
-                self.engine.resource_content(document_id)
+                self.engine.stored_resource(document_id)
                 stored = True
             except NotFoundError:
                 stored = False

@@ -3,12 +3,13 @@
 A page is rendered with pypdfium2 as it is displayed (``/Rotate`` and the CropBox
 applied: the frame of the extractor's boxes) at :data:`SCALE` (1.5 px per PDF point,
 108 dpi), less when the longer side would exceed :data:`MAX_SIDE_PX`. The plain render is
-cached on disk under the store's blob folder,
-``<blob_dir>/.pages/<sha[:2]>/<sha256>-p<page>-s<scale>.png``, keyed by the blob's
+cached on disk as a file derived from the original (:meth:`citewell.blobs.BlobStore.derived`:
+``<cache_dir>/.pages/<sha[:2]>/<sha256>-p<page>-s<scale>.png``, the blob folder itself
+for a local store, this machine's cache folder for a bucket), keyed by the original's
 SHA-256, the 1-based page and the scale, and written atomically (one process writing
-while another reads sees either no file or the whole file). Blobs are shared by
-workspaces, so the cache is too; who may see a page is decided before these functions
-are called.
+while another reads sees either no file or the whole file). A render depends on nothing
+but those, so each machine may keep its own. Blobs are shared by workspaces, so the
+cache is too; who may see a page is decided before these functions are called.
 
 Boxes are drawn into a copy of the cached render on every request: a translucent fill
 (:data:`FILL`) and an outline (:data:`OUTLINE`), each box grown by :data:`PAD_PX` so the
@@ -40,16 +41,14 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
+from ..blobs import BlobStore, write_atomic
 from ..errors import CitewellError, NotFoundError
-from ..ingest.pipeline import write_atomic
 from ..isolation import IsolationError, limit, run_isolated
 
 #: Pixels per PDF point of a render (1.5 = 108 dpi).
 SCALE = 1.5
 #: The longer side of a render is at most this many pixels (the scale shrinks for big pages).
 MAX_SIDE_PX = 2000
-#: Folder of the page cache inside the store's blob folder.
-CACHE_DIR = ".pages"
 #: Box fill (RGBA: translucent amber) and outline (RGBA), outline width and padding in pixels.
 FILL: tuple[int, int, int, int] = (255, 196, 0, 84)
 OUTLINE: tuple[int, int, int, int] = (214, 96, 0, 255)
@@ -78,10 +77,10 @@ class RenderError(CitewellError):
     code = "SERVER_ERROR"
 
 
-def cache_path(blob_dir: Path, sha256: str, page: int, scale: float = SCALE) -> Path:
-    """Where the plain render of ``page`` (1-based) of the blob ``sha256`` at ``scale`` is
-    cached."""
-    return blob_dir / CACHE_DIR / sha256[:2] / f"{sha256}-p{page}-s{scale:g}.png"
+def cache_path(blobs: BlobStore, sha256: str, page: int, scale: float = SCALE) -> Path:
+    """Where the plain render of ``page`` (1-based) of the original ``sha256`` at ``scale``
+    is cached on this machine (a derived file of ``blobs``)."""
+    return blobs.derived(sha256, f"p{page}-s{scale:g}.png")
 
 
 def render_to_file(pdf_path: str, page: int, target: str) -> None:
@@ -135,12 +134,12 @@ def render_isolated(pdf_path: Path, page: int, target: Path) -> None:
         raise RenderError(f"rendering page {page} failed ({exc.reason}: {exc.detail})") from None
 
 
-def plain_page(blob_dir: Path, pdf_path: Path, sha256: str, page: int) -> Path:
+def plain_page(blobs: BlobStore, pdf_path: Path, sha256: str, page: int) -> Path:
     """The cached plain render of ``page`` (1-based) of the PDF at ``pdf_path`` (whose
     bytes hash to ``sha256``), rendering it first (in a child process) when missing.
     Raises ``NotFoundError`` for a page the PDF does not have, :class:`RenderError` when
     it cannot be rendered."""
-    target = cache_path(blob_dir, sha256, page)
+    target = cache_path(blobs, sha256, page)
     if target.is_file():
         return target
     with _pages_lock:  # one render per page at a time: the others wait for its result
@@ -208,11 +207,11 @@ def draw_boxes(image: Image.Image, boxes: Iterable[Mapping[str, Any]]) -> Image.
     return Image.alpha_composite(base, overlay).convert("RGB")
 
 
-def page_png(blob_dir: Path, pdf_path: Path, sha256: str, page: int,
+def page_png(blobs: BlobStore, pdf_path: Path, sha256: str, page: int,
              boxes: Iterable[Mapping[str, Any]] = ()) -> bytes:
     """PNG bytes of ``page`` (1-based) of a PDF with ``boxes`` drawn in (none: the plain
     cached render as it is). Raises ``NotFoundError`` for a page the PDF does not have."""
-    plain = plain_page(blob_dir, pdf_path, sha256, page)
+    plain = plain_page(blobs, pdf_path, sha256, page)
     boxes = list(boxes)
     if not boxes:
         return plain.read_bytes()
@@ -224,5 +223,5 @@ def page_png(blob_dir: Path, pdf_path: Path, sha256: str, page: int,
     return out.getvalue()
 
 
-__all__ = ["CACHE_DIR", "FILL", "MAX_SIDE_PX", "OUTLINE", "SCALE", "RenderError", "box_pixels", "cache_path",
+__all__ = ["FILL", "MAX_SIDE_PX", "OUTLINE", "SCALE", "RenderError", "box_pixels", "cache_path",
            "draw_boxes", "page_png", "plain_page", "render_isolated", "render_to_file"]

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
 
-from ...errors import StoreError
+from ...blobs import BlobStore, blob_store
 from ..chats import Chats
 from ..events import Events
 from ..keys import Keys
@@ -58,7 +58,8 @@ def default_blob_dir(url: str) -> Path:
     """The blob folder of the database at ``url`` when none is given:
     ``CITEWELL_BLOBS`` when set, else ``<user data dir>/citewell/blobs/<host>-<port>-<database>``
     (one folder per database: blobs are shared by content within a store, and a store
-    removes a blob only when none of its own rows refers to it)."""
+    removes a blob only when none of its own rows refers to it; several machines share a
+    bucket instead, see :mod:`citewell.blobs`)."""
     if os.environ.get("CITEWELL_BLOBS"):
         return Path(os.environ["CITEWELL_BLOBS"]).expanduser().resolve()
     parts = urlsplit(url)
@@ -70,22 +71,17 @@ class PostgresStore(PostgresConnections, PostgresLexicalIndex, BlobVectorIndex, 
                     Search, Vectors, Chats, Mentions, Tracking):
     """The :class:`~citewell.store.base.Store` in one PostgreSQL database (``url``:
     ``postgresql://user[:password]@host[:port]/database``, or ``postgres://…``), migrated
-    on open. ``blob_dir``: the folder of originals and derived files (default
-    :func:`default_blob_dir`; created on open). Raises
-    :class:`~citewell.errors.StoreError` when the database cannot be reached, is not a
-    citewell store, or is newer than this citewell."""
+    on open. ``blobs``: where originals and page images go (a
+    :class:`~citewell.blobs.BlobStore`, a folder or ``s3://bucket/prefix``; default the
+    folder :func:`default_blob_dir`). Raises :class:`~citewell.errors.StoreError` when the
+    database cannot be reached, is not a citewell store, or is newer than this citewell."""
 
-    def __init__(self, url: str, *, blob_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, url: str, *, blobs: BlobStore | str | os.PathLike[str] | None = None) -> None:
         import psycopg
 
         self.url = normal_url(url)
         self.location = safe_location(self.url)
-        self.blob_dir = (Path(blob_dir).expanduser().resolve() if blob_dir is not None
-                         else default_blob_dir(self.url))
-        try:
-            self.blob_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot create the blob folder {self.blob_dir}: {exc}") from exc
+        self.blobs: BlobStore = blob_store(blobs, default_blob_dir(self.url))
         self._local = threading.local()
         #: the retrieval caches of the search concern (as on SQLite; see searchcache)
         self._terms: GenerationCache[TermScores] = GenerationCache(256 << 20, lambda t: t.nbytes)

@@ -28,6 +28,7 @@ import re
 import threading
 from pathlib import Path
 
+from ...blobs import BlobStore, blob_store
 from ...errors import StoreError
 from ...models import Resource
 from ..chats import Chats
@@ -55,21 +56,21 @@ class SQLiteStore(SQLiteConnections, FTS5Index, BlobVectorIndex, Keys, Events, R
                   Vectors, Chats, Mentions, Tracking):
     """The embedded :class:`~citewell.store.base.Store` in one SQLite file.
 
-    ``path`` is the database file (created with its folder when missing); blobs go to
-    ``blob_dir``, by default ``<folder>/<store name>.blobs`` (``citewell.sqlite`` →
-    ``citewell.blobs/``). Raises
+    ``path`` is the database file (created with its folder when missing). ``blobs``: where
+    originals and page images go (a :class:`~citewell.blobs.BlobStore`, a folder, or
+    ``s3://bucket/prefix``; see :func:`citewell.blobs.open_blobs`), by default the folder
+    ``<folder>/<store name>.blobs`` (``citewell.sqlite`` → ``citewell.blobs/``). Raises
     :class:`StoreError` when the file cannot be opened, is not a citewell store, or is
     newer than this version of citewell. The dialect pieces come first in the bases, so
     their methods are the hooks the concern mixins call.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, blob_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, blobs: BlobStore | str | os.PathLike[str] | None = None) -> None:
         if re.match(r"(?i)postgres(ql)?:/", os.fspath(path)):
             raise StoreError(f"{path} is a PostgreSQL URL, not a SQLite file: open it with citewell.store.open_store")
         self.path = Path(path).expanduser().resolve()
         self.location = str(self.path)
-        self.blob_dir = (Path(blob_dir).expanduser().resolve() if blob_dir is not None
-                         else self.path.parent / f"{self.path.stem}.blobs")
+        self.blobs: BlobStore = blob_store(blobs, self.path.parent / f"{self.path.stem}.blobs")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

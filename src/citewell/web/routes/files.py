@@ -89,7 +89,7 @@ def presigned_url(request: Request,
     unknown (or foreign) id or a document without stored bytes (a failed upload)."""
     if not document_id.strip():
         raise ApiError("document_id is required", code="DOCUMENT_ID_MISSING")
-    ctx.engine.resource_content(document_id)  # NOT_FOUND unless the workspace holds its bytes
+    ctx.engine.stored_resource(document_id)  # NOT_FOUND unless the workspace holds its bytes
     expires = signing.now() + expires_in
     return payload({"url": document_url(request, document_id, ctx.who.workspace_id, ctx.who.key_id or "", expires),
                     "expires_at": signing.expires_at_iso(expires)})

@@ -159,7 +159,7 @@ def resource_page(resource_id: str, page: int = PathParam(..., ge=1, le=1_000_00
     if isinstance(count, int) and page > count:
         raise NotFoundError(f"resource {resource_id} has no page {page}")
     path, _, _ = ctx.engine.resource_content(resource_id)
-    png = plain_page(ctx.engine.store.blob_dir, path, resource.sha256, page).read_bytes()
+    png = plain_page(ctx.engine.store.blobs, path, resource.sha256, page).read_bytes()
     return PNGResponse(png, headers={"Cache-Control": "private, max-age=300", "X-Content-Type-Options": "nosniff"})
 
 

@@ -234,7 +234,7 @@ def _cited(request: Request, target: ViewerTarget, message: Message, ref: Refere
 
 def _has_bytes(engine: Engine, resource_id: str) -> bool:
     try:
-        engine.resource_content(resource_id)
+        engine.stored_resource(resource_id)
     except NotFoundError:
         return False
     return True
@@ -304,7 +304,7 @@ def viewer_page_image(page: int | None = Query(None, ge=1, description="A 1-base
     engine = target.engine
     resource = engine.resource(ref.resource_id)
     path, _, _ = engine.resource_content(resource.id)
-    png = page_png(engine.store.blob_dir, path, resource.sha256, number, page_boxes(ref, number) if boxes else ())
+    png = page_png(engine.store.blobs, path, resource.sha256, number, page_boxes(ref, number) if boxes else ())
     return PNGResponse(png, headers={"Cache-Control": "private, max-age=300", "X-Content-Type-Options": "nosniff"})
 
 
