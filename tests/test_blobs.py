@@ -5,6 +5,9 @@ engine, the uploads and the page images of the HTTP API over a bucket."""
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -344,3 +347,74 @@ def test_api_uploads_downloads_and_page_images_over_a_bucket(s3_endpoint: str, b
         gone = client.get(f"/v1/resources/{rid}/content")
         assert gone.status_code == 404
     engine.close()
+
+
+# -- selecting the location: --blobs, CITEWELL_BLOBS, config key blobs ---------------------
+
+def test_blob_location_flag_beats_environment_beats_config(tmp_path: Path, monkeypatch) -> None:
+    from citewell.settings import blob_location, configured_blobs
+
+    monkeypatch.delenv("CITEWELL_BLOBS", raising=False)
+    config = tmp_path / "conf" / "citewell.toml"
+    config.parent.mkdir()
+    config.write_text('blobs = "originals"\n')
+    assert blob_location(config=config) == str(tmp_path / "conf" / "originals")  # beside the config file
+    config.write_text('blobs = "s3://team-bucket/citewell"\n')
+    assert blob_location(config=config) == "s3://team-bucket/citewell"
+    monkeypatch.setenv("CITEWELL_BLOBS", "s3://env-bucket/x")
+    assert blob_location(config=config) == "s3://env-bucket/x"
+    assert blob_location(tmp_path / "flag", config=config) == str(tmp_path / "flag")
+    monkeypatch.setenv("CITEWELL_CONFIG", str(config))
+    monkeypatch.delenv("CITEWELL_BLOBS")
+    assert configured_blobs() == "s3://team-bucket/citewell"
+    config.write_text('store = "s.sqlite"\n')
+    assert configured_blobs() is None  # each store's own folder
+
+
+def run_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "citewell", *args], capture_output=True, text=True, timeout=300,
+                          env=env)
+
+
+def clean_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CITEWELL_BLOBS", "CITEWELL_CONFIG", "AWS_"))}
+    (tmp_path / "empty.toml").write_text("")
+    env["CITEWELL_CONFIG"] = str(tmp_path / "empty.toml")  # never the user's own config file
+    return env
+
+
+def test_cli_blobs_flag_and_config_key_choose_the_folder(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "clinic.txt").write_bytes(NOTE)
+    store = tmp_path / "store" / "citewell.sqlite"
+    env = clean_env(tmp_path)
+    done = run_cli("ingest", str(docs), "--store", str(store), "--blobs", str(tmp_path / "flagged"), env=env)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "flagged" / KEY).read_bytes() == NOTE
+    assert not (tmp_path / "store" / "citewell.blobs").exists()
+    config = tmp_path / "conf" / "citewell.toml"
+    config.parent.mkdir()
+    config.write_text(f'store = "{store}"\nblobs = "kept"\n')
+    (docs / "other.txt").write_bytes(b"The pumps run at forty bar.\n")
+    done = run_cli("ingest", str(docs / "other.txt"), "--config", str(config), env=env)
+    assert done.returncode == 0, done.stderr
+    other = blob_key(hashlib.sha256(b"The pumps run at forty bar.\n").hexdigest(), ".txt")
+    assert (tmp_path / "conf" / "kept" / other).is_file()
+
+
+def test_cli_environment_chooses_a_bucket(tmp_path: Path, s3_endpoint: str, bucket: str) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "clinic.txt").write_bytes(NOTE)
+    env = clean_env(tmp_path) | {
+        "CITEWELL_BLOBS": f"s3://{bucket}/team", "CITEWELL_BLOB_CACHE": str(tmp_path / "cache"),
+        "AWS_ENDPOINT_URL_S3": s3_endpoint, "AWS_ACCESS_KEY_ID": CREDENTIALS["aws_access_key_id"],
+        "AWS_SECRET_ACCESS_KEY": CREDENTIALS["aws_secret_access_key"], "AWS_DEFAULT_REGION": "us-east-1"}
+    store = tmp_path / "citewell.sqlite"
+    done = run_cli("ingest", str(docs), "--store", str(store), env=env)
+    assert done.returncode == 0, done.stderr
+    assert objects(s3_endpoint, bucket) == [f"team/{KEY}"]
+    missing = run_cli("ingest", str(docs), "--store", str(store), "--blobs", "s3://no-such-bucket-here", env=env)
+    assert missing.returncode == 1 and "STORE_ERROR" in missing.stderr and "does not exist" in missing.stderr
+    assert "Traceback" not in missing.stderr

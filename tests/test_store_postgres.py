@@ -178,7 +178,11 @@ def test_open_store_opens_urls_and_chooses_the_blob_folder(postgres_server: Post
     from_env = open_store(url)
     assert from_env.blobs.root == tmp_path / "env"
     from_env.close()
-    lite = open_store(tmp_path / "s" / "citewell.sqlite")  # the variable names a URL store's folder only
+    lite = open_store(tmp_path / "s" / "citewell.sqlite")  # the setting applies to every store
+    assert isinstance(lite, SQLiteStore) and lite.blobs.root == tmp_path / "env"
+    lite.close()
+    monkeypatch.delenv("CITEWELL_BLOBS")
+    lite = open_store(tmp_path / "s" / "citewell.sqlite")
     assert isinstance(lite, SQLiteStore) and lite.blobs.root == tmp_path / "s" / "citewell.blobs"
     lite.close()
 

@@ -1,7 +1,7 @@
 """Settings: flag > environment (``CITEWELL_…``) > config file > default.
 
 The config file is ``citewell.toml`` in the user config directory (or the file given
-with ``--config`` / ``CITEWELL_CONFIG``), with top-level keys ``store``, ``workspace``,
+with ``--config`` / ``CITEWELL_CONFIG``), with top-level keys ``store``, ``blobs``, ``workspace``,
 ``generator``, the ``llm_*`` keys of :class:`LLMSettings` and the ``embed_*`` keys of
 :class:`EmbedSettings`. The default store is ``citewell.sqlite`` in the user data
 directory.
@@ -34,7 +34,7 @@ LLM_FIELDS: tuple[tuple[str, type], ...] = (("base_url", str), ("model", str), (
 #: Settings of the embeddings endpoint: environment ``CITEWELL_EMBED_NAME``, config ``embed_NAME``.
 EMBED_FIELDS: tuple[tuple[str, type], ...] = (("base_url", str), ("model", str), ("api_key", str),
                                               ("timeout", float), ("batch_size", int))
-CONFIG_KEYS = ("store", "workspace", "generator", *(f"llm_{n}" for n, _ in LLM_FIELDS),
+CONFIG_KEYS = ("store", "blobs", "workspace", "generator", *(f"llm_{n}" for n, _ in LLM_FIELDS),
                *(f"embed_{n}" for n, _ in EMBED_FIELDS))
 
 
@@ -245,9 +245,42 @@ def _load_config(path: Path | None) -> dict[str, Any]:
         raise UsageError(f"config file {path}: {exc}") from exc
 
 
+def blob_location(flag: str | os.PathLike[str] | None = None, *,
+                  config: str | os.PathLike[str] | None = None) -> str | None:
+    """Where stores keep originals and page images (:func:`citewell.blobs.open_blobs`: a
+    folder or ``s3://bucket/prefix``): the flag ``--blobs``, else ``CITEWELL_BLOBS``, else
+    the config key ``blobs`` (a relative folder there is relative to the config file's
+    folder), else None (each store's own default: beside a SQLite file). Raises
+    :class:`UsageError` for an unreadable config file."""
+    if flag is not None and str(flag).strip():
+        return _blob_text(flag)
+    if os.environ.get("CITEWELL_BLOBS", "").strip():
+        return _blob_text(os.environ["CITEWELL_BLOBS"])
+    explicit, file_values = _config_values(config)
+    value = str(file_values.get("blobs") or "").strip()
+    if not value:
+        return None
+    if "://" in value:
+        return value
+    return str(((explicit or default_config_path()).parent / Path(value).expanduser()).resolve())
+
+
+def _blob_text(value: str | os.PathLike[str]) -> str:
+    text = str(value).strip()
+    return text if "://" in text else str(Path(text).expanduser().resolve())
+
+
+def configured_blobs() -> str | None:
+    """The blob location of a store opened without one (:func:`citewell.store.open_store`):
+    :func:`blob_location` from ``CITEWELL_BLOBS`` and the config file (a command's
+    ``--blobs`` and ``--config`` are exported to those, see :mod:`citewell.cli.app`)."""
+    return blob_location()
+
+
 @dataclass(frozen=True)
 class Settings:
-    """Resolved settings: ``store`` (path of the SQLite file) and ``workspace`` (name)."""
+    """Resolved settings: ``store`` (path of the SQLite file) and ``workspace`` (name).
+    Where the store keeps its originals is :func:`configured_blobs`."""
 
     store: Path
     workspace: str

@@ -23,6 +23,10 @@ from ..errors import NotFoundError
 from ..settings import Settings
 from ..store import open_store
 from ..store.base import iso_utc
+from .options import BlobsOpt, export_setting
+
+ConfigOpt = typer.Option(None, "--config", callback=export_setting("CITEWELL_CONFIG"),
+                         help="citewell.toml to read settings from (env CITEWELL_CONFIG).")
 
 keys_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="API keys for citewell serve.")
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -35,7 +39,7 @@ def create(
     platform: bool = typer.Option(False, "--platform", help="A platform key: may act for other workspaces "
                                   "(organization_id) and their users (user_id + user_email)."),
     store: Optional[Path] = typer.Option(None, "--store", help="SQLite store file (env CITEWELL_STORE)."),
-    config: Optional[Path] = typer.Option(None, "--config", help="citewell.toml to read settings from."),
+    blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Make an API key; the key alone is printed on the last line of stdout."""
     settings = Settings.resolve(store=store, workspace=workspace, config=config)
@@ -52,7 +56,7 @@ def list_keys(
     workspace: Optional[str] = typer.Option(None, "--workspace", help="Only this workspace's keys."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON array."),
     store: Optional[Path] = typer.Option(None, "--store", help="SQLite store file (env CITEWELL_STORE)."),
-    config: Optional[Path] = typer.Option(None, "--config", help="citewell.toml to read settings from."),
+    blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """List API keys (id, prefix, workspace, kind, creation time); never the keys themselves."""
     settings = Settings.resolve(store=store, config=config)
@@ -79,7 +83,7 @@ def list_keys(
 def revoke(
     key_id: str = typer.Argument(..., help="The key's id or prefix (see citewell keys list)."),
     store: Optional[Path] = typer.Option(None, "--store", help="SQLite store file (env CITEWELL_STORE)."),
-    config: Optional[Path] = typer.Option(None, "--config", help="citewell.toml to read settings from."),
+    blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Revoke an API key: requests with it are refused from now on."""
     settings = Settings.resolve(store=store, config=config)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..blobs import BlobStore
 from ..errors import StoreError
+from ..settings import configured_blobs
 from .base import Condition, FileRecord, Store
 from .sqlite import SQLiteStore
 
@@ -27,13 +28,17 @@ def open_store(location: str | os.PathLike[str] | Path, *,
     else is a SQLite file (:class:`SQLiteStore`, created with its folder when missing).
 
     ``blobs``: where its originals and page images go (a :class:`~citewell.blobs.BlobStore`,
-    a folder or ``s3://bucket/prefix``, see :func:`citewell.blobs.open_blobs`). Default:
-    beside a SQLite file (``citewell.sqlite`` → ``citewell.blobs/``); for a URL,
-    ``CITEWELL_BLOBS``, else a folder of the database in the user data directory (see
+    a folder or ``s3://bucket/prefix``, see :func:`citewell.blobs.open_blobs`). Default: the
+    ``blobs`` setting (:func:`citewell.settings.configured_blobs`: ``CITEWELL_BLOBS``, config
+    key ``blobs``; a command's ``--blobs`` sets ``CITEWELL_BLOBS``), else the store's own
+    folder: beside a SQLite file (``citewell.sqlite`` → ``citewell.blobs/``), for a URL a
+    folder of the database in the user data directory (see
     :func:`citewell.store.postgres.default_blob_dir`).
     Raises :class:`citewell.errors.StoreError` when it cannot be opened (for a URL also
     when the ``psycopg`` driver, extra ``citewell[postgresql]``, is not installed).
     """
+    if blobs is None:
+        blobs = configured_blobs()
     if is_url(location):
         try:
             import psycopg  # noqa: F401 - the driver is an optional dependency

@@ -55,13 +55,12 @@ def normal_url(url: str) -> str:
 
 
 def default_blob_dir(url: str) -> Path:
-    """The blob folder of the database at ``url`` when none is given:
-    ``CITEWELL_BLOBS`` when set, else ``<user data dir>/citewell/blobs/<host>-<port>-<database>``
-    (one folder per database: blobs are shared by content within a store, and a store
-    removes a blob only when none of its own rows refers to it; several machines share a
-    bucket instead, see :mod:`citewell.blobs`)."""
-    if os.environ.get("CITEWELL_BLOBS"):
-        return Path(os.environ["CITEWELL_BLOBS"]).expanduser().resolve()
+    """The blob folder of the database at ``url`` when no blob location is given (no
+    ``blobs`` argument or setting, see :func:`citewell.store.open_store`):
+    ``<user data dir>/citewell/blobs/<host>-<port>-<database>`` (one folder per database:
+    blobs are shared by content within a store, and a store removes a blob only when none
+    of its own rows refers to it; several machines share a bucket instead, see
+    :mod:`citewell.blobs`)."""
     parts = urlsplit(url)
     name = f"{parts.hostname or 'localhost'}-{parts.port or 5432}-{parts.path.lstrip('/') or parts.username or 'postgres'}"
     return Path(platformdirs.user_data_dir("citewell")) / "blobs" / re.sub(r"[^A-Za-z0-9._-]", "_", name)

@@ -1,0 +1,31 @@
+"""Options shared by the commands: settings a flag exports to the environment."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import typer
+
+
+def export_setting(env: str) -> Callable[[Any], Any]:
+    """A flag callback that exports the flag's value (when given) to the environment
+    variable ``env``: every store the command opens, and every process it starts, reads
+    it (:func:`citewell.settings.configured_blobs`), and the flag still beats the
+    environment."""
+
+    def export(value: Any) -> Any:
+        if value is not None and str(value).strip():
+            os.environ[env] = str(value)
+        return value
+
+    return export
+
+
+BlobsOpt = typer.Option(None, "--blobs", callback=export_setting("CITEWELL_BLOBS"), metavar="LOCATION",
+                        help="Where the store keeps originals and page images: a folder or s3://bucket/prefix "
+                             "(env CITEWELL_BLOBS, config key blobs; default: the folder beside a SQLite store).")
+
+
+__all__ = ["BlobsOpt", "export_setting"]
