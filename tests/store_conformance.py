@@ -14,6 +14,7 @@ import struct
 from datetime import timedelta
 from typing import Any
 
+import numpy as np
 import pytest
 
 from citewell.answer.messages import stored_message, stored_messages
@@ -249,8 +250,11 @@ class VectorsContract:
         assert store.put_vectors(ws, "m", 2, [(text_hash("Alpha text."), _vector(1, 0)),
                                               (text_hash("not a chunk of the workspace"), _vector(0, 1))]) == 1
         assert store.vector_coverage(ws, "m") == (2, 3) and store.missing_vectors(ws, "m") == 1
-        ids, matrix = store.scope_matrix(ws, "m")
-        assert list(ids) == [chunks[0].id, chunks[2].id] and matrix.tolist() == [[1.0, 0.0], [1.0, 0.0]]
+        query = np.array([0.6, 0.8], dtype="<f4")  # cosine 0.6 with (1, 0); ties in chunk order
+        assert [(cid, round(score, 6)) for cid, score in store.nearest_chunks(ws, "m", query, limit=5)] \
+            == [(chunks[0].id, 0.6), (chunks[2].id, 0.6)]
+        assert [cid for cid, _ in store.nearest_chunks(ws, "m", query, limit=1)] == [chunks[0].id]
+        assert store.nearest_chunks(ws, "m", query, limit=0) == [] and store.nearest_chunks(ws, "x", query, limit=3) == []
         assert store.vectors(ws, "m", [chunks[0].id, chunks[1].id]) == {chunks[0].id: _vector(1, 0)}
         assert store.scope_vectors(ws, "m") == [(chunks[0].id, _vector(1, 0)), (chunks[2].id, _vector(1, 0))]
         with pytest.raises(StoreError):

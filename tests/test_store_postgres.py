@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import psycopg
 import pytest
 
 from citewell.errors import StoreError
 from citewell.store.migrate import HEAD, SCHEMA_VERSION
+from citewell.store.ids import text_hash
 from citewell.store.postgres import PostgresStore, safe_location
+from citewell.store.postgres.vectors import index_name
 from citewell.store.tables import metadata
 
 from .pgserver import PostgresServer
@@ -130,7 +133,8 @@ def test_the_schema_is_the_tables_and_opening_again_changes_nothing(postgres_ser
     # the shared tables, Alembic's, and the lexical index's own (a dialect piece)
     assert set(columns) == set(metadata.tables) | {"alembic_version", "lexical_postings", "lexical_docs"}
     for name, table in metadata.tables.items():
-        assert columns[name] == [(c.name, "YES" if c.nullable else "NO") for c in table.columns]
+        own = [("embedding", "YES")] if name == "chunk_vectors" else []  # the vector index's column (v11)
+        assert columns[name] == [(c.name, "YES" if c.nullable else "NO") for c in table.columns] + own
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)]
         assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
@@ -200,3 +204,81 @@ def test_an_engine_on_a_url_ingests_and_answers(postgres_server: PostgresServer,
         assert "1,749" in answer.text and answer.citations and answer.status == "settled"
         resource = engine.store.resources(engine.workspace_id)[0]
         assert (tmp_path / "blobs" / resource.blob_key).is_file()
+
+
+def _random_store(store: SQLiteStore | PostgresStore, rng: np.random.Generator, vectors: np.ndarray) -> str:
+    """Workspace ``acme`` with two other resources' worth of chunks in workspace ``other``
+    (same texts: vectors are per workspace), every text with a row of ``vectors`` (unit
+    rows); a third of acme's chunks in ``b.txt``, with fiscal year 2021."""
+    texts = [f"passage number {i} about topic {i % 7}" for i in range(len(vectors))]
+    for name in ("other", "acme"):
+        ws = store.workspace_id(name)
+        third = len(texts) // 3
+        ingest(store, ws, "a.txt", *texts[third:], path=f"/{name}/a.txt")
+        ingest(store, ws, "b.txt", *texts[:third], path=f"/{name}/sub/b.txt", metadata={"fiscal_year": 2021})
+        store.put_vectors(ws, "m", vectors.shape[1], [(text_hash(t), v.tobytes()) for t, v in zip(texts, vectors)])
+    return store.workspace_id("acme")
+
+
+def test_dense_top_k_on_postgresql_is_exact_search_on_a_small_store(postgres_server: PostgresServer,
+                                                                   tmp_path) -> None:
+    """pgvector's HNSW ranking (the index forced on: the planner would rank a store this
+    small exactly by itself) gives the exact search's chunks, in the same order, with the
+    same cosines, over the workspace, with filters and under a folder."""
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(300, 16)).astype("<f4")
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    lite = SQLiteStore(tmp_path / "s.sqlite")
+    pg = PostgresStore(postgres_server.new_database())
+    a, b = _random_store(lite, rng, vectors), _random_store(pg, rng, vectors)
+    pg._conn().execute("SET enable_seqscan = off")  # this thread's connection: the index path
+    sql, params = pg._nearest_sql(b, "m", 16, (), None, indexed=True)
+    with pg._snapshot() as conn:
+        plan = "\n".join(row[0] for row in conn.execute(
+            "EXPLAIN " + sql, ["[" + ",".join(["0.25"] * 16) + "]", *params, 10]).fetchall())
+    assert index_name("m", 16) in plan
+    scopes = [{}, {"conditions": [Condition("fiscal_year", "eq", ("2021",))]},
+              {"conditions": [Condition("document_name", "eq", ("a.txt",))]}, {"under": "/acme/sub"}]
+    for query in rng.normal(size=(8, 16)).astype("<f4"):
+        query /= np.linalg.norm(query)
+        for scope in scopes:
+            for k in (1, 10, 40):
+                exact = lite.nearest_chunks(a, "m", query, limit=k, **scope)
+                got = pg.nearest_chunks(b, "m", query, limit=k, **scope)
+                assert len(got) == len(exact) == k, (len(got), len(exact), scope, k)
+                # chunk ids are made from the workspace id: compare texts' places, and cosines
+                ids = {c.id: c.chunk_index for s, ws in ((lite, a), (pg, b)) for c in s.chunks(ws, [x for x, _ in (
+                    exact if s is lite else got)]).values() for c in [c.chunk]}
+                assert [ids[c] for c, _ in got] == [ids[c] for c, _ in exact], (scope, k)
+                assert np.allclose([s for _, s in got], [s for _, s in exact], atol=1e-5)
+    assert pg.nearest_chunks(b, "m", query, limit=5, conditions=[Condition("fiscal_year", "eq", ("1999",))]) == []
+    lite.close()
+    pg.close()
+
+
+def test_a_v10_store_gets_its_vector_column_and_indexes(postgres_server: PostgresServer) -> None:
+    """Revision v11 on a PostgreSQL store of v10: the vectors already stored fill the new
+    column (the same float32 values) and their model's HNSW index is made."""
+    url = postgres_server.new_database()
+    store = PostgresStore(url)
+    ws = store.workspace_id("acme")
+    resource = ingest(store, ws, "v.txt", "Alpha text.", "Beta text.")
+    store.put_vectors(ws, "m", 3, [(text_hash("Alpha text."), np.array([0.1, 0.2, 0.3], "<f4").tobytes()),
+                                   (text_hash("Beta text."), np.array([1 / 3, 0.5, 0.7], "<f4").tobytes())])
+    store.close()
+    with psycopg.connect(url, autocommit=True) as conn:  # back to v10
+        conn.execute(f"DROP INDEX {index_name('m', 3)}")
+        conn.execute("ALTER TABLE chunk_vectors DROP COLUMN embedding")
+        conn.execute("UPDATE alembic_version SET version_num = 'v10'")
+        conn.execute("UPDATE meta SET value = '10' WHERE key = 'schema_version'")
+    store = PostgresStore(url)
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [("v11",)]
+        rows = conn.execute("SELECT embedding::text, vector FROM chunk_vectors ORDER BY text_hash").fetchall()
+        assert [np.array(e.strip("[]").split(","), "<f4").tobytes() for e, _ in rows] == [bytes(v) for _, v in rows]
+        assert conn.execute("SELECT count(*) FROM pg_indexes WHERE indexname = %s",
+                            (index_name("m", 3),)).fetchone() == (1,)
+    chunks = store.resource_chunks(ws, resource.id)
+    best = store.nearest_chunks(ws, "m", np.array([1, 1.5, 2.1], "<f4") / np.linalg.norm([1, 1.5, 2.1]), limit=2)
+    assert [cid for cid, _ in best] == [chunks[1].id, chunks[0].id] and abs(best[0][1] - 1.0) < 1e-6
+    store.close()

@@ -1,10 +1,11 @@
-"""Dense retrieval: exact cosine search with numpy over a workspace's embedded chunks.
+"""Dense retrieval: cosine search over a workspace's embedded chunks.
 
 Vectors are stored by the store (schema v8, keyed by workspace and chunk-text sha256) as
-float32 unit vectors, so cosine similarity is a dot product. Search is exact (one matrix-vector
-product over every embedded chunk in the filter scope, from :meth:`Store.scope_matrix`,
-which the SQLite store keeps in memory between questions); filters and the folder scope
-are applied by the store before ranking, exactly as for BM25. Chunks without a vector yet
+float32 unit vectors, so cosine similarity is a dot product. The store's vector index
+ranks them (:meth:`Store.nearest_chunks`): exactly on SQLite (one matrix-vector product
+over every embedded chunk in the filter scope, kept in memory between questions), with
+pgvector's HNSW index on PostgreSQL; filters and the folder scope are applied by the
+store, exactly as for BM25. Chunks without a vector yet
 are not ranked here (the hybrid retriever's BM25 side still sees them).
 
 :func:`embed_missing` computes the vectors a scope lacks, within a time budget.
@@ -160,20 +161,11 @@ class DenseRetriever:
     def rank(self, question: str, *, limit: int, conditions: Sequence[Condition] = (),
              under: str | None = None) -> list[tuple[str, float]]:
         """``(chunk_id, cosine)`` of the best ``limit`` embedded chunks in scope, best first
-        (ties by chunk order)."""
+        (ties by chunk order), from the store's vector index (:meth:`Store.nearest_chunks`)."""
         if limit <= 0 or not question.strip():
             return []
-        ids, matrix = self.store.scope_matrix(self.workspace_id, self.embedder.model_id,
-                                              conditions=conditions, under=under)
-        if not len(ids):
-            return []
-        scores = matrix @ self._query_vector(question)
-        if limit < len(ids):  # the best ``limit`` (ties at the cut may go either way), then sorted
-            best = np.argpartition(-scores, limit - 1)[:limit]
-            order = best[np.lexsort((best, -scores[best]))]
-        else:
-            order = np.argsort(-scores, kind="stable")
-        return [(ids[i], float(scores[i])) for i in order]
+        return self.store.nearest_chunks(self.workspace_id, self.embedder.model_id, self._query_vector(question),
+                                         limit=limit, conditions=conditions, under=under)
 
     def retrieve(self, question: str, *, k: int, conditions: Sequence[Condition] = (),
                  under: str | None = None) -> list[Passage]:

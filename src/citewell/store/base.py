@@ -400,11 +400,15 @@ class Store(Protocol):
         """``(chunk_id, vector bytes)`` of the searchable chunks in scope that have a ``model`` vector."""
         ...
 
-    def scope_matrix(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
-                     under: str | None = None) -> tuple[Sequence[str], np.ndarray]:
-        """:meth:`scope_vectors` for ranking: ``(chunk ids (n), float32 matrix (n, dim))``, the
-        same rows in the same order (``(0, 0)`` matrix when there are none). The matrix is
-        read-only (a store may return its cached array)."""
+    def nearest_chunks(self, workspace_id: str, model: str, query: np.ndarray, *, limit: int,
+                       conditions: Sequence[Condition] = (), under: str | None = None) -> list[tuple[str, float]]:
+        """Dense search: ``(chunk_id, cosine)`` of the ``limit`` searchable chunks in scope
+        (``conditions``, ``under``: as :meth:`search_text`) whose ``model`` vectors are
+        nearest to ``query`` (a float32 unit vector of the model's dimension), best first,
+        ties in chunk order; fewer when fewer in scope have a vector, ``[]`` for
+        ``limit`` ≤ 0. The vector index decides how: exact on SQLite (numpy over the
+        scope), approximate on PostgreSQL (pgvector's HNSW index; the workspace and the
+        filters applied in SQL, see ``docs/architecture.md``, "The store")."""
         ...
 
     def vectors(self, workspace_id: str, model: str, chunk_ids: Sequence[str]) -> dict[str, bytes]:

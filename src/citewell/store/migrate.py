@@ -2,7 +2,7 @@
 
 Revisions live in ``citewell/store/migrations/versions/`` and are named after the schema
 version they bring (``v10`` is the baseline: the schema citewell's own migrations v1–v10
-made, see :mod:`citewell.store.sqlite.schema`; the next is ``v11``). :func:`upgrade` runs
+made, see :mod:`citewell.store.sqlite.schema`; ``v11`` adds PostgreSQL's vector column). :func:`upgrade` runs
 inside the caller's transaction (a dialect holds its lock around it: ``BEGIN IMMEDIATE``
 on SQLite), so concurrent openers migrate once:
 
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from ..errors import StoreError
 
 if TYPE_CHECKING:
+    from alembic.config import Config
     from alembic.script import ScriptDirectory
     from sqlalchemy import Connection
 
@@ -34,20 +35,26 @@ BASELINE = "v10"
 #: the newest revision, which a store that needs nothing is at: opening such a store reads
 #: it and imports neither Alembic nor SQLAlchemy (a second of start-up on a busy machine);
 #: a test holds it equal to the script directory's head
-HEAD = "v10"
+HEAD = "v11"
 #: the schema version of :data:`HEAD` (``v10`` → 10): what table ``meta`` records as
 #: ``schema_version``, so that a citewell of before Alembic refuses a newer store
 SCHEMA_VERSION = int(HEAD.lstrip("v"))
 
 
-def script_directory() -> ScriptDirectory:
-    """citewell's Alembic script directory (no ``alembic.ini``: the location is the package's)."""
+def _config() -> Config:
+    """citewell's Alembic configuration (no ``alembic.ini``: the location is the package's)."""
     from alembic.config import Config
-    from alembic.script import ScriptDirectory
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
-    return ScriptDirectory.from_config(config)
+    return config
+
+
+def script_directory() -> ScriptDirectory:
+    """citewell's Alembic script directory (no ``alembic.ini``: the location is the package's)."""
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(_config())
 
 
 def upgrade(connection: Connection, *, fresh: bool, location: str,
@@ -85,7 +92,7 @@ def upgrade(connection: Connection, *, fresh: bool, location: str,
                          f"(it knows up to {HEAD}): upgrade citewell") from exc
     if current == script.get_current_head():
         return
-    env = EnvironmentContext(script.config, script, fn=lambda rev, _: script._upgrade_revs("head", rev),
+    env = EnvironmentContext(_config(), script, fn=lambda rev, _: script._upgrade_revs("head", rev),
                              destination_rev="head")
     with env:
         env.configure(connection=connection, target_metadata=metadata)

@@ -2,10 +2,12 @@
 
 Identical text is embedded once per workspace, and no workspace can learn from its
 coverage what text another holds. This concern finds what still needs a vector, stores
-vectors and reads them by chunk; the matrix dense search ranks over is the vector
-index's (a dialect piece: BLOB rows + a cached numpy matrix on SQLite, see
-:mod:`citewell.store.sqlite.vectors`), which provides ``_vector_scope`` and
-``scope_matrix``.
+vectors and reads them by chunk. Ranking is the vector index's (a dialect piece that
+provides ``nearest_chunks``): exact ranking of a cached numpy matrix on SQLite
+(:mod:`citewell.store.sqlite.vectors`), pgvector's HNSW index on PostgreSQL
+(:mod:`citewell.store.postgres.vectors`). A dialect whose index keeps a copy of each
+vector in a column of its own names it in :meth:`Vectors._index_columns`, and
+:meth:`Vectors.put_vectors` fills it in the same statement.
 """
 
 from __future__ import annotations
@@ -13,20 +15,66 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Sequence
 
+import numpy as np
 
 from ..errors import StoreError
 from .base import Condition
 from .filters import CHUNK_KEYS, filter_sql, under_sql
-from .searchcache import SEARCH, VECTORS, VectorScope, select
+from .searchcache import SEARCH, VECTORS, GenerationCache, VectorScope, select
 from .sqlbase import SQLBase
 
 
 class Vectors(SQLBase):
     """Chunk vectors of a workspace (see the module docstring)."""
 
-    # -- vector index hook (dialect) ----------------------------------------------------
+    _vectors: GenerationCache[VectorScope]
+
+    # -- vector index hooks (dialect) ---------------------------------------------------
+    def _index_columns(self, model: str, dim: int) -> tuple[str, str, str]:
+        """The vector index's own columns of ``chunk_vectors`` that :meth:`put_vectors`
+        fills: ``(", col …", ", <value SQL> …", ", col = excluded.col …")`` for the column
+        list, the values (one ``?`` per column, bound by :meth:`_index_values`) and the
+        upsert; none here (SQLite ranks the ``vector`` bytes)."""
+        return "", "", ""
+
+    def _index_values(self, blob: bytes) -> tuple[Any, ...]:
+        """The parameters of :meth:`_index_columns`'s values for one vector's bytes."""
+        return ()
+
     def _vector_scope(self, conn: sqlite3.Connection, workspace_id: str, model: str,
                       generation: tuple[int, ...], *, matrix: bool) -> VectorScope:
+        """The workspace's searchable chunks for ``model`` (cached per search and vector
+        generation): all of them with their ``embedded`` flags, or (``matrix``) only the
+        embedded ones with their vectors."""
+        def load() -> VectorScope:
+            # chunks outside (CROSS JOIN on SQLite): the vectors are looked up by their key, never walked
+            join = (self._LOOKUP_JOIN if matrix else "LEFT JOIN") + (" chunk_vectors v ON v.workspace_id = "
+                                                                "c.workspace_id AND v.text_hash = c.text_hash "
+                                                                "AND v.model = ?")
+            scope, params = self._scope_sql(workspace_id, (), None, join)
+            column = "v.vector" if matrix else "v.text_hash IS NOT NULL"
+            cur = conn.cursor()
+            cur.row_factory = None
+            rows = cur.execute(f"SELECT c.id, c.resource_id, {column} {scope} ORDER BY c.rowid",
+                               [model, *params]).fetchall()
+            names: dict[str, int] = {}
+            index = np.fromiter((names.setdefault(row[1], len(names)) for row in rows), dtype=np.int32,
+                                count=len(rows))
+            vectors = np.zeros((0, 0), dtype="<f4")
+            if matrix:
+                embedded = np.ones(len(rows), dtype=bool)
+                if rows:
+                    blobs = b"".join(row[2] for row in rows)
+                    vectors = np.frombuffer(blobs, dtype="<f4").reshape(len(rows), -1)
+            else:
+                embedded = np.fromiter((bool(row[2]) for row in rows), dtype=bool, count=len(rows))
+            return VectorScope(tuple(row[0] for row in rows), index, tuple(names), embedded, vectors)
+
+        return self._vectors.get(generation, (workspace_id, model, matrix), load)
+
+    def nearest_chunks(self, workspace_id: str, model: str, query: np.ndarray, *, limit: int,
+                       conditions: Sequence[Condition] = (), under: str | None = None) -> list[tuple[str, float]]:
+        """The vector index's ranking (dialect; see :class:`~citewell.store.base.Store`)."""
         raise NotImplementedError
 
     # -- the Store methods --------------------------------------------------------------
@@ -95,12 +143,15 @@ class Vectors(SQLBase):
         for key, blob in vectors:
             if len(blob) != 4 * dim:
                 raise StoreError(f"the vector of {key} has {len(blob)} bytes, expected {4 * dim}")
+        columns, values, updates = self._index_columns(model, dim)
         with self._write(bump=VECTORS, workspace=workspace_id) as conn:
             return conn.executemany(  # rowcount: the rows inserted or updated, over every vector
-                "INSERT INTO chunk_vectors SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE "
+                f"INSERT INTO chunk_vectors (workspace_id, text_hash, model, dim, vector{columns}) "
+                f"SELECT ?, ?, ?, ?, ?{values} WHERE EXISTS (SELECT 1 FROM chunks WHERE "
                 "workspace_id = ? AND text_hash = ?) ON CONFLICT (workspace_id, text_hash) DO UPDATE "
-                "SET model = excluded.model, dim = excluded.dim, vector = excluded.vector",
-                [(workspace_id, key, model, dim, blob, workspace_id, key) for key, blob in vectors]).rowcount
+                f"SET model = excluded.model, dim = excluded.dim, vector = excluded.vector{updates}",
+                [(workspace_id, key, model, dim, blob, *self._index_values(blob), workspace_id, key)
+                 for key, blob in vectors]).rowcount
 
     def scope_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
                       under: str | None = None) -> list[tuple[str, bytes]]:

@@ -5,8 +5,8 @@ dialect pieces, opened by :func:`citewell.store.open_store` for a ``postgresql:/
 The pieces: connections and locks (:mod:`.connection`), the schema (:mod:`.schema`: the
 same SQLAlchemy Core tables and Alembic revisions as SQLite) and the lexical index
 (:mod:`.lexical`: BM25 ranked from term statistics exactly as FTS5 ranks), with every
-concern. The vector index is for now the SQLite store's (vectors as bytes, the
-workspace's matrix ranked exactly in numpy). Originals and page images live in a local
+concern, and the vector index (:mod:`.vectors`: pgvector, one HNSW index per embedding
+model, the workspace and filters applied in SQL). Originals and page images live in a local
 blob folder (:attr:`PostgresStore.blob_dir`, see :func:`default_blob_dir`).
 """
 
@@ -28,13 +28,13 @@ from ..mentions import Mentions
 from ..resources import Resources
 from ..search import Search
 from ..searchcache import GenerationCache, Scope, TermScores, VectorScope
-from ..sqlite.vectors import BlobVectorIndex
 from ..tracking import Tracking
 from ..uploads import Uploads
 from ..vectors import Vectors
 from .connection import PostgresConnections
 from .lexical import PostgresLexicalIndex
 from .schema import migrate
+from .vectors import PgVectorIndex
 
 
 def safe_location(url: str) -> str:
@@ -66,7 +66,7 @@ def default_blob_dir(url: str) -> Path:
     return Path(platformdirs.user_data_dir("citewell")) / "blobs" / re.sub(r"[^A-Za-z0-9._-]", "_", name)
 
 
-class PostgresStore(PostgresConnections, PostgresLexicalIndex, BlobVectorIndex, Keys, Events, Resources, Uploads,
+class PostgresStore(PostgresConnections, PostgresLexicalIndex, PgVectorIndex, Keys, Events, Resources, Uploads,
                     Search, Vectors, Chats, Mentions, Tracking):
     """The :class:`~citewell.store.base.Store` in one PostgreSQL database (``url``:
     ``postgresql://user[:password]@host[:port]/database``, or ``postgres://…``), migrated
@@ -90,6 +90,7 @@ class PostgresStore(PostgresConnections, PostgresLexicalIndex, BlobVectorIndex, 
         self._ranking_resources: GenerationCache[tuple] = GenerationCache(64, per_key=True)
         self._resource_sets: GenerationCache[set[str]] = GenerationCache(4096, per_key=True)
         self._vectors: GenerationCache[VectorScope] = GenerationCache(1 << 30, lambda v: v.nbytes, per_key=True)
+        self._indexed: set[tuple[str, int]] = set()  # (model, dim) with an HNSW index (the vector index)
         self._DB_ERRORS = (psycopg.Error,)
         migrate(self.url, self.location)
 

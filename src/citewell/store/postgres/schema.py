@@ -13,6 +13,7 @@ from __future__ import annotations
 from ...errors import StoreError
 from ..migrate import HEAD, SCHEMA_VERSION, upgrade
 from .lexical import LEXICAL_TABLES
+from .vectors import VECTOR_DDL
 
 #: the advisory lock key of migrations (any fixed 64-bit number, the same for every process)
 MIGRATION_LOCK = 0x63697465_77656C6C  # "citewell"
@@ -60,7 +61,7 @@ def migrate(url: str, location: str) -> None:
                 tables, version, revision = _current(_Raw(connection))
                 _check(location, tables, version)
                 upgrade(connection, fresh="meta" not in tables, location=location,
-                        create_extra=lambda c: [c.exec_driver_sql(ddl) for ddl in LEXICAL_TABLES])
+                        create_extra=lambda c: [c.exec_driver_sql(ddl) for ddl in LEXICAL_TABLES + VECTOR_DDL])
                 connection.execute(text("INSERT INTO meta VALUES ('schema_version', :v) ON CONFLICT (key) DO UPDATE "
                                         "SET value = excluded.value"), {"v": str(SCHEMA_VERSION)})
         finally:

@@ -8,59 +8,38 @@ resources become a row mask of the cached matrix.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Sequence
 
 import numpy as np
 
 from ..base import Condition
 from ..filters import CHUNK_KEYS
-from ..searchcache import SEARCH, VECTORS, GenerationCache, VectorScope, select
+from ..searchcache import SEARCH, VECTORS, select
 from ..sqlbase import SQLBase
 
 
+def top_k(ids: Sequence[str], scores: np.ndarray, limit: int) -> list[tuple[str, float]]:
+    """The best ``limit`` of ``ids`` by ``scores`` (one per id, higher is better), best first;
+    ties in the order of ``ids``. ``scores``: float array of ``len(ids)``."""
+    if limit <= 0 or not len(ids):
+        return []
+    if limit < len(ids):  # the best ``limit`` (ties at the cut may go either way), then sorted
+        best = np.argpartition(-scores, limit - 1)[:limit]
+        order = best[np.lexsort((best, -scores[best]))]
+    else:
+        order = np.argsort(-scores, kind="stable")
+    return [(ids[i], float(scores[i])) for i in order]
+
+
 class BlobVectorIndex(SQLBase):
-    """The vector index hooks of the SQLite store (see the module docstring)."""
-
-    _vectors: GenerationCache[VectorScope]
-
-    def _vector_scope(self, conn: sqlite3.Connection, workspace_id: str, model: str,
-                      generation: tuple[int, ...], *, matrix: bool) -> VectorScope:
-        """The workspace's searchable chunks for ``model`` (cached per search and vector
-        generation): all of them with their ``embedded`` flags, or (``matrix``) only the
-        embedded ones with their vectors."""
-        def load() -> VectorScope:
-            # chunks outside (CROSS JOIN): the vectors are looked up by their key, never walked
-            join = (self._LOOKUP_JOIN if matrix else "LEFT JOIN") + (" chunk_vectors v ON v.workspace_id = "
-                                                                "c.workspace_id AND v.text_hash = c.text_hash "
-                                                                "AND v.model = ?")
-            scope, params = self._scope_sql(workspace_id, (), None, join)
-            column = "v.vector" if matrix else "v.text_hash IS NOT NULL"
-            cur = conn.cursor()
-            cur.row_factory = None
-            rows = cur.execute(f"SELECT c.id, c.resource_id, {column} {scope} ORDER BY c.rowid",
-                               [model, *params]).fetchall()
-            names: dict[str, int] = {}
-            index = np.fromiter((names.setdefault(row[1], len(names)) for row in rows), dtype=np.int32,
-                                count=len(rows))
-            vectors = np.zeros((0, 0), dtype="<f4")
-            if matrix:
-                embedded = np.ones(len(rows), dtype=bool)
-                if rows:
-                    blobs = b"".join(row[2] for row in rows)
-                    vectors = np.frombuffer(blobs, dtype="<f4").reshape(len(rows), -1)
-            else:
-                embedded = np.fromiter((bool(row[2]) for row in rows), dtype=bool, count=len(rows))
-            return VectorScope(tuple(row[0] for row in rows), index, tuple(names), embedded, vectors)
-
-        return self._vectors.get(generation, (workspace_id, model, matrix), load)
+    """The vector index of the SQLite store (see the module docstring)."""
 
     def scope_matrix(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
                      under: str | None = None) -> tuple[Sequence[str], np.ndarray]:
         """:meth:`scope_vectors` as ``(chunk ids, float32 matrix (n, dim))``, same rows in the
-        same order, from a cached matrix of the workspace (filters on ``created_at`` and
-        ``source`` read :meth:`scope_vectors`). The matrix may be the cache's own array:
-        read-only."""
+        same order (a ``(0, 0)`` matrix for none), from a cached matrix of the workspace
+        (filters on ``created_at`` and ``source`` read :meth:`scope_vectors`). The matrix
+        may be the cache's own array: read-only."""
         if any(c.key in CHUNK_KEYS for c in conditions):
             rows = self.scope_vectors(workspace_id, model, conditions=conditions, under=under)
             if not rows:
@@ -76,3 +55,14 @@ class BlobVectorIndex(SQLBase):
         rows = np.flatnonzero(select(scope.resource_index, scope.resource_ids, resources))
         return [scope.ids[i] for i in rows], scope.matrix[rows]
 
+    def nearest_chunks(self, workspace_id: str, model: str, query: np.ndarray, *, limit: int,
+                       conditions: Sequence[Condition] = (), under: str | None = None) -> list[tuple[str, float]]:
+        """Exact search: ``(chunk_id, cosine)`` of the best ``limit`` chunks of
+        :meth:`scope_matrix` by the dot product with ``query`` (stored vectors are unit
+        vectors: the cosine), best first, ties in chunk order."""
+        if limit <= 0:
+            return []
+        ids, matrix = self.scope_matrix(workspace_id, model, conditions=conditions, under=under)
+        if not len(ids):
+            return []
+        return top_k(ids, matrix @ np.asarray(query, dtype="<f4"), limit)
