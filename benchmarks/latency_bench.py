@@ -8,6 +8,13 @@ Run by hand (not part of the test suite)::
     python benchmarks/latency_bench.py --work /tmp/lat --keep   # keep the stores for a rerun
     python benchmarks/latency_bench.py --work /tmp/lat --keep --sizes 100000 --modes dense,hybrid \
         --questions 10 --passes 1                               # the same 100k store, other modes
+    python benchmarks/pg_copy_store.py /tmp/lat/citewell.sqlite postgresql://postgres@127.0.0.1:5433/lat
+    python benchmarks/latency_bench.py --pg postgresql://postgres@127.0.0.1:5433/lat --modes lexical,dense,hybrid
+                                                                # the same chunks on PostgreSQL
+
+``--pg URL`` measures a PostgreSQL store instead, which ``benchmarks/pg_copy_store.py``
+copied from a store this script grew (chunks and vectors complete: nothing is synced,
+grown or embedded; the workspace is the store's first).
 
 How the chunk sets are built (one store, grown in place):
 
@@ -208,6 +215,32 @@ def measure(engine: Engine, questions: list[dict], *, use_filter: bool, passes: 
             "ask_max": max(ask_ms), "retrieve_p50": pct(retrieve_ms, 0.5), "retrieve_p95": pct(retrieve_ms, 0.95)}
 
 
+def report(n: int, mode: str, rows: list[dict], results: list[dict]) -> None:
+    """Print and keep the figures of ``rows`` (no filter, document filter)."""
+    for use_filter, row in zip((False, True), rows):
+        row.update(chunks=n, mode=mode, filter=use_filter)
+        results.append(row)
+        print(f"{n} chunks, {mode}, {'document_name filter' if use_filter else 'no filter'}: "
+              f"ask p50 {row['ask_p50']:.0f} ms, p95 {row['ask_p95']:.0f} ms, "
+              f"max {row['ask_max']:.0f} ms (n={row['n']}); retrieve alone p50 "
+              f"{row['retrieve_p50']:.0f} ms, p95 {row['retrieve_p95']:.0f} ms", flush=True)
+
+
+def measure_store(url: str, modes: list[str], questions: list[dict], *, passes: int, results: list[dict]) -> None:
+    """Measure every mode on the PostgreSQL store at ``url`` (its first workspace)."""
+    from citewell.store.postgres import PostgresStore
+
+    store = PostgresStore(url)
+    name = store.workspace_name(store.workspace_ids()[0])
+    with Engine(store, workspace=name) as engine:
+        n = chunk_count(engine)
+        print(f"PostgreSQL store {store.location}: {n} chunks", flush=True)
+        for mode in modes:
+            rows = [measure(engine, questions, use_filter=use_filter, passes=passes, mode=mode)
+                    for use_filter in (False, True)]
+            report(n, mode, rows, results)
+
+
 def main() -> None:
     """Parse arguments, build the chunk sets, print p50/p95 per size, mode and filter."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -219,6 +252,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None, help="folder for the store and replicas (default: temp)")
     parser.add_argument("--keep", action="store_true", help="keep --work afterwards")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
+    parser.add_argument("--pg", default=None, help="measure this PostgreSQL store (copied by pg_copy_store.py)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -229,6 +263,11 @@ def main() -> None:
     store = work / "citewell.sqlite"
     results: list[dict] = []
     rng = np.random.default_rng(7)
+    if args.pg:
+        measure_store(args.pg, modes, questions, passes=args.passes, results=results)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=1))
+        return
     try:
         with Engine(store) as engine:
             started = time.perf_counter()
@@ -270,13 +309,7 @@ def main() -> None:
                         print(f"{n} chunks, {mode}: failed ({type(exc).__name__}: {exc})", flush=True)
                         results.append({"chunks": n, "mode": mode, "error": str(exc)})
                         continue
-                    for use_filter, row in zip((False, True), rows):
-                        row.update(chunks=n, mode=mode, filter=use_filter)
-                        results.append(row)
-                        print(f"{n} chunks, {mode}, {'document_name filter' if use_filter else 'no filter'}: "
-                              f"ask p50 {row['ask_p50']:.0f} ms, p95 {row['ask_p95']:.0f} ms, "
-                              f"max {row['ask_max']:.0f} ms (n={row['n']}); retrieve alone p50 "
-                              f"{row['retrieve_p50']:.0f} ms, p95 {row['retrieve_p95']:.0f} ms", flush=True)
+                    report(n, mode, rows, results)
     finally:
         if args.json:
             args.json.write_text(json.dumps(results, indent=1))
