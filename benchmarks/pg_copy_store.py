@@ -15,7 +15,8 @@ own writes would, in bulk:
 2. the rows of ``workspaces``, ``resources``, ``facets``, ``files``, ``chunks`` (same
    ``rowid``\\ s) and ``chunk_vectors`` are copied with ``COPY`` (the vectors' bytes and
    their pgvector column, in the binary format);
-3. the lexical index is built as :meth:`PostgresLexicalIndex._index_chunk` builds it
+3. the lexical index is built (before the vectors: ``--wait`` lets latency_bench.py
+   finish filling them meanwhile) as :meth:`PostgresLexicalIndex._index_chunk` builds it
    (the same tokenizer, title = ``index_title`` of the resource, postings per column and
    term, token counts) for the chunks of ready resources at their extractor version, in
    two processes, and copied; its primary key is added after the load;
@@ -116,6 +117,8 @@ def main() -> None:
     parser.add_argument("url", help="postgresql://… of a database to create (must not exist)")
     parser.add_argument("--serve", type=Path, default=None, help="start an embedded server with data in this folder")
     parser.add_argument("--port", type=int, default=5433)
+    parser.add_argument("--wait", action="store_true", help="wait until every chunk has a vector (a store "
+                        "latency_bench.py is still filling) before copying the vectors")
     args = parser.parse_args()
     import psycopg
 
@@ -144,16 +147,6 @@ def main() -> None:
             print(f"{table}: {time.perf_counter() - t0:.0f} s", flush=True)
         conn.execute("SELECT setval(pg_get_serial_sequence('chunks', 'rowid'), (SELECT max(rowid) FROM chunks))")
         t0 = time.perf_counter()
-        models = lite.execute("SELECT DISTINCT model, dim FROM chunk_vectors").fetchall()
-        with conn.cursor().copy("COPY chunk_vectors (workspace_id, text_hash, model, dim, vector, embedding) "
-                                "FROM STDIN WITH (FORMAT BINARY)") as copy:
-            copy.write(b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0))
-            cur = lite.execute("SELECT workspace_id, text_hash, model, dim, vector FROM chunk_vectors")
-            while part := cur.fetchmany(BATCH):
-                copy.write(b"".join(vector_row(*row) for row in part))
-            copy.write(struct.pack(">h", -1))
-        print(f"chunk_vectors: {time.perf_counter() - t0:.0f} s", flush=True)
-        t0 = time.perf_counter()
         titles = {rid: index_title(title, json.loads(meta)) for rid, title, meta in
                   lite.execute("SELECT id, title, metadata FROM resources WHERE status = 'ready'")}
         conn.execute("ALTER TABLE lexical_postings DROP CONSTRAINT lexical_postings_pkey")
@@ -177,6 +170,21 @@ def main() -> None:
                 if done % 100_000 < BATCH:
                     print(f"  lexical: {done} chunks ({time.perf_counter() - t0:.0f} s)", flush=True)
         print(f"lexical postings: {time.perf_counter() - t0:.0f} s", flush=True)
+        while args.wait and (missing := lite.execute(
+                "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE "
+                "v.workspace_id = c.workspace_id AND v.text_hash = c.text_hash)").fetchone()[0]):
+            print(f"  waiting: {missing} chunks without a vector", flush=True)
+            time.sleep(30)
+        t0 = time.perf_counter()
+        models = lite.execute("SELECT DISTINCT model, dim FROM chunk_vectors").fetchall()
+        with conn.cursor().copy("COPY chunk_vectors (workspace_id, text_hash, model, dim, vector, embedding) "
+                                "FROM STDIN WITH (FORMAT BINARY)") as copy:
+            copy.write(b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0))
+            cur = lite.execute("SELECT workspace_id, text_hash, model, dim, vector FROM chunk_vectors")
+            while part := cur.fetchmany(BATCH):
+                copy.write(b"".join(vector_row(*row) for row in part))
+            copy.write(struct.pack(">h", -1))
+        print(f"chunk_vectors: {time.perf_counter() - t0:.0f} s", flush=True)
         t0 = time.perf_counter()
         conn.execute("SET maintenance_work_mem = '3GB'")
         conn.execute("ALTER TABLE lexical_postings ADD PRIMARY KEY (term, rowid, col)")
