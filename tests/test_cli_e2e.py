@@ -344,3 +344,29 @@ def test_serve_refuses_a_bad_retrieval_mode_before_it_starts(tmp_path: Path) -> 
                           capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 2 and "CITEWELL_RETRIEVAL_MODE must be one of" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_commands_take_a_postgresql_store_by_flag_or_environment(postgres_server, tmp_path: Path) -> None:
+    """Issue 18: ``citewell migrate`` creates a PostgreSQL store named by ``--store`` (or
+    ``CITEWELL_STORE``), and ``keys create`` / ``keys list`` use it; no message shows the
+    URL's password (trust authentication on the test server ignores it)."""
+    import os
+
+    url = postgres_server.new_database().replace("postgresql://postgres@", "postgresql://postgres:s3cret@")
+    safe = url.replace(":s3cret", "")
+    env = {**os.environ, "CITEWELL_BLOBS": str(tmp_path / "blobs")}
+    env.pop("CITEWELL_STORE", None)
+    migrated = subprocess.run([sys.executable, "-m", "citewell", "migrate", "--store", url], capture_output=True,
+                              text=True, timeout=300, env=env)
+    assert migrated.returncode == 0, migrated.stderr
+    from citewell.store.migrate import HEAD
+
+    assert migrated.stdout == f"store {safe}: schema revision {HEAD} (version {int(HEAD[1:])})\n"
+    created = subprocess.run([sys.executable, "-m", "citewell", "keys", "create", "--workspace", "pg"],
+                             capture_output=True, text=True, timeout=300, env={**env, "CITEWELL_STORE": url})
+    assert created.returncode == 0, created.stderr
+    assert f"in {safe}." in created.stderr and "s3cret" not in created.stderr + created.stdout
+    listed = subprocess.run([sys.executable, "-m", "citewell", "keys", "list", "--json", "--store", url],
+                            capture_output=True, text=True, timeout=300, env=env)
+    assert [row["workspace"] for row in json.loads(listed.stdout)] == ["pg"]
+    assert created.stdout.strip().startswith(json.loads(listed.stdout)[0]["prefix"])

@@ -35,6 +35,26 @@ def test_flag_beats_env_beats_config_beats_default(tmp_path: Path, monkeypatch: 
         Settings(store=Path("/flag.sqlite"), workspace="flagws")
 
 
+def test_a_postgresql_url_is_selected_by_flag_env_or_config_and_never_shown_with_its_password(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 18: ``--store``, ``CITEWELL_STORE`` and the config file's ``store`` take a
+    PostgreSQL URL as it is (a path would fold its ``//``, a config file's folder is not
+    its base); messages name it without the password."""
+    url = "postgresql://app:s3cret@db.internal:5433/citewell"
+    config = tmp_path / "conf" / "citewell.toml"
+    config.parent.mkdir()
+    config.write_text(f'store = "{url}"\n', encoding="utf-8")
+    monkeypatch.delenv("CITEWELL_STORE", raising=False)
+    monkeypatch.delenv("CITEWELL_WORKSPACE", raising=False)
+    assert Settings.resolve(config=config).store == url
+    monkeypatch.setenv("CITEWELL_STORE", "postgres://app@db.internal/other")
+    assert Settings.resolve(config=config).store == "postgres://app@db.internal/other"
+    settings = Settings.resolve(store=url, config=config)
+    assert settings.store == url and settings.store_location == "postgresql://app@db.internal:5433/citewell"
+    monkeypatch.setenv("CITEWELL_STORE", str(tmp_path / "file.sqlite"))
+    assert Settings.resolve(config=config).store == tmp_path / "file.sqlite"
+
+
 def test_broken_config_is_a_usage_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("store = [unclosed\n", encoding="utf-8")

@@ -4,7 +4,9 @@ The config file is ``citewell.toml`` in the user config directory (or the file g
 with ``--config`` / ``CITEWELL_CONFIG``), with top-level keys ``store``, ``blobs``, ``workspace``,
 ``generator``, the ``llm_*`` keys of :class:`LLMSettings` and the ``embed_*`` keys of
 :class:`EmbedSettings`. The default store is ``citewell.sqlite`` in the user data
-directory.
+directory; ``--store`` / ``CITEWELL_STORE`` / ``store`` name a SQLite file or a PostgreSQL
+database by URL (``postgresql://user[:password]@host[:port]/database``, see
+:func:`citewell.store.open_store`).
 """
 
 from __future__ import annotations
@@ -277,13 +279,42 @@ def configured_blobs() -> str | None:
     return blob_location()
 
 
+def store_value(value: str | os.PathLike[str], base: Path | None = None) -> Path | str:
+    """A store setting as :func:`citewell.store.open_store` takes it: a PostgreSQL URL
+    unchanged (a ``Path`` would fold its ``//``), anything else a file path (``~``
+    expanded; relative to ``base`` when given: a config file's folder)."""
+    from .store import is_url
+
+    if is_url(str(value)):
+        return str(value)
+    path = Path(value).expanduser()
+    return (base / path).expanduser() if base is not None else path
+
+
+def store_location(store: Path | str) -> str:
+    """How messages name ``store``: a file's path, a URL without its password."""
+    from .store import is_url
+
+    if is_url(str(store)):
+        from .store.postgres import safe_location
+
+        return safe_location(str(store))
+    return str(store)
+
+
 @dataclass(frozen=True)
 class Settings:
-    """Resolved settings: ``store`` (path of the SQLite file) and ``workspace`` (name).
-    Where the store keeps its originals is :func:`configured_blobs`."""
+    """Resolved settings: ``store`` (the path of a SQLite file, or a PostgreSQL URL as a
+    string) and ``workspace`` (name). Where the store keeps its originals is
+    :func:`configured_blobs`."""
 
-    store: Path
+    store: Path | str
     workspace: str
+
+    @property
+    def store_location(self) -> str:
+        """The store as messages name it (never a password: :func:`store_location`)."""
+        return store_location(self.store)
 
     @classmethod
     def resolve(cls, *, store: str | os.PathLike[str] | None = None, workspace: str | None = None,
@@ -291,19 +322,19 @@ class Settings:
         """Resolve each setting from flag, then ``CITEWELL_STORE``/``CITEWELL_WORKSPACE``,
         then the config file (``CITEWELL_CONFIG`` or the default path), then the default.
 
-        A relative ``store`` in a config file is relative to that file's folder. Raises
-        :class:`UsageError` for an unreadable config file, unknown config keys or an empty
-        workspace name.
+        A store is a SQLite file or a PostgreSQL URL (:func:`store_value`); a relative file
+        in a config file is relative to that file's folder. Raises :class:`UsageError` for
+        an unreadable config file, unknown config keys or an empty workspace name.
         """
         explicit, file_values = _config_values(config)
-        store_path: Path | None = None
+        store_path: Path | str | None = None
         if store is not None:
-            store_path = Path(store).expanduser()
+            store_path = store_value(store)
         elif os.environ.get("CITEWELL_STORE"):
-            store_path = Path(os.environ["CITEWELL_STORE"]).expanduser()
+            store_path = store_value(os.environ["CITEWELL_STORE"])
         elif file_values.get("store"):
             # a relative path in a config file is relative to that file's folder
-            store_path = ((explicit or default_config_path()).parent / str(file_values["store"])).expanduser()
+            store_path = store_value(str(file_values["store"]), (explicit or default_config_path()).parent)
         if workspace is not None:
             ws = workspace
         elif os.environ.get("CITEWELL_WORKSPACE") is not None:

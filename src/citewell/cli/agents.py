@@ -34,14 +34,14 @@ agents_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                          help="Tracking agents: watch the posts, alert with citations, find patterns.")
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
 
-StoreOpt = typer.Option(None, "--store", help="SQLite store file (env CITEWELL_STORE).")
+StoreOpt = typer.Option(None, "--store", help="The store: a SQLite file or a postgresql:// URL (env CITEWELL_STORE).")
 WorkspaceOpt = typer.Option(None, "--workspace", help="Workspace name (env CITEWELL_WORKSPACE; default: default).")
 ConfigOpt = typer.Option(None, "--config", callback=export_setting("CITEWELL_CONFIG"),
                          help="citewell.toml to read settings from (env CITEWELL_CONFIG).")
 JsonOpt = typer.Option(False, "--json", help="Print one JSON document.")
 
 
-def _agents(store: Optional[Path], workspace: Optional[str], config: Optional[Path]) -> Agents:
+def _agents(store: Optional[str], workspace: Optional[str], config: Optional[Path]) -> Agents:
     settings = Settings.resolve(store=store, workspace=workspace, config=config)
     return Agents(Engine(settings.store, workspace=settings.workspace))
 
@@ -82,7 +82,7 @@ def create(query: str = typer.Argument(..., help="The question or topic to watch
                                                        "(repeatable)."),
            every: Optional[int] = typer.Option(None, "--every", help="Seconds between runs (default 3600)."),
            paused: bool = typer.Option(False, "--paused", help="Create it paused."),
-           as_json: bool = JsonOpt, store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt,
+           as_json: bool = JsonOpt, store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt,
            config: Optional[Path] = ConfigOpt) -> None:
     """Create an agent (due at once: its first run looks at every post already ingested)."""
     agent = agent_json(_agents(store, workspace, config).create(
@@ -92,7 +92,7 @@ def create(query: str = typer.Argument(..., help="The question or topic to watch
 
 
 @agents_app.command("list")
-def list_(as_json: bool = JsonOpt, store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt,
+def list_(as_json: bool = JsonOpt, store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt,
           config: Optional[Path] = ConfigOpt) -> None:
     """List the workspace's agents, oldest first."""
     agents = [agent_json(a) for a in _agents(store, workspace, config).list()]
@@ -106,7 +106,7 @@ def list_(as_json: bool = JsonOpt, store: Optional[Path] = StoreOpt, blobs: Opti
 
 
 @agents_app.command("show")
-def show(agent_id: str, as_json: bool = JsonOpt, store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt,
+def show(agent_id: str, as_json: bool = JsonOpt, store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt,
          workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt) -> None:
     """Show one agent."""
     agent = agent_json(_agents(store, workspace, config).get(agent_id))
@@ -120,7 +120,7 @@ def update(agent_id: str, query: Optional[str] = typer.Option(None, "--query", h
            keywords: Optional[List[str]] = typer.Option(None, "--keyword", help="New keywords (replace the old)."),
            authors: Optional[List[str]] = typer.Option(None, "--author", help="New authors (replace the old)."),
            every: Optional[int] = typer.Option(None, "--every", help="New interval in seconds."),
-           as_json: bool = JsonOpt, store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt,
+           as_json: bool = JsonOpt, store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt,
            config: Optional[Path] = ConfigOpt) -> None:
     """Change an agent's query, name, filters or schedule."""
     agent = agent_json(_agents(store, workspace, config).update(
@@ -130,21 +130,21 @@ def update(agent_id: str, query: Optional[str] = typer.Option(None, "--query", h
 
 
 @agents_app.command("pause")
-def pause(agent_id: str, store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt,
+def pause(agent_id: str, store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt,
           config: Optional[Path] = ConfigOpt) -> None:
     """Pause an agent (it does not run until resumed)."""
     typer.echo(_line(agent_json(_agents(store, workspace, config).update(agent_id, state="paused"))))
 
 
 @agents_app.command("resume")
-def resume(agent_id: str, store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt,
+def resume(agent_id: str, store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt,
            config: Optional[Path] = ConfigOpt) -> None:
     """Resume a paused agent."""
     typer.echo(_line(agent_json(_agents(store, workspace, config).update(agent_id, state="active"))))
 
 
 @agents_app.command("delete")
-def delete(agent_id: str, store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt,
+def delete(agent_id: str, store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt,
            config: Optional[Path] = ConfigOpt) -> None:
     """Delete an agent and its alerts."""
     _agents(store, workspace, config).delete(agent_id)
@@ -152,7 +152,7 @@ def delete(agent_id: str, store: Optional[Path] = StoreOpt, blobs: Optional[str]
 
 
 @agents_app.command("run")
-def run(agent_id: str, as_json: bool = JsonOpt, store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt,
+def run(agent_id: str, as_json: bool = JsonOpt, store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt,
         workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt) -> None:
     """Run an agent now: print its alert (text with [N], then the cited posts)."""
     result = _agents(store, workspace, config).run(agent_id)
@@ -171,7 +171,7 @@ def run(agent_id: str, as_json: bool = JsonOpt, store: Optional[Path] = StoreOpt
 
 @agents_app.command("alerts")
 def alerts(agent_id: str, limit: int = typer.Option(20, "--limit", min=1, max=200),
-           as_json: bool = JsonOpt, store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt,
+           as_json: bool = JsonOpt, store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt,
            config: Optional[Path] = ConfigOpt) -> None:
     """An agent's alerts, newest first."""
     page, _ = _agents(store, workspace, config).alerts(agent_id, limit=limit)
@@ -185,7 +185,7 @@ def alerts(agent_id: str, limit: int = typer.Option(20, "--limit", min=1, max=20
 
 @agents_app.command("patterns")
 def patterns(limit: int = typer.Option(50, "--limit", min=1, max=200), as_json: bool = JsonOpt,
-             store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt,
+             store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt,
              config: Optional[Path] = ConfigOpt) -> None:
     """The workspace's patterns, newest first."""
     found = [p.to_dict(members=False) for p in _agents(store, workspace, config).patterns(limit=limit)]
@@ -198,7 +198,7 @@ def patterns(limit: int = typer.Option(50, "--limit", min=1, max=200), as_json: 
 
 
 @agents_app.command("pattern")
-def pattern(pattern_id: str, store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt,
+def pattern(pattern_id: str, store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt,
             config: Optional[Path] = ConfigOpt) -> None:
     """One pattern with its members (JSON; each member is a post_refs item)."""
     _out(_agents(store, workspace, config).pattern(pattern_id).to_dict())
@@ -207,7 +207,7 @@ def pattern(pattern_id: str, store: Optional[Path] = StoreOpt, blobs: Optional[s
 @agents_app.command("work")
 def work(tick: Optional[float] = typer.Option(None, "--tick", help="Seconds between looks at the schedule "
                                               "(default CITEWELL_AGENT_TICK_S, else 30)."),
-         store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt) -> None:
+         store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt) -> None:
     """A worker: run due agents of every workspace until stopped (SIGINT/SIGTERM), beside or
     instead of citewell serve; the store's lease runs each due agent once across processes."""
     settings = Settings.resolve(store=store, config=config)
@@ -219,7 +219,7 @@ def work(tick: Optional[float] = typer.Option(None, "--tick", help="Seconds betw
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: done.set())
-    _err.print(f"citewell agents worker on {settings.store} (a look every {tick_s:g} s)", markup=False)
+    _err.print(f"citewell agents worker on {settings.store_location} (a look every {tick_s:g} s)", markup=False)
     scheduler.start()
     done.wait()
     scheduler.stop()

@@ -43,7 +43,7 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 app.add_typer(keys_app, name="keys")
 app.add_typer(agents_app, name="agents")
 
-StoreOpt = typer.Option(None, "--store", help="SQLite store file (env CITEWELL_STORE; default: citewell.sqlite in the user data directory).")
+StoreOpt = typer.Option(None, "--store", help="The store: a SQLite file or a postgresql:// URL (env CITEWELL_STORE; default: citewell.sqlite in the user data directory).")
 WorkspaceOpt = typer.Option(None, "--workspace", help="Workspace name (env CITEWELL_WORKSPACE; default: default).")
 ConfigOpt = typer.Option(None, "--config", callback=export_setting("CITEWELL_CONFIG"),
                          help="citewell.toml to read settings from (env CITEWELL_CONFIG).")
@@ -92,7 +92,7 @@ def _write(text: str) -> None:
         stream.write(text)
 
 
-def _engine(store: Optional[Path], workspace: Optional[str], config: Optional[Path]) -> Engine:
+def _engine(store: Optional[str], workspace: Optional[str], config: Optional[Path]) -> Engine:
     settings = Settings.resolve(store=store, workspace=workspace, config=config)
     return Engine(settings.store, workspace=settings.workspace)
 
@@ -194,7 +194,7 @@ def ask(
     llm_model: Optional[str] = LlmModelOpt, llm_api_key: Optional[str] = LlmApiKeyOpt,
     llm_temperature: Optional[float] = LlmTemperatureOpt, llm_max_tokens: Optional[int] = LlmMaxTokensOpt,
     llm_timeout: Optional[float] = LlmTimeoutOpt, llm_answer_timeout: Optional[float] = LlmAnswerTimeoutOpt,
-    store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
+    store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Answer a question from your sources, with numbered citations (streamed to stdout as
     it is written, unless --json)."""
@@ -353,7 +353,7 @@ def ingest(
     as_json: bool = typer.Option(False, "--json", help="Print the outcome of every file as JSON."),
     wait: bool = typer.Option(False, "--wait", help="Also embed every passage of the workspace that has no "
                               "vector yet (dense retrieval), with a progress bar."),
-    store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
+    store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Ingest files and folders into the store (exit 1 if any file failed)."""
     missing = [str(p) for p in paths if not p.exists()]
@@ -392,7 +392,7 @@ def cite(
                                                "through the citer; prints each client event as a JSON line."),
     numbered: bool = typer.Option(False, "--numbered", help="The model saw --sources as passages 1, 2, 3 … and "
                                   "cites them as [1], [1, 2], [1-3] or 【1】."),
-    store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
+    store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Cite your own model's output: raw text with [label](chunk:ID) / [label](post:SOURCE:ID)
     links (or, with --numbered, [1] [1, 2] [1-3] 【1】) on stdin (or --chunks), the Message
@@ -450,7 +450,7 @@ def _read_json(path: Path, flag: str, kind: type) -> Any:
 def resources(
     as_json: bool = typer.Option(False, "--json", help="Print the resources as one JSON array."),
     status: Optional[List[str]] = typer.Option(None, "--status", help="Only these statuses (repeatable)."),
-    store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
+    store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """List the workspace's resources with status, kind and warnings."""
     statuses = [s.strip().lower() for s in status or []]
@@ -480,7 +480,7 @@ def resources(
 
 
 @app.command()
-def migrate(store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt) -> None:
+def migrate(store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt) -> None:
     """Create the store, or upgrade it in place to this citewell's schema (every command
     does so when it opens a store; this one does only that), and print its schema."""
     from ..store import open_store
@@ -503,7 +503,7 @@ def serve(
     llm_model: Optional[str] = LlmModelOpt, llm_api_key: Optional[str] = LlmApiKeyOpt,
     llm_temperature: Optional[float] = LlmTemperatureOpt, llm_max_tokens: Optional[int] = LlmMaxTokensOpt,
     llm_timeout: Optional[float] = LlmTimeoutOpt, llm_answer_timeout: Optional[float] = LlmAnswerTimeoutOpt,
-    store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt,
+    store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Serve the HTTP API (FastAPI on uvicorn) on the same store as the other commands:
     keys from citewell keys create; logs, one access line per request with its request id,
@@ -536,7 +536,7 @@ def serve(
             super().handle_exit(sig, frame)
 
     model = f" {llm.model} at {llm.base_url}" if writer == "llm" else ""
-    err.print(f"citewell API on http://{host}:{port} (store {settings.store}; answers: {writer}{model})",
+    err.print(f"citewell API on http://{host}:{port} (store {settings.store_location}; answers: {writer}{model})",
               markup=False)
     Server(uvicorn.Config(application, host=host, port=port, log_config=LOG_CONFIG, access_log=False)).run()
 
@@ -545,7 +545,7 @@ def serve(
 def mcp_(
     generator: Optional[str] = GeneratorOpt, llm_base_url: Optional[str] = LlmBaseUrlOpt,
     llm_model: Optional[str] = LlmModelOpt, llm_api_key: Optional[str] = LlmApiKeyOpt,
-    store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
+    store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Serve the MCP tools over stdio (for desktop assistants): ask, get_message,
     resolve_mentions, search_mentions, search_passages, list_resources,
@@ -583,7 +583,7 @@ def eval_(
                                        "dense. Hybrid and dense first embed every passage in scope without a "
                                        "vector (a progress bar), so the figures are those of complete "
                                        "embeddings."),
-    store: Optional[Path] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
+    store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, workspace: Optional[str] = WorkspaceOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Measure retrieval, citation and figure-in-answer quality on questions with gold
     evidence (definitions: citewell.eval.metrics and citewell.eval.figures), per file and,

@@ -38,7 +38,7 @@ def create(
                                             "when missing; env CITEWELL_WORKSPACE; default: default)."),
     platform: bool = typer.Option(False, "--platform", help="A platform key: may act for other workspaces "
                                   "(organization_id) and their users (user_id + user_email)."),
-    store: Optional[Path] = typer.Option(None, "--store", help="SQLite store file (env CITEWELL_STORE)."),
+    store: Optional[str] = typer.Option(None, "--store", help="The store: a SQLite file or a postgresql:// URL (env CITEWELL_STORE)."),
     blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Make an API key; the key alone is printed on the last line of stdout."""
@@ -47,7 +47,7 @@ def create(
         key, record = engine.create_key(platform=platform)
     kind = "platform key" if record.platform else "key"
     _err.print(f"{kind} {record.prefix}… for workspace {settings.workspace!r} (organization_id "
-               f"{record.workspace_id}) in {settings.store}. It is shown once: store it now.", markup=False)
+               f"{record.workspace_id}) in {settings.store_location}. It is shown once: store it now.", markup=False)
     typer.echo(key)
 
 
@@ -55,7 +55,7 @@ def create(
 def list_keys(
     workspace: Optional[str] = typer.Option(None, "--workspace", help="Only this workspace's keys."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON array."),
-    store: Optional[Path] = typer.Option(None, "--store", help="SQLite store file (env CITEWELL_STORE)."),
+    store: Optional[str] = typer.Option(None, "--store", help="The store: a SQLite file or a postgresql:// URL (env CITEWELL_STORE)."),
     blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """List API keys (id, prefix, workspace, kind, creation time); never the keys themselves."""
@@ -82,7 +82,7 @@ def list_keys(
 @keys_app.command("revoke")
 def revoke(
     key_id: str = typer.Argument(..., help="The key's id or prefix (see citewell keys list)."),
-    store: Optional[Path] = typer.Option(None, "--store", help="SQLite store file (env CITEWELL_STORE)."),
+    store: Optional[str] = typer.Option(None, "--store", help="The store: a SQLite file or a postgresql:// URL (env CITEWELL_STORE)."),
     blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Revoke an API key: requests with it are refused from now on."""
