@@ -13,13 +13,13 @@ own writes would, in bulk:
 
 1. ``PostgresStore(URL)`` creates the schema (an empty database, with pgvector);
 2. the rows of ``workspaces``, ``resources``, ``facets``, ``files``, ``chunks`` (same
-   ``rowid``\\ s) and ``chunk_vectors`` are copied with ``COPY`` (the vectors' bytes and
+   ``rowid``\\ s, which break BM25 ties on both stores), ``mentions`` and ``chunk_vectors`` are copied with ``COPY`` (the vectors' bytes and
    their pgvector column, in the binary format);
 3. the lexical index is built (before the vectors: ``--wait`` lets latency_bench.py
    finish filling them meanwhile) as :meth:`PostgresLexicalIndex._index_chunk` builds it
    (the same tokenizer, title = ``index_title`` of the resource, postings per column and
-   term, token counts) for the chunks of ready resources at their extractor version, in
-   two processes, and copied; its primary key is added after the load;
+   term, token counts) for the chunks SQLite's full-text index holds, in two processes,
+   and copied; its primary key is added after the load;
 4. the HNSW index of each model is built after the load (``maintenance_work_mem`` 3 GB,
    two parallel workers), and its build time printed.
 
@@ -46,7 +46,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-TABLES = ("workspaces", "resources", "facets", "files", "chunks")
+TABLES = ("workspaces", "resources", "facets", "files", "chunks", "mentions")
 BATCH = 2000
 
 
@@ -110,52 +110,36 @@ def serve(folder: Path, port: int) -> None:
               pgdata=server.data, user=server.user, timeout=300)
 
 
-def main() -> None:
-    """Parse arguments and copy."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("store", type=Path, help="the SQLite store (read only)")
-    parser.add_argument("url", help="postgresql://… of a database to create (must not exist)")
-    parser.add_argument("--serve", type=Path, default=None, help="start an embedded server with data in this folder")
-    parser.add_argument("--port", type=int, default=5433)
-    parser.add_argument("--wait", action="store_true", help="wait until every chunk has a vector (a store "
-                        "latency_bench.py is still filling) before copying the vectors")
-    args = parser.parse_args()
+def copy_store(store: Path, url: str, *, wait: bool = False, log=print) -> int:  # noqa: ANN001 - print-like
+    """Copy the SQLite store at ``store`` (only read) into the empty citewell store at
+    PostgreSQL ``url`` (see the module docstring); ``wait``: for the vectors of a store
+    still being filled. Returns the number of chunks indexed; ``log`` gets the step times."""
     import psycopg
 
-    from citewell.store.postgres import PostgresStore
     from citewell.store.postgres.vectors import index_ddl
     from citewell.store.sqlbase import index_title
     from citewell.store.tables import metadata
 
-    if args.serve is not None:
-        serve(args.serve, args.port)
-    base, name = args.url.rsplit("/", 1)
-    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    with psycopg.connect(args.url, autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-    PostgresStore(args.url).close()
-    lite = sqlite3.connect(f"file:{args.store}?mode=ro", uri=True, check_same_thread=False)  # the pool reads it
+    lite = sqlite3.connect(f"file:{store}?mode=ro", uri=True, check_same_thread=False)  # the pool reads it
     started = time.perf_counter()
-    with psycopg.connect(args.url, autocommit=True) as conn:
+    with psycopg.connect(url, autocommit=True) as conn:
         for table in TABLES:
             columns = [c.name for c in metadata.tables[table].columns]
             t0 = time.perf_counter()
             with conn.cursor().copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
                 for row in lite.execute(f"SELECT {', '.join(columns)} FROM {table}"):
                     copy.write_row(row)
-            print(f"{table}: {time.perf_counter() - t0:.0f} s", flush=True)
+            log(f"{table}: {time.perf_counter() - t0:.0f} s")
         conn.execute("SELECT setval(pg_get_serial_sequence('chunks', 'rowid'), (SELECT max(rowid) FROM chunks))")
         t0 = time.perf_counter()
         titles = {rid: index_title(title, json.loads(meta)) for rid, title, meta in
-                  lite.execute("SELECT id, title, metadata FROM resources WHERE status = 'ready'")}
+                  lite.execute("SELECT id, title, metadata FROM resources")}
         conn.execute("ALTER TABLE lexical_postings DROP CONSTRAINT lexical_postings_pkey")
         conn.execute("DROP INDEX IF EXISTS lexical_postings_by_row")
-        rows = lite.execute("SELECT c.rowid, c.resource_id, c.text FROM chunks c JOIN resources r ON "
-                            "r.id = c.resource_id WHERE r.status = 'ready' AND c.version IS r.extractor_version "
-                            "ORDER BY c.rowid")
+        rows = lite.execute("SELECT c.rowid, c.resource_id, c.text FROM chunks c WHERE c.rowid IN "
+                            "(SELECT rowid FROM chunk_fts) ORDER BY c.rowid")  # what SQLite's index holds
 
-        def batches():
+        def batches():  # noqa: ANN202
             while part := rows.fetchmany(BATCH):
                 yield [(rowid, titles[rid], text) for rowid, rid, text in part]
 
@@ -168,12 +152,12 @@ def main() -> None:
                     copy.write(docs)
                 done += docs.count(b"\n")
                 if done % 100_000 < BATCH:
-                    print(f"  lexical: {done} chunks ({time.perf_counter() - t0:.0f} s)", flush=True)
-        print(f"lexical postings: {time.perf_counter() - t0:.0f} s", flush=True)
-        while args.wait and (missing := lite.execute(
+                    log(f"  lexical: {done} chunks ({time.perf_counter() - t0:.0f} s)")
+        log(f"lexical postings: {time.perf_counter() - t0:.0f} s")
+        while wait and (missing := lite.execute(
                 "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE "
                 "v.workspace_id = c.workspace_id AND v.text_hash = c.text_hash)").fetchone()[0]):
-            print(f"  waiting: {missing} chunks without a vector", flush=True)
+            log(f"  waiting: {missing} chunks without a vector")
             time.sleep(30)
         t0 = time.perf_counter()
         models = lite.execute("SELECT DISTINCT model, dim FROM chunk_vectors").fetchall()
@@ -184,20 +168,47 @@ def main() -> None:
             while part := cur.fetchmany(BATCH):
                 copy.write(b"".join(vector_row(*row) for row in part))
             copy.write(struct.pack(">h", -1))
-        print(f"chunk_vectors: {time.perf_counter() - t0:.0f} s", flush=True)
+        log(f"chunk_vectors: {time.perf_counter() - t0:.0f} s")
         t0 = time.perf_counter()
         conn.execute("SET maintenance_work_mem = '3GB'")
         conn.execute("ALTER TABLE lexical_postings ADD PRIMARY KEY (term, rowid, col)")
         conn.execute("CREATE INDEX lexical_postings_by_row ON lexical_postings (rowid)")
-        print(f"lexical keys: {time.perf_counter() - t0:.0f} s", flush=True)
+        log(f"lexical keys: {time.perf_counter() - t0:.0f} s")
         conn.execute("ANALYZE")
         for model, dim in models:
             t0 = time.perf_counter()
             conn.execute("SET max_parallel_maintenance_workers = 2")
             conn.execute(index_ddl(model, dim))
-            print(f"HNSW index of {model} ({dim}): {time.perf_counter() - t0:.0f} s", flush=True)
+            log(f"HNSW index of {model} ({dim}): {time.perf_counter() - t0:.0f} s")
         conn.execute("ANALYZE")
-    print(f"copied in {time.perf_counter() - started:.0f} s", flush=True)
+    lite.close()
+    log(f"copied in {time.perf_counter() - started:.0f} s")
+    return done
+
+
+def main() -> None:
+    """Parse arguments, create the database and its store, copy."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("store", type=Path, help="the SQLite store (read only)")
+    parser.add_argument("url", help="postgresql://… of a database to create (must not exist)")
+    parser.add_argument("--serve", type=Path, default=None, help="start an embedded server with data in this folder")
+    parser.add_argument("--port", type=int, default=5433)
+    parser.add_argument("--wait", action="store_true", help="wait until every chunk has a vector (a store "
+                        "latency_bench.py is still filling) before copying the vectors")
+    args = parser.parse_args()
+    import psycopg
+
+    from citewell.store.postgres import PostgresStore
+
+    if args.serve is not None:
+        serve(args.serve, args.port)
+    base, name = args.url.rsplit("/", 1)
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    with psycopg.connect(args.url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    PostgresStore(args.url).close()
+    copy_store(args.store, args.url, wait=args.wait, log=lambda line: print(line, flush=True))
 
 
 if __name__ == "__main__":

@@ -29,27 +29,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def copy_store(lite, pg) -> int:  # noqa: ANN001 - SQLiteStore, PostgresStore
-    """Copy ``lite``'s rows into the empty ``pg`` and index its full-text rows; returns the
-    number of chunks indexed."""
-    from citewell.store.sqlbase import index_title
+    """Copy ``lite``'s rows into the empty ``pg`` and index its full-text rows
+    (``benchmarks/pg_copy_store.py``, in bulk); returns the number of chunks indexed."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from pg_copy_store import copy_store as bulk_copy
 
-    src = lite._conn()
-    tables = ("workspaces", "resources", "facets", "files", "chunks", "mentions")
-    with pg._write() as dst:
-        for table in tables:
-            rows = src.execute(f"SELECT * FROM {table}").fetchall()
-            if not rows:
-                continue
-            names = rows[0].keys()
-            dst.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-                            [tuple(row) for row in rows])
-        titles = {row["id"]: index_title(row["title"], __import__("json").loads(row["metadata"]))
-                  for row in src.execute("SELECT id, title, metadata FROM resources")}
-        indexed = src.execute("SELECT c.rowid, c.resource_id, c.text FROM chunks c WHERE c.rowid IN "
-                              "(SELECT rowid FROM chunk_fts)").fetchall()
-        for row in indexed:
-            pg._index_chunk(dst, row["rowid"], titles[row["resource_id"]], row["text"])
-    return len(indexed)
+    return bulk_copy(lite.path, pg.url, log=lambda line: None)
 
 
 def main() -> None:
