@@ -16,6 +16,7 @@ from citewell import Engine
 from citewell.errors import NotFoundError, StoreError, UsageError
 from citewell.keys import hash_key
 from citewell.store import open_store
+from citewell.store.migrate import SCHEMA_VERSION
 from citewell.store.sqlite import SQLiteStore
 
 from .conftest import is_sqlite, sql_rows
@@ -283,7 +284,7 @@ def test_v4_store_migrates_to_the_current_version(store_path: Path) -> None:
         assert (old.title, old.user_id, old.user_email) == ("old chat", None, None)
         key, record = engine.create_key()
         assert engine.store.api_key(hash_key(key)) == record
-    assert sql_rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("10",)]
+    assert sql_rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [(str(SCHEMA_VERSION),)]
     assert sql_rows(store_path, "SELECT count(*) FROM chunk_vectors") == [(0,)]
 
 
@@ -307,7 +308,7 @@ def test_v7_vectors_become_each_workspace_s_own(store_path: Path, tmp_path: Path
     with Engine(store_path, workspace="one") as one, Engine(store_path, workspace="two") as two:
         assert one.store.vector_coverage(one.workspace_id, "m") == (1, 1)
         assert two.store.vector_coverage(two.workspace_id, "m") == (1, 1)
-    assert sql_rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [("10",)]
+    assert sql_rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [(str(SCHEMA_VERSION),)]
     assert sorted(sql_rows(store_path, "SELECT w.name, v.text_hash FROM chunk_vectors v JOIN workspaces w "
                                     "ON w.id = v.workspace_id")) == [("one", text_hash), ("two", text_hash)]
 
