@@ -468,3 +468,149 @@ class IsolationContract:
             with pytest.raises(NotFoundError):
                 call()
         assert store.resource(a, resource.id).status == "ready"
+
+
+class JobsContract:
+    """Jobs: claim, lease, retry with backoff, dead letter, fairness, concurrent claims."""
+
+    def test_claim_runs_a_job_once(self, store: Store) -> None:
+        job, created = store.enqueue_job("ws1", "extract", {"resource_id": "r1"}, key="extract:r1", now=100.0)
+        assert created and job.state == "queued" and job.attempts == 0 and job.payload == {"resource_id": "r1"}
+        again, created = store.enqueue_job("ws1", "extract", {"resource_id": "r1"}, key="extract:r1", now=101.0)
+        assert not created and again.id == job.id  # one queued job per key
+        assert store.claim_job("w", kinds=["embed"], lease_s=30, now=102.0) is None  # another kind
+        claimed = store.claim_job("w", kinds=["extract"], lease_s=30, now=102.0)
+        assert claimed is not None and claimed.id == job.id
+        assert (claimed.state, claimed.attempts, claimed.lease_owner, claimed.lease_expires) == ("running", 1, "w", 132.0)
+        assert store.claim_job("w2", kinds=["extract"], lease_s=30, now=103.0) is None  # never twice
+        assert store.renew_job(job.id, claimed.lease_token or "", lease_s=30, now=120.0)
+        assert store.job(job.id).lease_expires == 150.0
+        assert not store.renew_job(job.id, "not-the-token", lease_s=30, now=120.0)
+        assert store.finish_job(job.id, claimed.lease_token or "", now=121.0)
+        assert store.job(job.id).state == "done" and not store.finish_job(job.id, claimed.lease_token or "")
+        # the key is free again once the job is done
+        _, created = store.enqueue_job("ws1", "extract", {"resource_id": "r1"}, key="extract:r1", now=122.0)
+        assert created
+        with pytest.raises(NotFoundError):
+            store.job("no-such-job")
+
+    def test_failures_retry_with_backoff_then_dead_letter(self, store: Store) -> None:
+        job, _ = store.enqueue_job("ws1", "embed", {}, max_attempts=3, now=0.0)
+        for attempt, (at, delay) in enumerate([(0.0, 5.0), (5.0, 10.0)], start=1):
+            claimed = store.claim_job("w", kinds=["embed"], lease_s=30, now=at)
+            assert claimed is not None and claimed.attempts == attempt
+            assert store.fail_job(job.id, claimed.lease_token or "", code="BOOM", message="it broke", backoff_s=5.0,
+                                  now=at) == "queued"
+            waiting = store.job(job.id)
+            assert waiting.run_after == at + delay and waiting.error == {"code": "BOOM", "message": "it broke"}
+            assert store.claim_job("w", kinds=["embed"], lease_s=30, now=at + delay - 0.5) is None  # backing off
+        last = store.claim_job("w", kinds=["embed"], lease_s=30, now=15.0)
+        assert last is not None and last.attempts == 3
+        assert store.fail_job(job.id, last.lease_token or "", code="BOOM", message="still broken", now=15.0) == "failed"
+        dead = store.job(job.id)
+        assert dead.state == "failed" and dead.error == {"code": "BOOM", "message": "still broken"}
+        assert store.claim_job("w", kinds=["embed"], lease_s=30, now=1e6) is None
+        assert [j.id for j in store.jobs(states=["failed"])] == [job.id]
+        # a failure not worth retrying dead-letters at once; a stale token changes nothing
+        other, _ = store.enqueue_job("ws1", "embed", {}, max_attempts=5, now=20.0)
+        held = store.claim_job("w", kinds=["embed"], lease_s=30, now=20.0)
+        assert held is not None and held.id == other.id
+        assert store.fail_job(other.id, "stale", code="X", message="y", now=20.0) is None
+        assert store.fail_job(other.id, held.lease_token or "", code="BAD_INPUT", message="no", retry=False,
+                              now=20.0) == "failed"
+
+    def test_an_expired_lease_is_taken_again(self, store: Store) -> None:
+        job, _ = store.enqueue_job("ws1", "extract", {}, max_attempts=2, now=0.0)
+        first = store.claim_job("dead-worker", kinds=["extract"], lease_s=10, now=0.0)
+        assert first is not None
+        assert store.expire_jobs(now=9.0) == [] and store.job(job.id).state == "running"  # still leased
+        assert store.claim_job("w2", kinds=["extract"], lease_s=10, now=9.0) is None
+        assert store.expire_jobs(now=11.0) == []  # requeued: it has an attempt left
+        requeued = store.job(job.id)
+        assert requeued.state == "queued" and requeued.error is not None and requeued.error["code"] == "LEASE_EXPIRED"
+        second = store.claim_job("w2", kinds=["extract"], lease_s=10, now=11.0)
+        assert second is not None and second.attempts == 2 and second.lease_owner == "w2"
+        # the first worker comes back: its claim holds nothing any more
+        assert not store.renew_job(job.id, first.lease_token or "", lease_s=10, now=12.0)
+        assert not store.finish_job(job.id, first.lease_token or "", now=12.0)
+        # out of attempts: an expired lease dead-letters the job, and says so once
+        dead = store.expire_jobs(now=30.0)
+        assert [d.id for d in dead] == [job.id] and dead[0].state == "failed"
+        assert dead[0].error is not None and dead[0].error["code"] == "LEASE_EXPIRED"
+        assert store.expire_jobs(now=40.0) == []
+
+    def test_release_gives_the_attempt_back(self, store: Store) -> None:
+        job, _ = store.enqueue_job("ws1", "turn", {"message_id": "m"}, max_attempts=1, now=0.0)
+        claimed = store.claim_job("w", kinds=["turn"], lease_s=10, now=0.0)
+        assert claimed is not None and store.release_job(job.id, claimed.lease_token or "", now=1.0)
+        back = store.job(job.id)
+        assert (back.state, back.attempts, back.lease_token) == ("queued", 0, None)
+        again = store.claim_job("w", kinds=["turn"], lease_s=10, now=1.0)
+        assert again is not None and again.attempts == 1
+
+    def test_claims_are_fair_between_workspaces(self, store: Store) -> None:
+        flood = [store.enqueue_job("a", "extract", {"n": i}, now=float(i))[0].id for i in range(150)]
+        single, _ = store.enqueue_job("b", "extract", {"n": 0}, now=200.0)
+        later, _ = store.enqueue_job("c", "extract", {"n": 0}, now=201.0)
+        order = []
+        for step in range(6):
+            claimed = store.claim_job("w", kinds=["extract"], lease_s=60, now=300.0 + step)
+            assert claimed is not None
+            order.append((claimed.workspace_id, claimed.payload["n"]))
+            assert store.finish_job(claimed.id, claimed.lease_token or "", now=300.5 + step)
+        # a's first, then b's and c's single jobs before a's second: never behind a's queue
+        assert order == [("a", 0), ("b", 0), ("c", 0), ("a", 1), ("a", 2), ("a", 3)]
+        assert store.job(flood[0]).state == "done" and store.job(single.id).state == "done"
+        assert store.job(later.id).state == "done"
+
+    def test_a_workspace_cap_leaves_room_for_others(self, store: Store) -> None:
+        for i in range(3):
+            store.enqueue_job("a", "turn", {"n": i}, now=float(i))
+        first = store.claim_job("w", kinds=["turn"], lease_s=60, per_workspace=1, now=10.0)
+        assert first is not None and first.workspace_id == "a"
+        assert store.claim_job("w", kinds=["turn"], lease_s=60, per_workspace=1, now=11.0) is None  # a is at its cap
+        store.enqueue_job("b", "turn", {"n": 0}, now=12.0)
+        other = store.claim_job("w", kinds=["turn"], lease_s=60, per_workspace=1, now=13.0)
+        assert other is not None and other.workspace_id == "b"
+        # an expired lease no longer counts against the cap
+        assert store.claim_job("w", kinds=["turn"], lease_s=60, per_workspace=1, now=71.0) is not None
+
+    def test_concurrent_claims_never_double_claim(self, store: Store) -> None:
+        import threading
+
+        ids = {store.enqueue_job(f"ws{i % 3}", "extract", {"n": i}, now=0.0)[0].id for i in range(40)}
+        claimed: list[str] = []
+        lock = threading.Lock()
+        errors: list[BaseException] = []
+
+        def worker(name: str) -> None:
+            try:
+                idle = 0
+                while idle < 20:
+                    job = store.claim_job(name, kinds=["extract"], lease_s=60)
+                    if job is None:
+                        idle += 1
+                        continue
+                    idle = 0
+                    with lock:
+                        claimed.append(job.id)
+                    assert store.finish_job(job.id, job.lease_token or "")
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=worker, args=(f"w{i}",)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        assert not errors, errors
+        assert sorted(claimed) == sorted(ids)  # every job once, none twice
+        assert {j.state for j in store.jobs(limit=100)} == {"done"}
+        assert store.prune_jobs(before=time_now() + 1) == 40 and store.jobs() == []
+
+
+def time_now() -> float:
+    """Seconds since the epoch (the jobs' clock)."""
+    import time
+
+    return time.time()

@@ -9,7 +9,8 @@ import pytest
 
 from citewell.store.sqlite import SQLiteStore
 
-from .store_conformance import (ChatsContract, EventsContract, IsolationContract, KeysContract, MentionsContract,
+from .store_conformance import (ChatsContract, EventsContract, IsolationContract, JobsContract, KeysContract,
+                                MentionsContract,
                                 ResourcesContract, SearchContract, TrackingContract, UploadsContract,
                                 VectorsContract)
 
@@ -23,6 +24,10 @@ def store(tmp_path: Path) -> Iterator[SQLiteStore]:
 
 
 class TestSQLiteKeys(KeysContract):
+    pass
+
+
+class TestSQLiteJobs(JobsContract):
     pass
 
 

@@ -21,7 +21,8 @@ from .pgserver import PostgresServer
 from citewell.store.base import Condition
 from citewell.store.sqlite import SQLiteStore
 
-from .store_conformance import (ChatsContract, EventsContract, IsolationContract, KeysContract, MentionsContract,
+from .store_conformance import (ChatsContract, EventsContract, IsolationContract, JobsContract, KeysContract,
+                                MentionsContract,
                                 ResourcesContract, SearchContract, TrackingContract, UploadsContract,
                                 VectorsContract, ingest)
 
@@ -35,6 +36,10 @@ def store(postgres_server: PostgresServer) -> Iterator[PostgresStore]:
 
 
 class TestPostgresKeys(KeysContract):
+    pass
+
+
+class TestPostgresJobs(JobsContract):
     pass
 
 

@@ -22,7 +22,8 @@ from ..blobs import BlobStore
 from ..ingest.base import Extraction
 from ..models import Chunk, Mention, Message, Passage, Resource
 
-if TYPE_CHECKING:  # issue 17's store (only for annotations)
+if TYPE_CHECKING:  # issue 17's store, the jobs (only for annotations)
+    from .jobs import JobRecord
     from .tracking import TrackingStore
 
 
@@ -498,6 +499,51 @@ class Store(Protocol):
     def tracking(self) -> TrackingStore:
         """Tracking agents, their alerts, post arrivals, patterns and run leases
         (:class:`citewell.store.tracking.TrackingStore`, issue 17) on this store."""
+        ...
+
+    # -- jobs (citewell.store.jobs: the rules of queue, claim, lease and dead letter) ----
+    def enqueue_job(self, workspace_id: str, kind: str, payload: dict[str, Any], *, key: str | None = None,
+                    max_attempts: int = 3, delay_s: float = 0.0, now: float | None = None) -> tuple[JobRecord, bool]:
+        """Queue a job; ``(job, created)`` (with ``key``: the queued or running job of that key, False)."""
+        ...
+
+    def claim_job(self, owner: str, *, kinds: Sequence[str], lease_s: float, per_workspace: int | None = None,
+                  now: float | None = None) -> JobRecord | None:
+        """Claim the next due job of ``kinds``, fairly between workspaces, with a lease of ``lease_s`` s."""
+        ...
+
+    def renew_job(self, job_id: str, token: str, *, lease_s: float, now: float | None = None) -> bool:
+        """Extend the lease of the claim ``token``; False when it no longer holds the job."""
+        ...
+
+    def finish_job(self, job_id: str, token: str, *, now: float | None = None) -> bool:
+        """Mark the job of the claim ``token`` done; False when it no longer holds it."""
+        ...
+
+    def fail_job(self, job_id: str, token: str, *, code: str, message: str, retry: bool = True,
+                 backoff_s: float = 5.0, now: float | None = None) -> str | None:
+        """Record a failure: ``queued`` again after the backoff, or ``failed`` (dead letter); None: not held."""
+        ...
+
+    def release_job(self, job_id: str, token: str, *, now: float | None = None) -> bool:
+        """Put the job of the claim ``token`` back in the queue without counting the attempt."""
+        ...
+
+    def expire_jobs(self, *, now: float | None = None) -> list[JobRecord]:
+        """Requeue (or dead-letter) running jobs whose lease expired; returns those dead-lettered."""
+        ...
+
+    def job(self, job_id: str) -> JobRecord:
+        """One job; ``NotFoundError`` for an unknown id."""
+        ...
+
+    def jobs(self, *, workspace_id: str | None = None, states: Sequence[str] | None = None,
+             kinds: Sequence[str] | None = None, key: str | None = None, limit: int = 100) -> list[JobRecord]:
+        """Jobs, oldest first, filtered; at most ``limit``."""
+        ...
+
+    def prune_jobs(self, *, before: float) -> int:
+        """Delete ``done`` jobs last changed before ``before``; how many."""
         ...
 
     def close(self) -> None:

@@ -1,10 +1,11 @@
 """The store's tables in SQLAlchemy Core: one schema for every database.
 
-These are the tables of schema v10 (the Alembic baseline, :mod:`citewell.store.migrate`),
+These are the tables of schema v10 (the Alembic baseline, :mod:`citewell.store.migrate`)
+and of the revisions after it (v12: jobs),
 column for column in the order an upgraded SQLite store has them (rows are inserted
 positionally in places), with the same types, defaults and indexes; only the primary keys
 of a new store are also ``NOT NULL`` (SQLite lets a non-integer primary key be NULL; no
-citewell ever wrote one). Times are ISO 8601 text, JSON documents are text, flags are
+citewell ever wrote one). Times are ISO 8601 text (the jobs': seconds since the epoch), JSON documents are text, flags are
 integers 0/1: what SQLite stored since v1, kept so that one store file moves between
 versions unchanged.
 
@@ -16,8 +17,8 @@ databases an identity column of the same name.
 
 from __future__ import annotations
 
-from sqlalchemy import (BigInteger, Column, ForeignKey, Index, Integer, LargeBinary, MetaData, PrimaryKeyConstraint,
-                        Table, Text, UniqueConstraint, text)
+from sqlalchemy import (BigInteger, Column, Double, ForeignKey, Index, Integer, LargeBinary, MetaData,
+                        PrimaryKeyConstraint, Table, Text, UniqueConstraint, text)
 
 metadata = MetaData()
 
@@ -242,5 +243,43 @@ patterns = Table(
     Column("seq", Integer, nullable=False),
     Index("patterns_by_workspace", "workspace_id", "seq"))
 
-__all__ = ["BigInt", "agent_alerted_posts", "agent_alerts", "patterns", "post_arrivals", "tracking_agents", "api_keys", "chats", "chunk_vectors", "chunks", "facets", "files", "mentions", "messages",
+# -- v12: jobs (citewell.store.jobs) ---------------------------------------------------------
+#: Work off the request path, claimed by workers of any process (times are seconds since
+#: the epoch: leases and backoff are compared and added in SQL). ``key`` names a job that
+#: must not be queued twice (one queued or running job per key: the partial unique index).
+jobs = Table(
+    "jobs", metadata,
+    Column("seq", BigInt, primary_key=True, autoincrement=True),
+    Column("id", Text, nullable=False, unique=True),
+    Column("kind", Text, nullable=False),
+    Column("workspace_id", Text, nullable=False),
+    Column("payload", Text, nullable=False),
+    Column("state", Text, nullable=False),
+    Column("key", Text),
+    Column("attempts", Integer, nullable=False, server_default=text("0")),
+    Column("max_attempts", Integer, nullable=False),
+    Column("run_after", Double, nullable=False),
+    Column("lease_owner", Text),
+    Column("lease_token", Text),
+    Column("lease_expires", Double),
+    Column("error_code", Text),
+    Column("error_message", Text),
+    Column("created_at", Double, nullable=False),
+    Column("updated_at", Double, nullable=False),
+    Index("jobs_queued", "workspace_id", "kind", "state", "run_after"),
+    Index("jobs_running", "state", "lease_expires"),
+    Index("jobs_by_key", "key", unique=True, sqlite_where=text("state IN ('queued', 'running')"),
+          postgresql_where=text("state IN ('queued', 'running')")),
+    sqlite_autoincrement=True)
+
+#: One row per (workspace, kind) that ever had a job: when it was last served, so that a
+#: claim takes the workspace served longest ago first (fairness between workspaces).
+job_lanes = Table(
+    "job_lanes", metadata,
+    Column("workspace_id", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("served_at", Double, nullable=False, server_default=text("0")),
+    PrimaryKeyConstraint("workspace_id", "kind"))
+
+__all__ = ["BigInt", "job_lanes", "jobs", "agent_alerted_posts", "agent_alerts", "patterns", "post_arrivals", "tracking_agents", "api_keys", "chats", "chunk_vectors", "chunks", "facets", "files", "mentions", "messages",
            "meta", "metadata", "resources", "stream_events", "workspaces"]

@@ -32,6 +32,7 @@ from ..tracking import Tracking
 from ..uploads import Uploads
 from ..vectors import Vectors
 from .connection import PostgresConnections
+from .jobs import PostgresJobs
 from .lexical import PostgresLexicalIndex
 from .schema import migrate
 from .vectors import PgVectorIndex
@@ -66,8 +67,8 @@ def default_blob_dir(url: str) -> Path:
     return Path(platformdirs.user_data_dir("citewell")) / "blobs" / re.sub(r"[^A-Za-z0-9._-]", "_", name)
 
 
-class PostgresStore(PostgresConnections, PostgresLexicalIndex, PgVectorIndex, Keys, Events, Resources, Uploads,
-                    Search, Vectors, Chats, Mentions, Tracking):
+class PostgresStore(PostgresConnections, PostgresLexicalIndex, PgVectorIndex, PostgresJobs, Keys, Events, Resources,
+                    Uploads, Search, Vectors, Chats, Mentions, Tracking):
     """The :class:`~citewell.store.base.Store` in one PostgreSQL database (``url``:
     ``postgresql://user[:password]@host[:port]/database``, or ``postgres://…``), migrated
     on open. ``blobs``: where originals and page images go (a

@@ -7,7 +7,8 @@ the SQL every database shares) over this package's three dialect pieces:
 - :mod:`.connection`: connections and locks (one connection per thread, WAL, busy
   timeout, ``BEGIN IMMEDIATE`` writes, snapshot reads, the generation counters);
 - :mod:`.lexical`: the lexical index (FTS5 with ``bm25``);
-- :mod:`.vectors`: the vector index (float32 BLOBs ranked in numpy).
+- :mod:`.vectors`: the vector index (float32 BLOBs ranked in numpy);
+- :mod:`.jobs`: the claim of jobs (:mod:`citewell.store.jobs`) under the write lock.
 
 :mod:`.schema` migrates a store on open (citewell's own steps to v10, then Alembic's
 revisions, :mod:`citewell.store.migrate`; the tables are :mod:`citewell.store.tables`);
@@ -43,6 +44,7 @@ from ..tracking import Tracking
 from ..uploads import Uploads
 from ..vectors import Vectors
 from .connection import BUSY_TIMEOUT_S, SQLiteConnections
+from .jobs import SQLiteJobs
 from .lexical import BM25_WEIGHTS, FTS5Index, fts_query
 from .schema import migrate
 from .vectors import BlobVectorIndex
@@ -52,7 +54,7 @@ TERM_CACHE_BYTES = 256 << 20
 VECTOR_CACHE_BYTES = 1 << 30
 
 
-class SQLiteStore(SQLiteConnections, FTS5Index, BlobVectorIndex, Keys, Events, Resources, Uploads, Search,
+class SQLiteStore(SQLiteConnections, FTS5Index, BlobVectorIndex, SQLiteJobs, Keys, Events, Resources, Uploads, Search,
                   Vectors, Chats, Mentions, Tracking):
     """The embedded :class:`~citewell.store.base.Store` in one SQLite file.
 

@@ -1,0 +1,264 @@
+"""Jobs in the database (schema v12): work off the request path that any worker process
+sharing the store may claim — extraction and embedding of uploads, answering turns.
+
+A job is ``(kind, workspace, payload)`` with a state:
+
+- ``queued``: waiting until ``run_after`` (seconds since the epoch; a retry waits out
+  its backoff);
+- ``running``: claimed by one worker, which holds a **lease** until ``lease_expires`` and
+  renews it while it works (:meth:`Jobs.renew_job`). A worker that dies stops renewing:
+  once the lease has expired :meth:`Jobs.expire_jobs` puts the job back in the queue (or,
+  out of attempts, dead-letters it), so another worker takes it again;
+- ``done``;
+- ``failed``: the dead letter, with the error's ``code`` and ``message`` — a job that
+  failed ``max_attempts`` times (each failure before that is retried after
+  ``backoff_s × 2^(attempt−1)`` seconds), or one whose failure is not worth retrying.
+
+**Claims are fair between workspaces** (the rule of :mod:`citewell.web.fairness`, now
+across processes): every (workspace, kind) has a lane in ``job_lanes`` recording when it
+was last served; a claim takes the oldest due job of the lane served longest ago among
+those with a job due, skipping workspaces that already run ``per_workspace`` jobs of the
+claimed kinds. One workspace's 150 uploads therefore delay another's single upload by at
+most the jobs already running, never by the queue.
+
+**Claims never double-claim.** Every change of a job happens in one write transaction of
+the dialect: on SQLite ``BEGIN IMMEDIATE`` takes the database's write lock, so claims are
+serialised; on PostgreSQL the lane and the job are selected ``FOR UPDATE SKIP LOCKED``
+(the dialect's :attr:`Jobs._LOCK_CLAIMED`), so concurrent claimers lock different rows
+and never wait for each other. A lease carries a token of its claim: renewing,
+finishing, failing or releasing a job whose lease went to another claim changes nothing.
+
+A ``key`` names a job that must not exist twice while queued or running (the extraction
+of one upload): :meth:`Jobs.enqueue_job` then returns the job already there. Times come
+from the calling process's clock (``now`` parameters, for tests); the machines of one
+deployment are assumed to keep their clocks in sync to well under a lease.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..errors import NotFoundError
+from .sqlbase import SQLBase
+
+#: The states of a job, in the order a job passes them (``failed`` = dead letter).
+JOB_STATES = ("queued", "running", "done", "failed")
+#: The code of a job whose worker stopped renewing its lease once too often.
+LEASE_EXPIRED = "LEASE_EXPIRED"
+_COLUMNS = ("id, kind, workspace_id, payload, state, key, attempts, max_attempts, run_after, lease_owner, "
+            "lease_token, lease_expires, error_code, error_message, created_at, updated_at")
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """One job as stored (see the module docstring). Times are seconds since the epoch;
+    ``error`` is ``{code, message}`` of the last failure (None when none); ``lease_token``
+    identifies the claim holding it (pass it back to renew, finish, fail or release)."""
+
+    id: str
+    kind: str
+    workspace_id: str
+    payload: dict[str, Any]
+    state: str
+    key: str | None
+    attempts: int
+    max_attempts: int
+    run_after: float
+    lease_owner: str | None
+    lease_token: str | None
+    lease_expires: float | None
+    error: dict[str, str] | None
+    created_at: float
+    updated_at: float
+
+
+def _job(row: Any) -> JobRecord:
+    error = {"code": row["error_code"], "message": row["error_message"] or ""} if row["error_code"] else None
+    return JobRecord(id=row["id"], kind=row["kind"], workspace_id=row["workspace_id"],
+                     payload=json.loads(row["payload"]), state=row["state"], key=row["key"],
+                     attempts=int(row["attempts"]), max_attempts=int(row["max_attempts"]),
+                     run_after=float(row["run_after"]), lease_owner=row["lease_owner"],
+                     lease_token=row["lease_token"],
+                     lease_expires=float(row["lease_expires"]) if row["lease_expires"] is not None else None,
+                     error=error, created_at=float(row["created_at"]), updated_at=float(row["updated_at"]))
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ",".join("?" * len(values))
+
+
+class Jobs(SQLBase):
+    """The jobs concern: queue, claim, lease, retry and dead-letter (module docstring)."""
+
+    #: what locks a selected row for the claiming transaction (dialect): nothing on SQLite,
+    #: whose ``BEGIN IMMEDIATE`` serialises writers; ``FOR UPDATE SKIP LOCKED`` on PostgreSQL
+    _LOCK_CLAIMED = ""
+
+    def enqueue_job(self, workspace_id: str, kind: str, payload: dict[str, Any], *, key: str | None = None,
+                    max_attempts: int = 3, delay_s: float = 0.0, now: float | None = None) -> tuple[JobRecord, bool]:
+        """Queue a job of ``kind`` for ``workspace_id`` with JSON-able ``payload``, due
+        after ``delay_s`` seconds, tried at most ``max_attempts`` times (at least 1).
+        Returns ``(job, created)``: with ``key`` and a job of that key already queued or
+        running, that job and False. ``ValueError`` for ``max_attempts < 1``."""
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        at = time.time() if now is None else now
+        job_id = str(uuid.uuid4())
+        with self._write() as conn:
+            changed = conn.total_changes
+            conn.execute("INSERT INTO jobs (id, kind, workspace_id, payload, state, key, attempts, max_attempts, "
+                         "run_after, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, 0, ?, ?, ?, ?) "
+                         "ON CONFLICT DO NOTHING",
+                         (job_id, kind, workspace_id, json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
+                          key, max_attempts, at + max(0.0, delay_s), at, at))
+            created = conn.total_changes != changed
+            conn.execute("INSERT INTO job_lanes (workspace_id, kind, served_at) VALUES (?, ?, 0) "
+                         "ON CONFLICT DO NOTHING", (workspace_id, kind))
+            if created:
+                row = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            else:
+                row = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE key = ? AND state IN ('queued', 'running')",
+                                   (key,)).fetchone()
+        return _job(row), created
+
+    def claim_job(self, owner: str, *, kinds: Sequence[str], lease_s: float, per_workspace: int | None = None,
+                  now: float | None = None) -> JobRecord | None:
+        """Claim the next due job of one of ``kinds`` for worker ``owner`` (any label: it
+        is only recorded), fairly between workspaces (module docstring): it becomes
+        ``running`` with a new lease of ``lease_s`` seconds and one more attempt. None when
+        no job is due (or every workspace with one already runs ``per_workspace`` jobs of
+        these kinds, or, on PostgreSQL, the due ones are being claimed by another worker)."""
+        if not kinds:
+            return None
+        at = time.time() if now is None else now
+        kinds = list(kinds)
+        cap = ""
+        params: list[Any] = [*kinds, at]
+        if per_workspace is not None:
+            cap = (f"AND (SELECT COUNT(*) FROM jobs r WHERE r.workspace_id = l.workspace_id AND r.state = 'running' "
+                   f"AND r.kind IN ({_marks(kinds)}) AND r.lease_expires > ?) < ? ")
+            params += [*kinds, at, per_workspace]
+        with self._write() as conn:
+            lane = conn.execute(
+                f"SELECT l.workspace_id, l.kind FROM job_lanes l WHERE l.kind IN ({_marks(kinds)}) "
+                "AND EXISTS (SELECT 1 FROM jobs j WHERE j.workspace_id = l.workspace_id AND j.kind = l.kind "
+                f"AND j.state = 'queued' AND j.run_after <= ?) {cap}"
+                f"ORDER BY l.served_at, l.workspace_id, l.kind LIMIT 1 {self._LOCK_CLAIMED}", params).fetchone()
+            if lane is None:
+                return None
+            row = conn.execute(
+                "SELECT id FROM jobs WHERE workspace_id = ? AND kind = ? AND state = 'queued' AND run_after <= ? "
+                f"ORDER BY run_after, seq LIMIT 1 {self._LOCK_CLAIMED}", (lane[0], lane[1], at)).fetchone()
+            if row is None:
+                return None
+            token = uuid.uuid4().hex
+            conn.execute("UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_owner = ?, "
+                         "lease_token = ?, lease_expires = ?, updated_at = ? WHERE id = ?",
+                         (owner, token, at + lease_s, at, row[0]))
+            conn.execute("UPDATE job_lanes SET served_at = ? WHERE workspace_id = ? AND kind = ?",
+                         (at, lane[0], lane[1]))
+            return _job(conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (row[0],)).fetchone())
+
+    def renew_job(self, job_id: str, token: str, *, lease_s: float, now: float | None = None) -> bool:
+        """Extend the lease of a running job held by the claim ``token`` to ``now + lease_s``;
+        False when that claim no longer holds it (expired and taken again, or settled)."""
+        at = time.time() if now is None else now
+        with self._write() as conn:
+            return conn.execute("UPDATE jobs SET lease_expires = ?, updated_at = ? WHERE id = ? AND lease_token = ? "
+                                "AND state = 'running'", (at + lease_s, at, job_id, token)).rowcount == 1
+
+    def finish_job(self, job_id: str, token: str, *, now: float | None = None) -> bool:
+        """Mark a running job of the claim ``token`` ``done``; False when that claim no longer holds it."""
+        at = time.time() if now is None else now
+        with self._write() as conn:
+            return conn.execute("UPDATE jobs SET state = 'done', lease_expires = NULL, updated_at = ? WHERE id = ? "
+                                "AND lease_token = ? AND state = 'running'", (at, job_id, token)).rowcount == 1
+
+    def fail_job(self, job_id: str, token: str, *, code: str, message: str, retry: bool = True,
+                 backoff_s: float = 5.0, now: float | None = None) -> str | None:
+        """Record a failure of a running job of the claim ``token``: queued again after
+        ``backoff_s × 2^(attempts−1)`` seconds while it has attempts left and ``retry``,
+        else dead-lettered (``failed``) with ``{code, message}``. Returns the new state;
+        None when that claim no longer holds the job (nothing written)."""
+        at = time.time() if now is None else now
+        with self._write() as conn:
+            row = conn.execute("SELECT attempts, max_attempts FROM jobs WHERE id = ? AND lease_token = ? AND "
+                               "state = 'running'", (job_id, token)).fetchone()
+            if row is None:
+                return None
+            again = retry and row[0] < row[1]
+            state = "queued" if again else "failed"
+            delay = backoff_s * 2 ** max(0, row[0] - 1) if again else 0.0
+            conn.execute("UPDATE jobs SET state = ?, run_after = ?, lease_owner = NULL, lease_token = NULL, "
+                         "lease_expires = NULL, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?",
+                         (state, at + delay, code, message, at, job_id))
+            return state
+
+    def release_job(self, job_id: str, token: str, *, now: float | None = None) -> bool:
+        """Put a running job of the claim ``token`` back in the queue, due at once, without
+        counting the attempt (a worker stopping before it could do the work); False when
+        that claim no longer holds it."""
+        at = time.time() if now is None else now
+        with self._write() as conn:
+            return conn.execute("UPDATE jobs SET state = 'queued', attempts = attempts - 1, run_after = ?, "
+                                "lease_owner = NULL, lease_token = NULL, lease_expires = NULL, updated_at = ? "
+                                "WHERE id = ? AND lease_token = ? AND state = 'running'",
+                                (at, at, job_id, token)).rowcount == 1
+
+    def expire_jobs(self, *, now: float | None = None) -> list[JobRecord]:
+        """Take back every running job whose lease expired before ``now`` (its worker
+        died): queued again, due at once, while it has attempts left, else dead-lettered
+        with ``LEASE_EXPIRED``. Returns the jobs dead-lettered by this call (their kinds
+        may need to settle what the job was doing: a turn fails)."""
+        at = time.time() if now is None else now
+        with self._write() as conn:
+            rows = conn.execute(f"SELECT id, attempts, max_attempts, lease_owner FROM jobs WHERE state = 'running' "
+                                f"AND lease_expires < ? {self._LOCK_CLAIMED}", (at,)).fetchall()
+            dead = [row[0] for row in rows if row[1] >= row[2]]
+            for row in rows:
+                final = row[1] >= row[2]
+                conn.execute("UPDATE jobs SET state = ?, run_after = ?, lease_owner = NULL, lease_token = NULL, "
+                             "lease_expires = NULL, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?",
+                             ("failed" if final else "queued", at, LEASE_EXPIRED,
+                              f"the worker {row[3]} stopped renewing its lease", at, row[0]))
+            if not dead:
+                return []
+            return [_job(r) for r in conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id IN ({_marks(dead)}) "
+                                                  "ORDER BY seq", dead)]
+
+    def job(self, job_id: str) -> JobRecord:
+        """One job; ``NotFoundError`` for an unknown id."""
+        row = self._conn().execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no job {job_id}")
+        return _job(row)
+
+    def jobs(self, *, workspace_id: str | None = None, states: Sequence[str] | None = None,
+             kinds: Sequence[str] | None = None, key: str | None = None, limit: int = 100) -> list[JobRecord]:
+        """Jobs, oldest first, optionally of one workspace, states, kinds or ``key``; at most ``limit``."""
+        where, params = [], []
+        if workspace_id is not None:
+            where.append("workspace_id = ?")
+            params.append(workspace_id)
+        for column, values in (("state", states), ("kind", kinds)):
+            if values is not None:
+                where.append(f"{column} IN ({_marks(values) or 'NULL'})")
+                params += list(values)
+        if key is not None:
+            where.append("key = ?")
+            params.append(key)
+        clause = f"WHERE {' AND '.join(where)} " if where else ""
+        rows = self._conn().execute(f"SELECT {_COLUMNS} FROM jobs {clause}ORDER BY seq LIMIT ?", [*params, limit])
+        return [_job(row) for row in rows]
+
+    def prune_jobs(self, *, before: float) -> int:
+        """Delete the ``done`` jobs last changed before ``before`` (dead letters stay); how many."""
+        with self._write() as conn:
+            return conn.execute("DELETE FROM jobs WHERE state = 'done' AND updated_at < ?", (before,)).rowcount
+
+
+__all__ = ["JOB_STATES", "LEASE_EXPIRED", "JobRecord", "Jobs"]
