@@ -97,27 +97,32 @@ def test_a_workspace_holding_every_question_thread_does_not_hold_anothers_questi
 
     from citewell.generate import ExtractiveGenerator
 
-    turns = TurnWorker(threads=2)
-    try:
-        with Engine(store_path, workspace="a", generator=Gated(ExtractiveGenerator())) as a:
+    with Engine(store_path, workspace="a", generator=Gated(ExtractiveGenerator())) as a:
+        turns = TurnWorker(a.store, threads=2)
+        try:
             a.process(a.upload("a.txt", b"Acme revenue was $12.4 million in 2022.\n").id)
             flood = [turns.submit(a, a.begin_turn(f"What was Acme revenue in 2022? ({i})")) for i in range(4)]
             assert held.acquire(timeout=30)  # one of a's turns is running (and held)
-            with Engine(store_path, workspace="b") as b:
-                b.process(b.upload("b.txt", b"Globex revenue was $55.0 million in 2022.\n").id)
-                answer = turns.submit(b, b.begin_turn("What was Globex revenue in 2022?")).result(30)
-                assert answer is not None and answer.status == "settled" and "$55.0 million" in answer.text
+            b = Engine.for_workspace_id(a.store, a.store.workspace_id("b"))
+            b.process(b.upload("b.txt", b"Globex revenue was $55.0 million in 2022.\n").id)
+            answer = turns.submit(b, b.begin_turn("What was Globex revenue in 2022?")).result(30)
+            assert answer is not None and answer.status == "settled" and "$55.0 million" in answer.text
             assert not any(f.done() for f in flood)  # a's are all still held or queued
+            # a's turns are jobs in the store: one running, the others queued
+            states = sorted(j.state for j in a.store.jobs(workspace_id=a.workspace_id, kinds=["turn"]))
+            assert states == ["queued", "queued", "queued", "running"]
             gate.set()
             assert all(f.result(30).status == "settled" for f in flood)
-    finally:
-        gate.set()
-        turns.shutdown()
+        finally:
+            gate.set()
+            turns.shutdown()
 
 
 def test_a_session_question_waits_for_no_other_workspace(store_path: Path) -> None:
     """The sessions profile answers while the client waits: on the same fair pool."""
-    turns = TurnWorker(threads=2)
+    from citewell.store.sqlite import SQLiteStore
+
+    turns = TurnWorker(SQLiteStore(store_path), threads=2, run=False)
     gate = threading.Event()
     try:
         held = [threading.Thread(target=turns.call, args=("a", gate.wait, 30)) for _ in range(3)]  # a's, held

@@ -333,35 +333,45 @@ def test_a_streamed_turn_begun_while_the_previous_is_pending_points_at_it(docs: 
     assert docs.message(second.message.id).references[-1].id == first.message.id
 
 
-def test_a_starting_server_leaves_turns_of_live_processes_alone(docs: Engine) -> None:
-    import subprocess
-    import sys
+def test_a_starting_server_leaves_turns_of_live_workers_alone(docs: Engine) -> None:
+    """Turn ownership is the turn job's lease in the store (no process ids): a queued turn
+    or one whose worker renews its lease is left alone at a start; one whose lease expired
+    (its worker died) and a pending answer without a job fail with TURN_INTERRUPTED."""
+    from citewell.web.worker import TURN, TurnWorker
 
-    from citewell.processes import HOST, owner_alive, process_owner
-
-    mine = docs.begin_turn("What was Acme revenue in 2022?")
-    assert mine.message.model_extra["owner"] == process_owner()
-    now = utcnow()
-    assert owner_alive(process_owner(), now)
-    assert not owner_alive(None, now) and not owner_alive(process_owner(), now - timedelta(hours=2))
-    assert owner_alive("another-host:1:abc", now)  # cannot be checked from here: waited for
-    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    assert not owner_alive(f"{HOST}:{done.stdout.strip()}:dead", now)  # that process has ended
-    live = subprocess.Popen([sys.executable, "-c", "import sys; from citewell.processes import process_owner; "
-                             "print(process_owner(), flush=True); sys.stdin.read()"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    serving = TurnWorker(docs.store, run=False)  # a replica that serves only: the turn waits in the queue
+    queued = docs.begin_turn("What was Acme revenue in 2022?")
+    serving.submit(docs, queued)
+    running = docs.begin_turn("What was Acme revenue in 2021?")
+    serving.submit(docs, running)
+    claimed = docs.store.claim_job("live-worker", kinds=[TURN], lease_s=600)  # held, lease renewed
+    assert claimed is not None and claimed.payload["message_id"] == queued.message.id
+    died = docs.begin_turn("What was Globex revenue?")
+    serving.submit(docs, died)
+    dead = docs.store.claim_job("dead-worker", kinds=[TURN], lease_s=0.01)  # not renewed: it expires
+    time.sleep(0.05)
+    assert dead is not None and dead.payload["message_id"] == running.message.id
+    orphan = docs.begin_turn("asked by a citewell of before the jobs")
+    assert serving.recover(before=utcnow() + timedelta(seconds=1)) == 2  # as if all were begun a while ago
+    assert docs.message(queued.message.id).status == "pending"  # its worker holds the lease
+    assert docs.message(died.message.id).status == "pending"  # queued: any worker will answer it
+    for gone in (running, orphan):
+        failed = docs.message(gone.message.id)
+        assert failed.status == "failed" and failed.model_extra["error"]["code"] == "TURN_INTERRUPTED"
+    assert docs.store.job(dead.id).state == "failed"  # dead-lettered with its error
+    assert docs.store.job(dead.id).error["code"] == "LEASE_EXPIRED"
+    # another replica's worker takes the queued turn over from the store and answers it (beside the
+    # live worker's turn of the same workspace: two of a workspace's turns may run at once)
+    worker = TurnWorker(docs.store, threads=1, per_workspace=2, poll_s=0.05)
     try:
-        assert owner_alive(live.stdout.readline().strip(), now)  # another live server of this host
+        for _ in range(600):
+            if docs.message(died.message.id).status != "pending":
+                break
+            time.sleep(0.05)
+        answered = docs.message(died.message.id)
+        assert answered.status == "settled" and answered.text
     finally:
-        live.communicate("")
-
-    def keep(m):
-        return owner_alive(m.model_extra.get("owner"), m.created_at)
-
-    assert docs.store.fail_pending(before=utcnow() + timedelta(seconds=1), code="TURN_INTERRUPTED",
-                                   message="stopped", keep=keep) == 0
-    assert docs.message(mine.message.id).status == "pending"
-    assert docs.complete_turn(mine).status == "settled"  # its answer is not lost
+        worker.shutdown()
 
 
 def test_history_times_never_go_back(docs: Engine) -> None:
@@ -377,35 +387,3 @@ def test_history_times_never_go_back(docs: Engine) -> None:
     assert times == sorted(times)
 
 
-def test_an_owner_with_another_token_is_dead_whatever_its_pid(docs: Engine) -> None:
-    """Issue 14: a restarted server with the dead one's pid (PID 1 in a container), or a
-    killed server that is still a zombie, must not keep its turns pending forever."""
-    import os
-    import subprocess
-    import sys
-
-    from citewell.processes import HOST, owner_alive
-
-    now = utcnow()
-    assert not owner_alive(f"{HOST}:{os.getpid()}:0123456789ab", now)  # our pid, an earlier process's token
-    zombie = subprocess.Popen([sys.executable, "-c", "from citewell.processes import process_owner; "
-                               "print(process_owner(), flush=True)"], stdout=subprocess.PIPE, text=True)
-    owner = zombie.stdout.readline().strip()
-    deadline = time.monotonic() + 30
-    while os.path.exists(f"/proc/{zombie.pid}/stat") and time.monotonic() < deadline:  # ended, not yet reaped
-        if open(f"/proc/{zombie.pid}/stat").read().split(") ")[1].startswith("Z"):
-            break
-        time.sleep(0.02)
-    try:
-        os.kill(zombie.pid, 0)  # the pid still exists (a zombie) …
-        assert owner.split(":")[1] == str(zombie.pid)
-        assert not owner_alive(owner, now)  # … but its owner lock went with the process
-    finally:
-        zombie.wait()
-    # a turn recorded by the process that had our pid before us is failed at start
-    pending = docs.begin_turn("What was Acme revenue in 2022?")
-    reborn = f"{HOST}:{os.getpid()}:fedcba987654"
-    assert docs.store.fail_pending(before=utcnow() + timedelta(seconds=1), code="TURN_INTERRUPTED", message="stopped",
-                                   keep=lambda m: owner_alive(reborn, m.created_at)) == 1
-    failed = docs.message(pending.message.id)
-    assert failed.status == "failed" and failed.model_extra["error"]["code"] == "TURN_INTERRUPTED"

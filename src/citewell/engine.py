@@ -37,7 +37,6 @@ from .generate import ExtractiveGenerator, Generator
 from .ingest.pipeline import IngestReport, Ingestor, ProgressCallback
 from .keys import SHOWN_PREFIX, hash_key, new_key
 from .models import Mention, Message, Notice, Passage, Resource
-from .processes import process_owner
 from .retrieve import Retriever, parse_filters
 from .retrieve.hybrid import FUSIONS, Ranked
 from .retrieve.pages import page_context
@@ -484,8 +483,7 @@ class Engine:
         else:
             chat = self.store.chat(self.workspace_id, chat_id, user_id=user_id)
         preview = self._pending_answer(chat.id) if chat_id is not None else None
-        placeholder = Message(role="assistant", status="pending", text="", offset_unit=turn.offsets,
-                              owner=process_owner())  # additive: who answers it (see citewell.processes)
+        placeholder = Message(role="assistant", status="pending", text="", offset_unit=turn.offsets)
         user, pending = self.store.add_messages(self.workspace_id, chat.id,
                                                 [user_message(turn, turn.offsets), placeholder])
         return PendingTurn(chat, user, pending, turn, preview)

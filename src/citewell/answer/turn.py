@@ -84,6 +84,36 @@ class PendingTurn:
     research_preview: str | None = None
 
 
+def turn_payload(pending: PendingTurn) -> dict[str, Any]:
+    """What a worker of any process needs to answer a begun turn (a job's JSON payload):
+    the stored messages' ids and the validated :class:`Turn` (its filters as given; the
+    conditions are parsed again from them). :func:`pending_from_payload` reads it back."""
+    turn = pending.turn
+    return {"chat_id": pending.chat.id, "user_message_id": str(pending.user_message.id),
+            "message_id": str(pending.message.id), "research_preview": pending.research_preview,
+            "turn": {"question": turn.question, "k": turn.k, "offsets": turn.offsets, "chat_id": turn.chat_id,
+                     "policy": turn.policy, "asked_at": turn.asked_at.isoformat(), "preface": turn.preface,
+                     "image_url": turn.image_url, "query": turn.query, "filters": turn.filters,
+                     "notes": [n.model_dump(mode="json") for n in turn.notes], "generator": turn.generator}}
+
+
+def pending_from_payload(store: Store, workspace_id: str, payload: Mapping[str, Any],
+                         read: Any) -> PendingTurn:
+    """The :class:`PendingTurn` of a :func:`turn_payload`, read back in ``workspace_id``:
+    ``read(message_id)`` returns a stored message (:meth:`citewell.Engine.message`).
+    ``NotFoundError`` when the chat or a message is gone; ``INVALID_FILTER`` as
+    :func:`~citewell.retrieve.parse_filters` (never for a payload this code wrote)."""
+    t = payload["turn"]
+    turn = Turn(question=t["question"], k=int(t["k"]), conditions=parse_filters(t.get("filters")), corpus=None,
+                under=None, offsets=t["offsets"], chat_id=t.get("chat_id"), policy=t["policy"],
+                asked_at=datetime.fromisoformat(t["asked_at"]), preface=t.get("preface"),
+                image_url=t.get("image_url"), query=t.get("query") or t["question"], filters=t.get("filters"),
+                notes=[Notice.model_validate(n) for n in t.get("notes") or []], generator=t.get("generator"))
+    chat = store.chat(workspace_id, payload["chat_id"])
+    return PendingTurn(chat, read(payload["user_message_id"]), read(payload["message_id"]), turn,
+                       payload.get("research_preview"))
+
+
 def json_filters(filters: Iterable[str] | Mapping[str, Any] | None) -> Any:
     """Filters as given, in a JSON-able form (``parse_filters`` reads it back)."""
     if filters is None:
@@ -156,4 +186,4 @@ def prepare_turn(store: Store, workspace_id: str, resolver: SourceResolver, ques
 
 
 __all__ = ["IMAGE_QUERY_WORDS", "MAX_QUESTION_CHARS", "NO_IMAGE_TEXT", "OFFSET_UNITS", "POLICIES", "PendingTurn", "Turn",
-           "check_choices", "json_filters", "prepare_turn"]
+           "check_choices", "json_filters", "pending_from_payload", "prepare_turn", "turn_payload"]

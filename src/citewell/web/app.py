@@ -32,14 +32,12 @@ from ..engine import Engine
 from ..mcp_server import MCPEndpoint, http_app, http_server
 from ..errors import UsageError
 from ..generate import Generator
-from ..models import utcnow
 from ..retrieve.hybrid import MODES
 from ..settings import LLMSettings, Settings, resolve_generator
 from ..store import Store, open_store
 from .. import webapp
 from . import errors
 from .openapi import build_openapi
-from ..processes import owner_alive
 from .auth import KeyPresenceMiddleware
 from .bodylimit import BodyLimitMiddleware
 from .requestid import RequestIdMiddleware
@@ -74,7 +72,7 @@ A chats turn that fails is not an HTTP error: its message settles `failed` with
 
 def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_upload_mb: float | None = None,
                worker_threads: int = 2, turn_threads: int = 2, generator: Generator | str | None = None,
-               llm: LLMSettings | None = None, agent_tick_s: float | None = None) -> FastAPI:
+               llm: LLMSettings | None = None, agent_tick_s: float | None = None, workers: bool = True) -> FastAPI:
     """Build the API on ``store`` (a :class:`~citewell.store.Store`, a SQLite file path, a
     PostgreSQL URL (see :func:`~citewell.store.open_store`), or None for the configured default: ``CITEWELL_STORE``, config file, user data folder).
 
@@ -89,7 +87,10 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     threads, so it must be thread-safe; ``llm``: the LLM endpoint (default
     :meth:`LLMSettings.resolve`: environment and config file); ``agent_tick_s``: seconds between
     two looks of the tracking-agent scheduler at the schedule (default
-    ``CITEWELL_AGENT_TICK_S``, else 30; 0 turns it off). A request may name the
+    ``CITEWELL_AGENT_TICK_S``, else 30; 0 turns it off); ``workers``: run workers in
+    this process (extraction, embedding and turns are jobs in the store,
+    :mod:`citewell.web.worker`; False: serve only, and ``citewell worker`` processes on
+    the same store do the work). A request may name the
     other writer (``generator`` in its body). A store opened here is closed at
     shutdown; a :class:`Store` passed in is left open. Raises
     :class:`~citewell.errors.StoreError` when the store cannot be opened and
@@ -122,34 +123,31 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        """Start: turns a previous run left pending settle as failed (``TURN_INTERRUPTED``),
-        uploads left processing resume, resources an older extractor version made are
-        re-extracted from their stored bytes, (hybrid or dense mode) workspaces with passages
-        that have no vector are embedded in the background, and the tracking-agent scheduler
-        starts (:mod:`citewell.agents.scheduler`; it stops after its run in progress), and
-        so does the MCP endpoint at ``/mcp`` (:mod:`citewell.mcp_server`). Stop: running turns and the
-        running extraction finish, the running embedding stops after its batch, queued
-        turns fail (``TURN_INTERRUPTED``), queued uploads stay processing for the next
-        start; a store opened here is closed."""
-        started = utcnow()
+        """Start: turns whose worker died (lease expired) or that a citewell of before the
+        jobs left pending settle as failed (``TURN_INTERRUPTED``); uploads left processing
+        without a job get one, resources an older extractor version made are queued for
+        re-extraction from their stored bytes, (hybrid or dense mode) workspaces with
+        passages that have no vector are queued for embedding; with ``workers`` this
+        process's workers and the tracking-agent scheduler start
+        (:mod:`citewell.agents.scheduler`; it stops after its run in progress); the MCP
+        endpoint at ``/mcp`` starts (:mod:`citewell.mcp_server`). Stop: running turns and
+        the running extraction finish, the running embedding stops after its batch and
+        goes back to the queue, queued jobs stay queued for any worker (another replica,
+        or the next start); a store opened here is closed."""
         app.state.stopping.clear()
         if app.state.worker.closed:
-            app.state.worker = UploadWorker(opened, threads=worker_threads)
+            app.state.worker = UploadWorker(opened, threads=worker_threads, run=workers)
         if app.state.turns.closed:
-            app.state.turns = TurnWorker(threads=turn_threads)
-        interrupted = await run_in_threadpool(  # not the turns another live server is answering
-            lambda: opened.fail_pending(before=started, code=TURN_INTERRUPTED, message=TURN_INTERRUPTED_MESSAGE,
-                                        keep=lambda m: owner_alive((m.model_extra or {}).get("owner"),
-                                                                   m.created_at)))
+            app.state.turns = TurnWorker(opened, threads=turn_threads, run=workers, engine_for=engine_for)
+        # turns whose worker died (their lease expired) or that a citewell of before the jobs left pending
+        interrupted = await run_in_threadpool(app.state.turns.recover)
         if interrupted:
-            errors.log.info("%d turn(s) left pending by a previous run settled as %s", interrupted,
+            errors.log.info("%d turn(s) left pending by a stopped worker settled as %s", interrupted,
                             TURN_INTERRUPTED)
         await run_in_threadpool(app.state.worker.recover)
         await run_in_threadpool(app.state.worker.reindex)  # what an older extractor made, from its bytes
         await run_in_threadpool(app.state.worker.backfill)
-        scheduler = Scheduler(AgentRunner(opened, lambda workspace_id: Engine.for_workspace_id(
-            opened, workspace_id, generator=app.state.generator, generators=app.state.generators,
-            llm=app.state.llm)), tick_s=tick_s)
+        scheduler = Scheduler(AgentRunner(opened, engine_for), tick_s=tick_s if workers else 0.0)
         scheduler.start()  # due tracking agents run here, once per tick across processes (the store's lease)
         mcp = http_server(app.state)  # a new one per start: the SDK's session manager runs once
         mcp_asgi = http_app(mcp)
@@ -178,11 +176,17 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     #: before uvicorn waits for open requests): questions stop embedding after their batch
     app.state.stopping = threading.Event()
     app.state.max_upload_bytes = cap
-    app.state.worker = UploadWorker(opened, threads=worker_threads)
-    app.state.turns = TurnWorker(threads=turn_threads)
     app.state.generator = generator
     app.state.llm = llm
     app.state.generators = {}  # writers built on first use, shared by every request's engine
+
+    def engine_for(workspace_id: str) -> Engine:
+        """The engine of a job of ``workspace_id`` queued by another process: the app's writers."""
+        return Engine.for_workspace_id(opened, workspace_id, generator=app.state.generator,
+                                       generators=app.state.generators, llm=app.state.llm)
+
+    app.state.worker = UploadWorker(opened, threads=worker_threads, run=workers)
+    app.state.turns = TurnWorker(opened, threads=turn_threads, run=workers, engine_for=engine_for)
     errors.install(app)
     for router in ROUTERS:
         app.include_router(router)

@@ -1,22 +1,34 @@
-"""Background work off the request path, on bounded pools that are fair between workspaces.
+"""The work of a citewell server or worker: jobs in the store (:mod:`citewell.store.jobs`),
+run by :class:`~citewell.jobrunner.JobRunner` threads of any process sharing the store.
 
-- :class:`UploadWorker` extracts uploads (:meth:`Engine.process`), then, when the
-  server's retrieval mode uses embeddings (hybrid, the default, or dense), embeds the new
-  resource's passages on its own thread (:meth:`Engine.embed`), so that questions do
-  not spend their embedding budget on it; at start it also re-extracts what an older
-  extractor made (:meth:`Engine.reindex_stored`);
-- :class:`TurnWorker` answers the turns of ``POST /v1/ask`` and the analytics stream, and
-  the questions of the sessions profile (:meth:`TurnWorker.call`).
+Kinds of jobs (payload in brackets):
 
-Every pool is a :class:`~citewell.web.fairness.FairPool` keyed by workspace (issue 14):
-workspaces are served in turn and one workspace never takes every thread, so a workspace
-that floods the server with uploads or questions delays another's by at most one job per
-thread, not by its queue. The background work nobody waits for (re-extraction at start,
-the embedding thread, a workspace's backlog of uploads) runs at a lower CPU priority
-(``nice`` 10) than the answers and the single uploads people wait for.
+- ``extract`` ``{resource_id}``: extract an upload (:meth:`Engine.process`); then, when
+  the process's retrieval mode uses embeddings (hybrid, the default, or dense), queue
+  its ``embed``;
+- ``reindex`` ``{resource_id}``: re-extract a ready resource an older extractor made,
+  from its stored bytes (:meth:`Engine.reindex_stored`), then queue its ``embed``;
+- ``embed`` ``{resource_id}`` (null: the whole workspace): embed the passages that
+  have no vector yet (:meth:`Engine.embed`), at a lower CPU priority, on one thread;
+- ``turn`` (:func:`~citewell.answer.turn.turn_payload`, and ``stream``): answer a turn
+  begun by :meth:`Engine.begin_turn` — ``POST /v1/ask`` and the analytics stream, whose
+  events are recorded in the store so that any replica can serve them. A turn is tried
+  once: its lease is the turn's ownership (no process ids), and a turn whose worker died
+  (its lease expired) settles as failed with ``TURN_INTERRUPTED``.
 
-Jobs run in the submitting request's context (its request id reaches the log lines); a
-failing job is logged and never raised.
+:class:`UploadWorker` and :class:`TurnWorker` queue these jobs and, unless made with
+``run=False`` (``citewell serve --no-workers``), run workers in this process too:
+extraction on ``threads`` threads (one workspace's uploads one at a time), embedding on
+one low-priority thread, turns on ``threads`` threads (one workspace at most
+``threads - 1`` of them). Claims are fair between workspaces across every process (the
+store's rule, issue 14): one workspace's flood of uploads or questions delays another's
+by at most the jobs already running. ``citewell worker`` runs the same workers and
+serves nothing. A job queued in this process wakes this process's workers at once;
+others find it at their next look (:data:`~citewell.jobrunner.POLL_S`).
+
+The sessions profile's questions, answered while the client waits, are not jobs: they
+run on an in-process :class:`~citewell.web.fairness.FairPool` (:meth:`TurnWorker.call`)
+under the same fairness.
 """
 
 from __future__ import annotations
@@ -25,15 +37,21 @@ import logging
 import os
 import threading
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from concurrent.futures import CancelledError, Future
 from typing import Any, TypeVar
 
+from ..answer.turn import pending_from_payload, turn_payload
 from ..embed import Embedder
 from ..engine import Engine, PendingTurn
+from ..errors import NotFoundError, UsageError
 from ..ingest.pipeline import BACKGROUND_NICE, stale_resources
-from ..models import Message
+from ..jobrunner import RELEASE, Handler, JobRunner, Lease, wait_for_jobs
+from ..models import Message, utcnow
 from ..store import Store
+from ..store.jobs import JobRecord
 from .fairness import FairPool
+from .requestid import REQUEST_ID
 
 log = logging.getLogger("citewell.web.worker")
 
@@ -42,6 +60,14 @@ T = TypeVar("T")
 #: The code and message of a turn the server stopped before answering.
 TURN_INTERRUPTED = "TURN_INTERRUPTED"
 TURN_INTERRUPTED_MESSAGE = "the server stopped before the answer was finished; ask again"
+#: Kinds of jobs (module docstring).
+EXTRACT, REINDEX, EMBED, TURN = "extract", "reindex", "embed", "turn"
+#: Seconds between storing a turn and queueing its job, at most (recovery leaves younger turns alone).
+RECENT_S = 5.0
+#: Everything an upload may still be waiting for.
+UPLOAD_KINDS = (EXTRACT, REINDEX, EMBED)
+
+
 def lower_priority() -> None:
     """Lower the calling thread's CPU priority by :data:`BACKGROUND_NICE` (Linux: a thread's
     nice value is its own, and threads it starts inherit it); nothing where unsupported."""
@@ -51,58 +77,65 @@ def lower_priority() -> None:
         pass
 
 
-class UploadWorker:
-    """Extraction of uploads on a :class:`~citewell.web.fairness.FairPool` of ``threads``
-    threads, one workspace's uploads one at a time (each extraction runs in its own child
-    process; with 2 threads another workspace's upload never waits for a flood), and
-    embedding of ready uploads on a fair pool of one low-priority thread.
+def turn_key(message_id: str) -> str:
+    """The job key of the turn answering message ``message_id``."""
+    return f"{TURN}:{message_id}"
 
-    A failing job is logged and never raised (the resource keeps its coded failure).
-    :meth:`recover` queues every upload still ``processing`` in the store (a restart), and
-    :meth:`reindex` every ready resource an older extractor made.
-    """
 
-    def __init__(self, store: Store, *, threads: int = 2) -> None:
-        self.store = store
-        self._pool = FairPool(threads, "citewell-ingest", per_key=1)
-        #: one thread embedding ready uploads, workspaces in turn
-        self._embedding = FairPool(1, "citewell-embed", initializer=lower_priority)
-        self._embedder: Embedder | None = None
-        self._stopping = threading.Event()  # set by shutdown: the running embedding stops at its next batch
-        self.closed = False
+def embeds(store: Store, workspace_id: str) -> bool:
+    """Whether this process embeds passages: its retrieval mode uses them (not lexical)
+    and the embedding model is installed (or an endpoint is configured)."""
+    engine = Engine.for_workspace_id(store, workspace_id)
+    return engine.mode != "lexical" and engine.dense_available()
 
-    def submit(self, workspace_id: str, resource_id: str) -> Future[None]:
-        """Queue the extraction of one upload; returns its future (result None)."""
-        return self._pool.submit(workspace_id, self._run, workspace_id, resource_id)
 
-    def recover(self) -> int:
-        """Queue every upload still processing in the store; returns how many."""
-        pending = Engine.pending_uploads(self.store)
-        for workspace_id, resource_id in pending:
-            self.submit(workspace_id, resource_id)
-        if pending:
-            log.info("resuming %d upload(s) left processing", len(pending))
-        return len(pending)
+def queue_embedding(store: Store, workspace_id: str, resource_id: str | None) -> bool:
+    """Queue the embedding of one resource's passages (None: the workspace's) unless one
+    is queued already; False when this process does not embed (:func:`embeds`)."""
+    if not embeds(store, workspace_id):
+        return False
+    store.enqueue_job(workspace_id, EMBED, traced({"resource_id": resource_id}),
+                      key=f"{EMBED}:{workspace_id}:{resource_id or '*'}")
+    return True
 
-    def reindex(self) -> int:
-        """Queue the re-extraction, from its stored bytes, of every ready resource an older
-        extractor version made (then its embedding); returns how many."""
-        stale = stale_resources(self.store)
-        for workspace_id, resource_id in stale:
-            self._pool.submit(workspace_id, self._reindex, workspace_id, resource_id)
-        if stale:
-            log.info("re-extracting %d resource(s) made by an older extractor", len(stale))
-        return len(stale)
 
-    def _run(self, workspace_id: str, resource_id: str) -> None:
+def traced(payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload`` with the current request's id (``request_id``), so that the job's log
+    lines carry it whichever process runs it."""
+    request_id = REQUEST_ID.get()
+    return {**payload, "request_id": request_id} if request_id != "-" else payload
+
+
+class WebHandler(Handler):
+    """A handler whose job runs under the request id it was queued with (:func:`traced`)."""
+
+    def run_in_context(self, job: JobRecord, lease: Lease) -> Any:
+        """:meth:`run` with ``REQUEST_ID`` set to the payload's ``request_id``."""
+        request_id = job.payload.get("request_id")
+        if isinstance(request_id, str):
+            REQUEST_ID.set(request_id)
+        return self.run(job, lease)
+
+
+class ExtractHandler(WebHandler):
+    """``extract``: extract one upload; a coded failure is the resource's (``failed``
+    with its code), not the job's."""
+
+    kind = EXTRACT
+
+    def __init__(self, store: Store, after: Callable[[str, str], None]) -> None:
+        self.store, self.after = store, after
+
+    def run(self, job: JobRecord, lease: Lease) -> None:
+        workspace_id, resource_id = job.workspace_id, job.payload["resource_id"]
         # a workspace with more uploads waiting is flooding: its backlog yields the CPU to
         # the answers and to other workspaces' single uploads
-        nice = BACKGROUND_NICE if self._pool.waiting(workspace_id) else 0
+        backlog = self.store.jobs(workspace_id=workspace_id, states=("queued",), kinds=(EXTRACT,), limit=1)
         try:
-            resource = Engine.for_workspace_id(self.store, workspace_id).process(resource_id, nice=nice)
-        except Exception:  # a worker never dies of one upload
-            log.exception("processing upload %s failed unexpectedly", resource_id)
-            return
+            resource = Engine.for_workspace_id(self.store, workspace_id).process(
+                resource_id, nice=BACKGROUND_NICE if backlog else 0)
+        except NotFoundError:
+            resource = None
         if resource is None:
             log.info("upload %s was deleted before it was processed", resource_id)
         elif resource.status == "failed" and resource.error is not None:
@@ -110,46 +143,42 @@ class UploadWorker:
         else:
             log.info("upload %s is %s (%d chunks)", resource_id, resource.status, resource.chunk_count)
             if resource.status == "ready" and resource.chunk_count:
-                self._embedding.submit(workspace_id, self._embed, workspace_id, resource_id)
+                self.after(workspace_id, resource_id)
 
-    def _reindex(self, workspace_id: str, resource_id: str) -> None:
+
+class ReindexHandler(WebHandler):
+    """``reindex``: re-extract a resource an older extractor made, then embed it."""
+
+    kind = REINDEX
+
+    def __init__(self, store: Store, after: Callable[[str, str], None]) -> None:
+        self.store, self.after = store, after
+
+    def run(self, job: JobRecord, lease: Lease) -> None:
+        resource_id = job.payload["resource_id"]
         try:
-            resource = Engine.for_workspace_id(self.store, workspace_id).reindex_stored(resource_id)
-        except Exception:  # a worker never dies of one resource
-            log.exception("re-extracting %s failed unexpectedly", resource_id)
+            resource = Engine.for_workspace_id(self.store, job.workspace_id).reindex_stored(resource_id)
+        except NotFoundError:
             return
         if resource is not None:
             log.info("%s re-extracted by %s (%d chunks)", resource_id, resource.extractor_version,
                      resource.chunk_count)
-            self._embedding.submit(workspace_id, self._embed, workspace_id, resource_id)
+            self.after(job.workspace_id, resource_id)
 
-    def backfill(self) -> int:
-        """Queue, for every workspace with passages that have no vector yet, the embedding
-        of all of them (a store filled by ``citewell ingest`` without ``--wait``), after the
-        uploads already queued; returns how many workspaces were queued. Nothing when the
-        retrieval mode is lexical or the embedding model is not installed. Each process
-        serving the store does this at start: the work may be done twice, never wrongly."""
-        ids = self.store.workspace_ids()
-        if not ids:
-            return 0
-        probe = Engine.for_workspace_id(self.store, ids[0])  # the mode and the model are the process's
-        if probe.mode == "lexical" or not probe.dense_available():
-            return 0
-        queued = 0
-        for workspace_id in ids:
-            embedded, total = Engine.for_workspace_id(self.store, workspace_id).embedding_coverage()
-            if embedded < total:
-                self._embedding.submit(workspace_id, self._embed, workspace_id, None)
-                queued += 1
-        if queued:
-            log.info("embedding the passages of %d workspace(s) that lack vectors", queued)
-        return queued
+
+class EmbedHandler(WebHandler):
+    """``embed``: the passages of one resource (or the workspace) that have no vector, with
+    the background embedder (the local MiniLM on one onnxruntime thread, so the questions
+    keep the other cores; an embeddings endpoint as configured). A stopping worker stops
+    after the current batch and gives the job back."""
+
+    kind = EMBED
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._embedder: Embedder | None = None
 
     def _background_embedder(self) -> Embedder | None:
-        """The embedder of background work (built on the embedding thread, on first use):
-        the local MiniLM on one onnxruntime thread, so that embedding an upload leaves the
-        other cores to the questions (the questions' own embedder uses them all); an
-        embeddings endpoint as configured."""
         if self._embedder is None:
             from ..embed.endpoint import configured_embedder
             from ..retrieve.embedder import MiniLMEmbedder
@@ -158,79 +187,229 @@ class UploadWorker:
             self._embedder = MiniLMEmbedder(threads=1) if isinstance(configured, MiniLMEmbedder) else configured
         return self._embedder
 
-    def _embed(self, workspace_id: str, resource_id: str | None) -> None:
-        """Embed the passages of one ready upload (``resource_id``), or of the whole
-        workspace (None), that have no vector yet (nothing when the mode is lexical or the
-        embedding model is not installed)."""
-        what = f"upload {resource_id}" if resource_id else f"workspace {workspace_id}"
+    def run(self, job: JobRecord, lease: Lease) -> str | None:
+        resource_id = job.payload.get("resource_id")
+        what = f"upload {resource_id}" if resource_id else f"workspace {job.workspace_id}"
         try:
-            engine = Engine.for_workspace_id(self.store, workspace_id)
-            if engine.mode == "lexical" or not engine.dense_available():
-                return
-            engine = Engine.for_workspace_id(self.store, workspace_id, embedder=self._background_embedder())
-            scope = {"resource_id": resource_id} if resource_id else None
-            embedded, total = engine.embed(filters=scope, stop=self._stopping.is_set)
-        except Exception:  # deleted meanwhile, or a model failure: questions embed what they need
-            log.exception("embedding %s failed", what)
-            return
+            if not embeds(self.store, job.workspace_id):
+                return None
+            engine = Engine.for_workspace_id(self.store, job.workspace_id, embedder=self._background_embedder())
+            embedded, total = engine.embed(filters={"resource_id": resource_id} if resource_id else None,
+                                           stop=lease.should_stop)
+        except NotFoundError:  # deleted meanwhile: nothing to embed
+            return None
         if embedded < total:
             log.info("%s: %d of %d passages embedded, stopped before the rest", what, embedded, total)
+            return RELEASE if lease.stopping.is_set() else None
+        log.info("%s embedded (%d passages)", what, total)
+        return None
+
+
+class TurnHandler(WebHandler):
+    """``turn``: answer a turn. A turn queued by this process runs with the request's
+    engine (its generator) and job; one queued elsewhere with an engine of this process
+    (``engine_for``), streamed when the payload says so. A turn that has settled
+    meanwhile is left alone; one whose worker died is failed (:meth:`dead`)."""
+
+    kind = TURN
+
+    def __init__(self, store: Store, engine_for: Callable[[str], Engine]) -> None:
+        self.store, self.engine_for = store, engine_for
+        self._lock = threading.Lock()
+        #: job key -> (engine, pending turn, job) of turns queued in this process
+        self.local: dict[str, tuple[Engine, PendingTurn, Callable[[Engine, PendingTurn], Message | None] | None]] = {}
+
+    def run(self, job: JobRecord, lease: Lease) -> Message | None:
+        with self._lock:
+            local = self.local.pop(job.key or "", None)
+        if local is not None:
+            engine, pending, fn = local
         else:
-            log.info("%s embedded (%d passages)", what, total)
+            engine = self.engine_for(job.workspace_id)
+            try:
+                pending = pending_from_payload(self.store, job.workspace_id, job.payload, engine.message)
+            except NotFoundError:
+                log.info("turn %s was deleted before it was answered", job.payload.get("message_id"))
+                return None
+            fn = None
+            if job.payload.get("stream"):
+                from .routes.analytics import stream_job
+
+                fn = stream_job
+        if pending.message.status != "pending":
+            return None
+        return TurnWorker.answer(engine, pending, fn)
+
+    def dead(self, job: JobRecord) -> None:
+        """The turn's worker died while answering it: its message settles as failed with
+        ``TURN_INTERRUPTED`` (the analytics stream then ends with that ``error``)."""
+        engine = self.engine_for(job.workspace_id)
+        try:
+            pending = pending_from_payload(self.store, job.workspace_id, job.payload, engine.message)
+            if pending.message.status == "pending":
+                engine.fail_turn(pending, TURN_INTERRUPTED, TURN_INTERRUPTED_MESSAGE)
+                log.info("turn %s interrupted: its worker stopped", pending.message.id)
+        except (NotFoundError, UsageError):  # gone, or settled meanwhile
+            pass
+
+
+class UploadWorker:
+    """Queues the extraction and embedding of uploads as jobs and (``run``) runs workers for
+    them in this process: extraction on ``threads`` threads, one upload of a workspace at a
+    time (each extraction runs in its own child process; with 2 threads another workspace's
+    upload never waits for a flood), embedding on one low-priority thread.
+
+    :meth:`recover` queues every upload still ``processing`` without a job (a store of
+    before the jobs), :meth:`reindex` every ready resource an older extractor made,
+    :meth:`backfill` the embedding of workspaces with passages that have no vector.
+    """
+
+    def __init__(self, store: Store, *, threads: int = 2, run: bool = True, poll_s: float | None = None) -> None:
+        self.store = store
+        self.closed = False
+        options: dict[str, Any] = {} if poll_s is None else {"poll_s": poll_s}
+        self.extraction: JobRunner | None = None
+        self.embedding: JobRunner | None = None
+        if run:
+            self.extraction = JobRunner(store, [ExtractHandler(store, self._embed_later),
+                                                ReindexHandler(store, self._embed_later)],
+                                        threads=threads, name="citewell-ingest", per_workspace=1, **options).start()
+            self.embedding = JobRunner(store, [EmbedHandler(store)], threads=1, name="citewell-embed",
+                                       initializer=lower_priority, **options).start()
+
+    def _embed_later(self, workspace_id: str, resource_id: str) -> None:
+        if queue_embedding(self.store, workspace_id, resource_id) and self.embedding is not None:
+            self.embedding.wake()
+
+    def submit(self, workspace_id: str, resource_id: str) -> Future[None]:
+        """Queue the extraction of one upload (once: an upload queued or running already
+        keeps its job). Returns a future resolved when this process's workers have
+        extracted it (never, when another process's do, or without workers here)."""
+        key = f"{EXTRACT}:{resource_id}"
+        future: Future[None] = self.extraction.future(key) if self.extraction is not None else Future()
+        self.store.enqueue_job(workspace_id, EXTRACT, traced({"resource_id": resource_id}), key=key)
+        if self.extraction is not None:
+            self.extraction.wake()
+        return future
+
+    def recover(self) -> int:
+        """Queue every upload still processing that has no job (a store made before the
+        jobs, or a job dead-lettered); returns how many were queued."""
+        queued = 0
+        for workspace_id, resource_id in self.store.pending_uploads():
+            _, created = self.store.enqueue_job(workspace_id, EXTRACT, {"resource_id": resource_id},
+                                                key=f"{EXTRACT}:{resource_id}")
+            queued += created
+        if queued:
+            log.info("resuming %d upload(s) left processing", queued)
+            if self.extraction is not None:
+                self.extraction.wake()
+        return queued
+
+    def reindex(self) -> int:
+        """Queue the re-extraction, from its stored bytes, of every ready resource an older
+        extractor version made (then its embedding); returns how many were queued."""
+        queued = 0
+        for workspace_id, resource_id in stale_resources(self.store):
+            _, created = self.store.enqueue_job(workspace_id, REINDEX, {"resource_id": resource_id},
+                                                key=f"{REINDEX}:{resource_id}")
+            queued += created
+        if queued:
+            log.info("re-extracting %d resource(s) made by an older extractor", queued)
+        return queued
+
+    def backfill(self) -> int:
+        """Queue, for every workspace with passages that have no vector yet, the embedding
+        of all of them (a store filled by ``citewell ingest`` without ``--wait``); returns
+        how many workspaces were queued. Nothing when this process does not embed
+        (:func:`embeds`). Every process serving the store does this at start; a job queued
+        already is not queued twice."""
+        ids = self.store.workspace_ids()
+        if not ids or not embeds(self.store, ids[0]):  # the mode and the model are the process's
+            return 0
+        queued = 0
+        for workspace_id in ids:
+            embedded, total = Engine.for_workspace_id(self.store, workspace_id).embedding_coverage()
+            if embedded < total and queue_embedding(self.store, workspace_id, None):
+                queued += 1
+        if queued:
+            log.info("embedding the passages of %d workspace(s) that lack vectors", queued)
+            if self.embedding is not None:
+                self.embedding.wake()
+        return queued
 
     def shutdown(self) -> None:
-        """Stop: the running extraction finishes, queued ones are dropped (they stay
-        processing and :meth:`recover` picks them up at the next start); the running
-        embedding stops after its current batch (about a second) and queued ones are
-        dropped (a question embeds what its scope lacks)."""
+        """Stop this process's workers: the running extraction finishes, the running
+        embedding stops after its current batch (about a second) and goes back to the
+        queue; queued jobs stay queued for any worker (this server's next start included)."""
         self.closed = True
-        self._stopping.set()
-        self._pool.shutdown()
-        self._embedding.shutdown()
+        for runner in (self.extraction, self.embedding):
+            if runner is not None:
+                runner.stop(wait=False)
+        for runner in (self.extraction, self.embedding):
+            if runner is not None:
+                runner.stop()
 
-    def wait_embedded(self) -> None:
-        """Block until the embeddings queued so far are done (for tests and orderly stops)."""
-        self._embedding.wait_idle()
+    def wait_embedded(self, timeout_s: float = 300.0) -> bool:
+        """Block until no embedding is queued or running (for tests and orderly stops)."""
+        return wait_for_jobs(self.store, kinds=(EMBED,), timeout_s=timeout_s)
 
-    def wait_idle(self) -> None:
-        """Block until the extractions queued so far, and the embeddings they queue, are done."""
-        self._pool.wait_idle()
-        self._embedding.wait_idle()
+    def wait_idle(self, timeout_s: float = 300.0) -> bool:
+        """Block until no extraction or embedding is queued or running."""
+        return wait_for_jobs(self.store, kinds=UPLOAD_KINDS, timeout_s=timeout_s)
 
 
 class TurnWorker:
-    """A :class:`~citewell.web.fairness.FairPool` of ``threads`` threads answering turns
-    begun by :meth:`Engine.begin_turn` (and, through :meth:`call`, the sessions profile's
-    questions), workspaces in turn and at most ``per_workspace`` (default ``threads - 1``)
-    of one workspace's at once.
+    """Queues turns begun by :meth:`Engine.begin_turn` as jobs and (``run``) answers them on
+    ``threads`` threads of this process, workspaces in turn and at most ``per_workspace``
+    (default ``threads - 1``) of one workspace's at once; answers the sessions profile's
+    questions (:meth:`call`) on an in-process fair pool of the same size.
 
-    :meth:`submit` takes the request's engine (its workspace, store and generator; a
-    generator shared by the app must be safe to call from several threads) and the
-    :class:`~citewell.engine.PendingTurn`. A turn always settles: answered, failed with
-    its code (:meth:`Engine.complete_turn`), or — when the pool is stopped before it ran,
-    or is closed already — failed with ``TURN_INTERRUPTED``. Turns a stopped process left
-    pending are failed at the next start (``Store.fail_pending``, see the app).
+    A turn always settles: answered, failed with its code (:meth:`Engine.complete_turn`),
+    failed with ``TURN_INTERRUPTED`` when its worker died (its lease expired) or when it is
+    submitted after :meth:`shutdown`. ``engine_for(workspace_id)`` makes the engine of a
+    turn queued by another process (default: the store's engine with this process's
+    configured generator).
     """
 
-    def __init__(self, *, threads: int = 2, per_workspace: int | None = None) -> None:
-        self._pool = FairPool(threads, "citewell-turn", per_key=per_workspace)
+    def __init__(self, store: Store, *, threads: int = 2, per_workspace: int | None = None, run: bool = True,
+                 engine_for: Callable[[str], Engine] | None = None, poll_s: float | None = None) -> None:
+        self.store = store
         self.closed = False
         self._lock = threading.Lock()
-        self._queued: dict[Future[Message | None], tuple[Engine, PendingTurn]] = {}
+        self._pool = FairPool(threads, "citewell-ask", per_key=per_workspace)
+        self.handler = TurnHandler(store, engine_for or (lambda ws: Engine.for_workspace_id(store, ws)))
+        self.runner: JobRunner | None = None
+        if run:
+            options: dict[str, Any] = {} if poll_s is None else {"poll_s": poll_s}
+            self.runner = JobRunner(store, [self.handler], threads=threads, name="citewell-turn",
+                                    per_workspace=per_workspace if per_workspace is not None else max(1, threads - 1),
+                                    **options).start()
 
     def submit(self, engine: Engine, pending: PendingTurn,
-               job: Callable[[Engine, PendingTurn], Message | None] | None = None) -> Future[Message | None]:
-        """Queue the answer of one turn; returns its future (the settled message, or None
-        when answering it failed unexpectedly and was logged). ``job(engine, pending)``
-        answers it (default :meth:`Engine.complete_turn`; the SSE route streams it)."""
+               job: Callable[[Engine, PendingTurn], Message | None] | None = None, *,
+               stream: bool = False) -> Future[Message | None]:
+        """Queue the answer of one turn as a job; returns a future of the settled message
+        (None when answering failed unexpectedly and was logged), resolved when this
+        process answers it. ``job(engine, pending)`` answers it here (default
+        :meth:`Engine.complete_turn`; the SSE route streams it); ``stream``: a worker of
+        another process streams it too (records its events)."""
+        key = turn_key(str(pending.message.id))
         with self._lock:
             if self.closed:
                 future: Future[Message | None] = Future()
                 future.set_result(self._interrupt(engine, pending))
                 return future
-            future = self._pool.submit(engine.workspace_id, self._run, engine, pending, job)
-            self._queued[future] = (engine, pending)
-        future.add_done_callback(self._forget)
+            if self.runner is not None:
+                future = self.runner.future(key)
+                with self.handler._lock:
+                    self.handler.local[key] = (engine, pending, job)
+            else:
+                future = Future()
+        self.store.enqueue_job(engine.workspace_id, TURN, traced({**turn_payload(pending), "stream": stream}), key=key,
+                               max_attempts=1)
+        if self.runner is not None:
+            self.runner.wake()
         return future
 
     def call(self, workspace_id: str, fn: Callable[..., T], *args: Any) -> T:
@@ -247,14 +426,16 @@ class TurnWorker:
         except CancelledError:
             return fn(*args)
 
-    def _forget(self, future: Future[Message | None]) -> None:
-        if not future.cancelled():
-            with self._lock:
-                self._queued.pop(future, None)
+    def active(self, message_id: str) -> bool:
+        """Whether the turn answering ``message_id`` has a job queued or running (a worker
+        of some process will settle it)."""
+        return bool(self.store.jobs(key=turn_key(message_id), states=("queued", "running"), limit=1))
 
     @staticmethod
-    def _run(engine: Engine, pending: PendingTurn,
-             job: Callable[[Engine, PendingTurn], Message | None] | None = None) -> Message | None:
+    def answer(engine: Engine, pending: PendingTurn,
+               job: Callable[[Engine, PendingTurn], Message | None] | None = None) -> Message | None:
+        """Answer one turn with ``job`` (default :meth:`Engine.complete_turn`) and log how it
+        settled; an unexpected failure is logged, never raised (None)."""
         try:
             message = (job or Engine.complete_turn)(engine, pending)
         except Exception:  # a worker never dies of one turn
@@ -277,19 +458,30 @@ class TurnWorker:
             log.exception("turn %s could not be marked interrupted", pending.message.id)
             return None
 
+    def recover(self, *, before: datetime | None = None) -> int:
+        """Settle what stopped workers left: jobs whose lease expired are taken back (a turn
+        whose worker died fails with ``TURN_INTERRUPTED``), and every pending answer created
+        before ``before`` (default: :data:`RECENT_S` ago) without a queued or running job
+        — left by a citewell of before the jobs — fails the same way. Returns how many
+        answers were failed."""
+        failed = JobRunner(self.store, [self.handler], threads=1, name="citewell-recover").reap()
+        # a turn is stored a moment before its job: one begun in the last seconds is left alone
+        return failed + self.store.fail_pending(
+            before=before or utcnow() - timedelta(seconds=RECENT_S), code=TURN_INTERRUPTED, message=TURN_INTERRUPTED_MESSAGE,
+            keep=lambda m: self.active(str(m.id)))
+
     def shutdown(self) -> None:
-        """Stop: running turns finish; queued ones are not answered but settle as failed
-        (``TURN_INTERRUPTED``) so that none stays pending."""
+        """Stop this process's workers: running turns finish; queued turns stay queued for
+        any worker (another replica, or this server's next start); a turn submitted from
+        now on settles at once as failed (``TURN_INTERRUPTED``)."""
         with self._lock:
             self.closed = True
-        cancelled = self._pool.shutdown()
-        with self._lock:
-            dropped = [self._queued[f] for f in cancelled if f in self._queued]
-            self._queued.clear()
-        for engine, pending in dropped:
-            self._interrupt(engine, pending)
-        if dropped:
-            log.info("%d queued turn(s) interrupted by the shutdown", len(dropped))
+        if self.runner is not None:
+            self.runner.stop()
+        with self.handler._lock:
+            self.handler.local.clear()
+        self._pool.shutdown()
 
 
-__all__ = ["TURN_INTERRUPTED", "TURN_INTERRUPTED_MESSAGE", "TurnWorker", "UploadWorker"]
+__all__ = ["EMBED", "EXTRACT", "REINDEX", "TURN", "TURN_INTERRUPTED", "TURN_INTERRUPTED_MESSAGE", "TurnWorker",
+           "UploadWorker", "embeds", "queue_embedding", "turn_key"]

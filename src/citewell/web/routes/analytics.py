@@ -14,14 +14,16 @@ starts: 400 ``INVALID_REQUEST_BODY``/``INVALID_FILTER``, 401, 403, 404 ``NOT_FOU
 
 How a stream runs: the route begins the turn (:meth:`Engine.begin_turn`: the user
 message and a ``pending`` assistant message are stored), records the ``conversation``
-event and hands :meth:`Engine.stream_turn` to the app's bounded
-:class:`~citewell.web.worker.TurnWorker`. That background job runs the turn to the end
+event and queues :meth:`Engine.stream_turn` as a turn job
+(:class:`~citewell.web.worker.TurnWorker`). That job, on a worker of this or another process, runs the turn to the end
 whatever the client does, recording every client event with ``Store.append_events`` as
 it is produced (``seq`` 1, 2, 3 …). The HTTP response only *tails* the recorded events:
 it reads the store (the source of truth) after the last ``seq`` it sent and, when it has
 caught up, waits on the message's in-process channel (woken on every recorded event), so
 there is no gap and no duplicate, live or resumed. A message whose turn runs in another
-process is followed by polling the store. A resumed stream of a finished turn is replayed
+process (a worker of another replica, or ``citewell worker``: turns are jobs in the store,
+:mod:`citewell.web.worker`) is followed by polling the store every
+:data:`POLL_SECONDS` until it settles, so a reconnect may land on any replica. A resumed stream of a finished turn is replayed
 from the store. A message that was never streamed (``POST /v1/ask``, sessions) replays
 as ``conversation``, its ``citation`` events, one ``answer`` with the whole text and
 ``done``; a stream cut short by a server stop ends with the ``error`` its message
@@ -319,9 +321,10 @@ class _Sources:
 class _Recorder:
     """Runs one turn's :meth:`Engine.stream_turn` and records its client events.
 
-    :meth:`start` (request thread) registers the channel and records ``conversation``;
-    :meth:`run` (a worker thread) records the rest, waking readers after each; :meth:`finish`
-    (the job future's callback, so it runs even when the job never did) closes the channel.
+    :meth:`start` (request thread) records ``conversation``; :meth:`run` (the turn's job,
+    on a worker of any process) registers this process's channel, records the rest after
+    the last recorded ``seq``, waking this process's readers after each, and closes the
+    channel (:meth:`finish`). Readers in other processes follow the store.
     """
 
     def __init__(self, engine: Engine, pending: PendingTurn, offsets: str) -> None:
@@ -335,15 +338,19 @@ class _Recorder:
         self._passages: dict[str, Passage] = {}
 
     def start(self) -> None:
-        """Register the channel and record the ``conversation`` event (seq 1)."""
-        with _channels_lock:
-            _channels[self.message_id] = self.channel
+        """Record the ``conversation`` event (seq 1)."""
         self._record([("conversation", {"conversation_id": self.conversation_id,
                                         "chat_message_id": self.message_id})])
 
     def run(self, engine: Engine, pending: PendingTurn) -> Message | None:
-        """The worker job: stream the turn to its end, recording every client event. A
-        recording failure closes the stream (the turn then settles failed as interrupted)."""
+        """The worker job: stream the turn to its end, recording every client event after
+        those recorded already. A recording failure closes the stream (the turn then
+        settles failed as interrupted)."""
+        recorded = engine.recorded_events(self.message_id)
+        self.seq = max(self.seq, recorded[-1][0] if recorded else 0)
+        with _channels_lock:
+            _channels[self.message_id] = self.channel
+        self.channel.publish(self.seq)
         stream = engine.stream_turn(pending)
         try:
             for event in stream:
@@ -423,6 +430,13 @@ class _Recorder:
             start, end = omap.to_unit(start, self.offsets), omap.to_unit(end, self.offsets)
         return {"part_index": data.get("part_index"), "start": start, "end": end, "offset_unit": self.offsets,
                 "citation": data.get("citation"), "chunk_id": data.get("chunk_id"), "support": data.get("support")}
+
+
+def stream_job(engine: Engine, pending: PendingTurn) -> Message | None:
+    """The job of a streamed turn queued by another process (its ``conversation`` event is
+    recorded): stream the rest, recording every event (see :class:`_Recorder`)."""
+    offsets = pending.turn.offsets
+    return _Recorder(engine, pending, offsets).run(engine, pending)
 
 
 # -- replay of what was not recorded ---------------------------------------------------------
@@ -571,10 +585,9 @@ def analytics_sse(request: Request, body: SseBody | None = Body(None), last_even
     try:
         recorder.start()
     except Exception as exc:
-        recorder.finish()
         ctx.engine.fail_turn(pending, "SERVER_ERROR", f"the answer stream could not start ({type(exc).__name__})")
         raise
-    request.app.state.turns.submit(ctx.engine, pending, job=recorder.run).add_done_callback(recorder.finish)
+    request.app.state.turns.submit(ctx.engine, pending, job=recorder.run, stream=True)
     return EventStreamResponse(_tail(ctx.engine, recorder.message_id, 0, ReferenceLinks(request, ctx.engine, ctx.who.key_id or "")))
 
 
@@ -605,4 +618,5 @@ def analytics_sse_resume(
     return _resume(request, ctx, message_id, after)
 
 
-__all__ = ["EVENT_NAMES", "EVENT_SCHEMA", "TERMINAL", "EventStreamResponse", "SseBody", "router", "search_result"]
+__all__ = ["EVENT_NAMES", "EVENT_SCHEMA", "TERMINAL", "EventStreamResponse", "SseBody", "router", "search_result",
+           "stream_job"]

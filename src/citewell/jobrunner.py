@@ -1,0 +1,301 @@
+"""Workers that claim jobs from the store (:mod:`citewell.store.jobs`) and run them.
+
+A :class:`JobRunner` is ``threads`` threads of one process claiming jobs of some kinds
+(``extract``, ``embed``, ``turn`` …) from the store every process shares, so that workers
+may run on any machine: ``citewell serve`` runs its own (unless ``--no-workers``), and
+``citewell worker`` runs only workers. What a kind does is its :class:`Handler`.
+
+- **Claims** are fair between workspaces and never double (the store's rules). An idle
+  thread looks again every ``poll_s`` seconds, or at once when this process queued a job
+  (:meth:`JobRunner.wake`).
+- **Leases**: while a job runs, one heartbeat thread renews its lease every third of
+  ``lease_s``; a job whose lease was lost (this process stalled beyond its lease and
+  another worker took the job) is told so through :attr:`Lease.lost` and its outcome is
+  not recorded. The heartbeat also takes back the jobs of dead workers
+  (:meth:`Store.expire_jobs`) and hands those that ran out of attempts to their
+  handler's :meth:`Handler.dead`.
+- **Failures**: a handler raising :class:`JobFailed` fails the job with its code (retried
+  with backoff when ``retry``, else dead-lettered at once); any other exception is
+  ``SERVER_ERROR``, retried. A worker never dies of a job.
+- **Stop** (:meth:`JobRunner.stop`, on SIGTERM): no new claims; running jobs finish, or
+  — a handler that sees :attr:`Lease.stopping` and returns :data:`RELEASE` — go back
+  to the queue for another worker, without counting the attempt.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from .store import Store
+from .store.jobs import JobRecord
+
+log = logging.getLogger("citewell.jobs")
+
+#: Seconds of a lease (renewed every third of it while the job runs).
+LEASE_S = 30.0
+#: Seconds an idle worker thread waits before it looks for a job again.
+POLL_S = 0.5
+#: What a handler returns to put its job back in the queue (the worker is stopping).
+RELEASE = "release"
+
+
+def worker_id() -> str:
+    """``host:pid:random`` naming this process as the owner of the leases it takes (a
+    label for logs and for people: ownership itself is the lease's token and expiry)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class JobFailed(Exception):
+    """A job failed with ``code`` and ``message``; ``retry``: worth trying again."""
+
+    def __init__(self, code: str, message: str, *, retry: bool = True) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code, self.message, self.retry = code, message, retry
+
+
+@dataclass
+class Lease:
+    """The running claim of one job: ``lost`` is set when another worker took the job (the
+    lease expired), ``stopping`` when the runner is stopping (a long job may return
+    :data:`RELEASE` at its next step)."""
+
+    job: JobRecord
+    stopping: threading.Event
+    lost: threading.Event = field(default_factory=threading.Event)
+
+    def should_stop(self) -> bool:
+        """Whether the job should stop at its next step (lost, or the runner is stopping)."""
+        return self.lost.is_set() or self.stopping.is_set()
+
+
+class Handler:
+    """What one kind of job does: :meth:`run` it (raise :class:`JobFailed` to fail it,
+    return :data:`RELEASE` to give it back), and :meth:`dead` when it is dead-lettered
+    because its worker died (default: log it)."""
+
+    kind = ""
+
+    def run(self, job: JobRecord, lease: Lease) -> Any:
+        """Do the job."""
+        raise NotImplementedError
+
+    def run_in_context(self, job: JobRecord, lease: Lease) -> Any:
+        """:meth:`run` in the job's context (in a copy of the worker thread's context: a
+        handler may set context variables, such as the request id its log lines carry)."""
+        return self.run(job, lease)
+
+    def dead(self, job: JobRecord) -> None:
+        """The job was dead-lettered after its last worker died (its lease expired)."""
+        log.warning("%s job %s of workspace %s dead-lettered: %s", job.kind, job.id, job.workspace_id,
+                    (job.error or {}).get("message"))
+
+
+class JobRunner:
+    """``threads`` threads claiming jobs of ``handlers``' kinds from ``store`` (module
+    docstring); a workspace runs at most ``per_workspace`` of them at once (None: no cap).
+    ``initializer`` runs in each thread first (a lower CPU priority). ``backoff_s``: the
+    first retry's delay. Threads start at :meth:`start`. ``ValueError`` for ``threads < 1``."""
+
+    def __init__(self, store: Store, handlers: Sequence[Handler], *, threads: int, name: str,
+                 per_workspace: int | None = None, lease_s: float = LEASE_S, poll_s: float = POLL_S,
+                 backoff_s: float = 5.0, owner: str | None = None,
+                 initializer: Callable[[], None] | None = None) -> None:
+        if threads < 1:
+            raise ValueError("threads must be at least 1")
+        self.store = store
+        self.handlers = {h.kind: h for h in handlers}
+        self.threads, self.name, self.per_workspace = threads, name, per_workspace
+        self.lease_s, self.poll_s, self.backoff_s = lease_s, poll_s, backoff_s
+        self.owner = owner or worker_id()
+        self._initializer = initializer
+        self._stopping = threading.Event()
+        self._wake = threading.Condition()
+        self._woken = 0
+        self._running: dict[str, tuple[Lease, str]] = {}  # job id -> (lease, token)
+        self._futures: dict[str, Future[Any]] = {}  # job key -> future (see future())
+        self._lock = threading.Lock()
+        self._workers: list[threading.Thread] = []
+        self._heart: threading.Thread | None = None
+
+    @property
+    def kinds(self) -> list[str]:
+        """The kinds this runner claims."""
+        return list(self.handlers)
+
+    def start(self) -> JobRunner:
+        """Start the worker threads and the heartbeat; returns self."""
+        if self._workers:
+            return self
+        self._workers = [threading.Thread(target=self._work, name=f"{self.name}-{i}", daemon=True)
+                         for i in range(self.threads)]
+        self._heart = threading.Thread(target=self._heartbeat, name=f"{self.name}-lease", daemon=True)
+        for thread in (*self._workers, self._heart):
+            thread.start()
+        return self
+
+    def wake(self) -> None:
+        """Look for a job now (this process queued one)."""
+        with self._wake:
+            self._woken += 1
+            self._wake.notify()
+
+    def future(self, key: str) -> Future[Any]:
+        """A future of the job of ``key`` (see :meth:`Store.enqueue_job`) as *this* runner
+        ends it: its handler's result, or the :class:`JobFailed` that dead-lettered it. Ask
+        for it before queueing the job; a job another process runs never resolves it."""
+        with self._lock:
+            return self._futures.setdefault(key, Future())
+
+    def forget(self, key: str) -> None:
+        """Drop the future of a key nobody waits for any more."""
+        with self._lock:
+            self._futures.pop(key, None)
+
+    @property
+    def stopping(self) -> bool:
+        """Whether :meth:`stop` was called."""
+        return self._stopping.is_set()
+
+    def stop(self, *, wait: bool = True) -> None:
+        """Claim nothing more; running jobs finish (or are released by their handler), and
+        with ``wait`` this returns once they have."""
+        self._stopping.set()
+        with self._wake:
+            self._wake.notify_all()
+        if wait:
+            for thread in self._workers:
+                if thread is not threading.current_thread():
+                    thread.join()
+            if self._heart is not None and self._heart is not threading.current_thread():
+                self._heart.join()
+
+    # -- the threads ---------------------------------------------------------------------
+    def _idle(self) -> None:
+        with self._wake:
+            if self._woken:
+                self._woken -= 1
+                return
+            if not self._stopping.is_set():
+                self._wake.wait(self.poll_s)
+
+    def _work(self) -> None:
+        if self._initializer is not None:
+            try:
+                self._initializer()
+            except Exception:  # noqa: BLE001 - a failed initializer only leaves the defaults
+                pass
+        while not self._stopping.is_set():
+            try:
+                job = self.store.claim_job(self.owner, kinds=self.kinds, lease_s=self.lease_s,
+                                           per_workspace=self.per_workspace)
+            except Exception:  # the database is away for a moment: look again later
+                log.exception("claiming a job failed")
+                job = None
+            if job is None:
+                self._idle()
+                continue
+            self._run(job)
+
+    def _run(self, job: JobRecord) -> None:
+        token = job.lease_token or ""
+        lease = Lease(job, self._stopping)
+        with self._lock:
+            self._running[job.id] = (lease, token)
+        outcome: Any = None
+        failure: JobFailed | None = None
+        try:
+            handler = self.handlers[job.kind]
+            outcome = contextvars.copy_context().run(handler.run_in_context, job, lease)
+        except JobFailed as exc:
+            failure = exc
+        except Exception as exc:  # noqa: BLE001 - a worker never dies of a job
+            log.exception("%s job %s failed unexpectedly", job.kind, job.id)
+            failure = JobFailed("SERVER_ERROR", f"the job failed unexpectedly ({type(exc).__name__})")
+        finally:
+            with self._lock:
+                self._running.pop(job.id, None)
+        state: str | None = "done"
+        try:
+            if lease.lost.is_set():
+                state = None
+                log.info("%s job %s: the lease was lost, its outcome is not recorded", job.kind, job.id)
+            elif failure is not None:
+                state = self.store.fail_job(job.id, token, code=failure.code, message=failure.message,
+                                            retry=failure.retry, backoff_s=self.backoff_s)
+                log.info("%s job %s failed (%s: %s): %s", job.kind, job.id, failure.code, failure.message, state)
+            elif outcome == RELEASE:
+                state = None
+                self.store.release_job(job.id, token)
+            else:
+                self.store.finish_job(job.id, token)
+        except Exception:  # noqa: BLE001 - the lease expires and another worker takes the job
+            log.exception("recording the end of %s job %s failed", job.kind, job.id)
+        if state in ("done", "failed") and job.key is not None:
+            with self._lock:
+                future = self._futures.pop(job.key, None)
+            if future is not None and not future.done():
+                if failure is not None:
+                    future.set_exception(failure)
+                else:
+                    future.set_result(outcome)
+
+    def _heartbeat(self) -> None:
+        """Renew the leases of running jobs every third of a lease; take back expired ones."""
+        while True:
+            stopped = self._stopping.wait(self.lease_s / 3)
+            with self._lock:
+                running = list(self._running.items())
+            for job_id, (lease, token) in running:
+                try:
+                    if not self.store.renew_job(job_id, token, lease_s=self.lease_s):
+                        lease.lost.set()
+                except Exception:  # noqa: BLE001 - try again at the next beat
+                    log.exception("renewing the lease of job %s failed", job_id)
+            if stopped:
+                with self._lock:
+                    if not self._running:
+                        return
+                continue
+            self.reap()
+
+    def reap(self) -> int:
+        """Take back the jobs whose lease expired (their worker died); hand those out of
+        attempts to their kind's :meth:`Handler.dead`. Returns how many were dead-lettered."""
+        try:
+            dead = self.store.expire_jobs()
+        except Exception:  # noqa: BLE001 - next beat
+            log.exception("taking back expired jobs failed")
+            return 0
+        for job in dead:
+            handler = self.handlers.get(job.kind)
+            try:
+                (handler or Handler()).dead(job)
+            except Exception:  # noqa: BLE001
+                log.exception("settling dead-lettered %s job %s failed", job.kind, job.id)
+        return len(dead)
+
+
+def wait_for_jobs(store: Store, *, kinds: Sequence[str], workspace_id: str | None = None, timeout_s: float = 300.0,
+                  poll_s: float = 0.05) -> bool:
+    """Block until no job of ``kinds`` (of ``workspace_id``) is queued or running; False
+    when ``timeout_s`` passed first (for tests and orderly stops)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not store.jobs(workspace_id=workspace_id, states=("queued", "running"), kinds=kinds, limit=1):
+            return True
+        time.sleep(poll_s)
+    return False
+
+
+__all__ = ["LEASE_S", "POLL_S", "RELEASE", "Handler", "JobFailed", "JobRunner", "Lease", "wait_for_jobs",
+           "worker_id"]
