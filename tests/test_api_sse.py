@@ -8,7 +8,10 @@ the gate folder, until ``release`` appears) or made to *fail* there (``fail``). 
 makes "the connection dropped mid-answer" deterministic: the client has an ``answer``
 event, the turn is provably still pending, and the rest comes only after the test
 releases it. The heartbeat is shortened to 0.2 s so a live wait shows ``: ping`` lines.
-Keys come from :meth:`Engine.create_key` on the store file the server uses.
+Keys come from :meth:`Engine.create_key` on the store file the server uses. A second
+process on the same store, serving only (``workers=False``), is the other replica of the
+cross-replica tests: its turns are answered by the first one's workers, and it follows
+them, and the resumes that land on it, from the store.
 """
 
 from __future__ import annotations
@@ -76,8 +79,9 @@ LAUNCHER = textwrap.dedent('''
                 yield piece
 
 
-    uvicorn.run(create_app(store, generator=Gated()), host="127.0.0.1", port=port, log_config=LOG_CONFIG,
-                access_log=False)
+    workers = sys.argv[4:] != ["serve-only"]  # serve-only: another process's workers answer its turns
+    uvicorn.run(create_app(store, generator=Gated(), workers=workers), host="127.0.0.1", port=port,
+                log_config=LOG_CONFIG, access_log=False)
 ''')
 
 
@@ -198,6 +202,21 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
            "XDG_DATA_HOME": str(root / "data"), "PYTHONUNBUFFERED": "1"}
     with running([sys.executable, str(launcher), str(store), str(port), str(gate)], port, log_path, env) as base:
         yield Server(base, store, gate, key, other_key, log_path)
+    assert "Traceback" not in log_path.read_text(), log_path.read_text()
+
+
+@pytest.fixture(scope="module")
+def replica(server: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """Another server process on the same store that serves only (no workers)."""
+    root = tmp_path_factory.mktemp("replica")
+    port = free_port()
+    log_path = root / "replica.log"
+    env = {**os.environ, "CITEWELL_CONFIG": "", "XDG_CONFIG_HOME": str(root / "config"),
+           "XDG_DATA_HOME": str(root / "data"), "PYTHONUNBUFFERED": "1"}
+    launcher = server.store.parent.parent / "serve_gated.py"
+    with running([sys.executable, str(launcher), str(server.store), str(port), str(server.gate), "serve-only"],
+                 port, log_path, env) as base:
+        yield Server(base, server.store, server.gate, server.key, server.other_key, log_path)
     assert "Traceback" not in log_path.read_text(), log_path.read_text()
 
 
@@ -492,3 +511,64 @@ def test_another_workspace_cannot_resume_a_stream(server: Server) -> None:
         history = client.get(f"/v1/chats/{conversation_id}/messages").json()["messages"]
         _analytics_error(client.get("/v2/analytics/sse", params={"chat_message_id": history[0]["id"]}), 404,
                          "NOT_FOUND")
+
+
+# -- several replicas on one store ------------------------------------------------------------
+
+def test_a_resume_on_another_replica_follows_the_turn_from_the_store(server: Server, replica: Server) -> None:
+    """The stream drops mid-answer on the replica whose worker answers; the reconnect lands
+    on a replica with no worker and no channel of that turn: it sends the recorded rest and
+    follows new events from the store until the turn settles, with no gap and no duplicate."""
+    server.gate_files("hold")
+    try:
+        before = _drop_after_first_answer(server, query=QUESTION)
+        message_id = before[0].data["chat_message_id"]
+        conversation_id = before[0].data["conversation_id"]
+        assert replica.message(conversation_id, message_id)["status"] == "pending"
+        after = Read()
+        with replica.client() as client, client.stream("GET", "/v2/analytics/sse",
+                                                       params={"chat_message_id": message_id},
+                                                       headers={"Last-Event-ID": before[-1].id}) as response:
+            assert response.status_code == 200
+            released = False
+            for event in sse_blocks(response.iter_lines(), after):
+                if not released:  # the replica has caught up with what was recorded: let the turn go on
+                    (server.gate / "release").touch()
+                    released = True
+            if not released:
+                (server.gate / "release").touch()
+    finally:
+        server.gate_files()
+    check_grammar(before + after.events)
+    assert after.events[0].seq == before[-1].seq + 1
+    assert after.events[-1].event == "done" and after.events[-1].data["status"] == "settled"
+    stored = server.message(conversation_id, message_id)
+    assert stored["text"] == answer_text(before + after.events)
+    # both replicas replay the same stream from the store
+    _, here = server.read_all("GET", "/v2/analytics/sse", params={"chat_message_id": message_id})
+    _, there = replica.read_all("GET", "/v2/analytics/sse", params={"chat_message_id": message_id})
+    assert [e.event for e in here.events] == [e.event for e in there.events] == [e.event for e in before + after.events]
+    assert answer_text(there.events) == stored["text"]
+
+
+def test_a_replica_without_workers_streams_a_turn_another_process_answers(server: Server, replica: Server) -> None:
+    """Asked on the serve-only replica: the turn is a job in the store, the other process's
+    worker claims it and streams it (recording its events), and the replica streams them
+    to the client live from the store."""
+    server.gate_files()
+    response, read = replica.read_all("POST", "/v2/analytics/sse", json={"query": QUESTION})
+    assert response.status_code == 200
+    check_grammar(read.events)
+    names = [e.event for e in read.events]
+    assert names[:2] == ["conversation", "search_results"] and names[-1] == "done", names
+    assert "citation" in names and "answer" in names
+    message_id = read.events[0].data["chat_message_id"]
+    stored = replica.message(read.events[0].data["conversation_id"], message_id)
+    assert stored["status"] == "settled" and stored["text"] == answer_text(read.events)
+    assert "$12.4 million" in stored["text"]
+    # the worker of the other process answered it (the replica has none): its log says so
+    deadline = time.monotonic() + 10
+    while f"turn {message_id} settled" not in server.log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert f"turn {message_id} settled" in server.log.read_text()
+    assert f"turn {message_id}" not in replica.log.read_text()

@@ -503,11 +503,17 @@ def serve(
     llm_model: Optional[str] = LlmModelOpt, llm_api_key: Optional[str] = LlmApiKeyOpt,
     llm_temperature: Optional[float] = LlmTemperatureOpt, llm_max_tokens: Optional[int] = LlmMaxTokensOpt,
     llm_timeout: Optional[float] = LlmTimeoutOpt, llm_answer_timeout: Optional[float] = LlmAnswerTimeoutOpt,
+    workers: Optional[int] = typer.Option(None, "--workers", min=0, help="Worker threads of this server for "
+                                          "each kind of job (extraction, questions; default 2); 0 serves only, "
+                                          "leaving the jobs to citewell worker processes on the same store."),
+    no_workers: bool = typer.Option(False, "--no-workers", help="Serve only (as --workers 0)."),
     store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Serve the HTTP API (FastAPI on uvicorn) on the same store as the other commands:
     keys from citewell keys create; logs, one access line per request with its request id,
-    on stderr. In hybrid or dense mode, uploads are embedded in the background once ready."""
+    on stderr. Uploads and questions are jobs in the store, run by this server's workers
+    (unless --no-workers) and by any citewell worker on the same store; in hybrid or dense
+    mode, uploads are embedded in the background once ready."""
     if mode is not None:
         if mode not in MODES:
             raise ExitError(f"--mode must be one of {', '.join(MODES)}", 2)
@@ -523,7 +529,9 @@ def serve(
                         temperature=llm_temperature, max_tokens=llm_max_tokens, timeout=llm_timeout,
                         answer_timeout=llm_answer_timeout)
     writer = resolve_generator(generator, llm, config=config)
-    application = create_app(settings.store, generator=writer, llm=llm)
+    threads = 0 if no_workers else (2 if workers is None else workers)
+    sizes = {"worker_threads": threads, "turn_threads": threads} if threads else {}
+    application = create_app(settings.store, generator=writer, llm=llm, workers=threads > 0, **sizes)
     stopping = application.state.stopping
 
     class Server(uvicorn.Server):
@@ -539,6 +547,50 @@ def serve(
     err.print(f"citewell API on http://{host}:{port} (store {settings.store_location}; answers: {writer}{model})",
               markup=False)
     Server(uvicorn.Config(application, host=host, port=port, log_config=LOG_CONFIG, access_log=False)).run()
+
+
+@app.command()
+def worker(
+    concurrency: int = typer.Option(2, "--concurrency", min=1, help="Threads for each kind of job: extracting "
+                                    "uploads and answering questions (embedding always takes one)."),
+    mode: Optional[str] = typer.Option(None, "--mode", help="Retrieval of the questions this worker answers "
+                                       "(and whether it embeds uploads): hybrid (default), lexical or dense."),
+    generator: Optional[str] = GeneratorOpt, llm_base_url: Optional[str] = LlmBaseUrlOpt,
+    llm_model: Optional[str] = LlmModelOpt, llm_api_key: Optional[str] = LlmApiKeyOpt,
+    llm_temperature: Optional[float] = LlmTemperatureOpt, llm_max_tokens: Optional[int] = LlmMaxTokensOpt,
+    llm_timeout: Optional[float] = LlmTimeoutOpt, llm_answer_timeout: Optional[float] = LlmAnswerTimeoutOpt,
+    store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt,
+) -> None:
+    """Run workers on the store, on this or any machine, until SIGTERM or Ctrl-C: they
+    extract and embed uploads, answer the questions citewell serve queued (streamed ones
+    too) and run due tracking agents. Several workers and servers share the jobs fairly
+    between workspaces. On SIGTERM running jobs finish (an embedding stops after its
+    batch and goes back to the queue); queued jobs wait for the next worker."""
+    import signal
+    import threading
+
+    from ..web.requestid import LOG_CONFIG
+    from ..web.worker import run_workers
+
+    if mode is not None:
+        if mode not in MODES:
+            raise ExitError(f"--mode must be one of {', '.join(MODES)}", 2)
+        os.environ["CITEWELL_RETRIEVAL_MODE"] = mode
+    import logging.config
+
+    logging.config.dictConfig(LOG_CONFIG)
+    settings = Settings.resolve(store=store, config=config)
+    llm = _llm_settings(config, base_url=llm_base_url, model=llm_model, api_key=llm_api_key,
+                        temperature=llm_temperature, max_tokens=llm_max_tokens, timeout=llm_timeout,
+                        answer_timeout=llm_answer_timeout)
+    writer = resolve_generator(generator, llm, config=config)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    err.print(f"citewell worker on store {settings.store_location} ({concurrency} thread(s) per kind of job; "
+              f"answers: {writer})", markup=False)
+    run_workers(settings.store, threads=concurrency, generator=writer, llm=llm, stop=stop)
+    err.print("citewell worker stopped", markup=False)
 
 
 @app.command("mcp")

@@ -483,5 +483,47 @@ class TurnWorker:
         self._pool.shutdown()
 
 
+def run_workers(store: Store | str | os.PathLike[str], *, threads: int = 2, generator: Any = None,
+                llm: Any = None, stop: threading.Event, agent_tick_s: float | None = None) -> None:
+    """``citewell worker``: run this process's workers on ``store`` (a store or its
+    location) until ``stop`` is set — :class:`UploadWorker` and :class:`TurnWorker` with
+    ``threads`` threads each (answers written by ``generator``, a name or a
+    :class:`~citewell.generate.Generator`, with ``llm`` settings) and the tracking-agent
+    scheduler (every ``agent_tick_s`` s, default ``CITEWELL_AGENT_TICK_S``) — after
+    settling what stopped workers left (:meth:`TurnWorker.recover`,
+    :meth:`UploadWorker.recover`, :meth:`~UploadWorker.reindex`,
+    :meth:`~UploadWorker.backfill`). Then stops them: running jobs finish, an embedding
+    goes back to the queue after its batch. Raises :class:`~citewell.errors.StoreError`
+    when the store cannot be opened."""
+    from ..agents import AgentRunner, Scheduler, tick_seconds
+    from ..store import open_store
+
+    opened = store if not isinstance(store, (str, os.PathLike)) else open_store(store)
+    generators: dict[str, Any] = {}
+
+    def engine_for(workspace_id: str) -> Engine:
+        return Engine.for_workspace_id(opened, workspace_id, generator=generator, generators=generators, llm=llm)
+
+    uploads = UploadWorker(opened, threads=threads)
+    turns = TurnWorker(opened, threads=threads, engine_for=engine_for)
+    scheduler = Scheduler(AgentRunner(opened, engine_for),
+                          tick_s=tick_seconds() if agent_tick_s is None else agent_tick_s)
+    try:
+        turns.recover()
+        uploads.recover()
+        uploads.reindex()
+        uploads.backfill()
+        scheduler.start()
+        while not stop.wait(1.0):
+            pass
+    finally:
+        log.info("stopping: running jobs finish")
+        scheduler.stop()
+        turns.shutdown()
+        uploads.shutdown()
+        if opened is not store:
+            opened.close()
+
+
 __all__ = ["EMBED", "EXTRACT", "REINDEX", "TURN", "TURN_INTERRUPTED", "TURN_INTERRUPTED_MESSAGE", "TurnWorker",
-           "UploadWorker", "embeds", "queue_embedding", "turn_key"]
+           "UploadWorker", "embeds", "queue_embedding", "run_workers", "turn_key"]

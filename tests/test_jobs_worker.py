@@ -1,0 +1,189 @@
+"""Jobs run by ``citewell worker`` processes (issue 18): a server that serves only
+(``citewell serve --no-workers``) queues uploads and questions in the store, a worker on
+the same store does them, and SIGTERM stops the worker gracefully. Plus the job runner's
+own rules (retries, dead letters, released jobs, lost leases) on a real store."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from citewell import Engine
+from citewell.jobrunner import RELEASE, Handler, JobFailed, JobRunner
+from citewell.store.sqlite import SQLiteStore
+
+from .servers import free_port, running
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "CITEWELL_CONFIG": "", "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "XDG_DATA_HOME": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1", "CITEWELL_AGENT_TICK_S": "0"}
+
+
+def _until(predicate, timeout_s: float = 60.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError("timed out")
+
+
+def test_a_serve_only_server_and_a_worker_process_share_the_jobs(tmp_path: Path) -> None:
+    store = tmp_path / "store" / "citewell.sqlite"
+    with Engine(store, workspace="acme") as engine:
+        key = engine.create_key()[0]
+    env = _env(tmp_path)
+    port = free_port()
+    serve = [sys.executable, "-m", "citewell", "serve", "--host", "127.0.0.1", "--port", str(port),
+             "--store", str(store), "--no-workers"]
+    headers = {"X-API-KEY": key}
+    with running(serve, port, tmp_path / "serve.log", env) as base:
+        r = httpx.post(f"{base}/v1/resources", headers=headers, timeout=30,
+                       files={"file": ("acme.txt", b"Acme revenue was $12.4 million in 2022.\n", "text/plain")})
+        assert r.status_code == 202, r.text
+        resource_id = r.json()["data"]["resource"]["id"]
+        asked = httpx.post(f"{base}/v1/ask", headers=headers, json={"question": "What was Acme revenue?"},
+                           timeout=30).json()
+        time.sleep(1.0)  # nobody works in the serving process: both wait in the queue
+        assert httpx.get(f"{base}/v1/resources/{resource_id}", headers=headers,
+                         timeout=30).json()["data"]["resource"]["status"] == "processing"
+        with _opened(store) as jobs_store:
+            queued = sorted((j.kind, j.state) for j in jobs_store.jobs())
+        assert queued == [("extract", "queued"), ("turn", "queued")]
+        log_path = tmp_path / "worker.log"
+        with log_path.open("w") as log:
+            worker = subprocess.Popen([sys.executable, "-m", "citewell", "worker", "--store", str(store),
+                                       "--concurrency", "1", "--mode", "lexical"],
+                                      stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            ready = _until(lambda: httpx.get(f"{base}/v1/resources/{resource_id}", headers=headers,
+                                              timeout=30).json()["data"]["resource"]["status"] == "ready")
+            assert ready
+            message = _until(lambda: (m := httpx.get(
+                f"{base}/v1/chats/{asked['chat_id']}/messages/{asked['message_id']}", headers=headers,
+                timeout=30).json())["status"] != "pending" and m)
+            # the turn was queued before the upload was ready: answered by the worker all the same
+            assert message["status"] == "settled"
+            later = httpx.post(f"{base}/v1/ask", headers=headers, json={"question": "What was Acme revenue?"},
+                               timeout=30).json()
+            answered = _until(lambda: (m := httpx.get(
+                f"{base}/v1/chats/{later['chat_id']}/messages/{later['message_id']}", headers=headers,
+                timeout=30).json())["status"] != "pending" and m)
+            assert answered["status"] == "settled" and "$12.4 million" in answered["text"]
+        finally:
+            worker.send_signal(signal.SIGTERM)
+            code = worker.wait(timeout=60)
+        output = log_path.read_text()
+        assert code == 0, output
+        assert "citewell worker stopped" in output and "Traceback" not in output
+        with _opened(store) as jobs_store:
+            assert {j.state for j in jobs_store.jobs()} == {"done"}
+
+
+class _opened:
+    """A SQLite store for the ``with`` block."""
+
+    def __init__(self, path: Path) -> None:
+        self.store = SQLiteStore(path)
+
+    def __enter__(self) -> SQLiteStore:
+        return self.store
+
+    def __exit__(self, *exc: object) -> None:
+        self.store.close()
+
+
+class _Scripted(Handler):
+    """Fails, releases or succeeds as the payload says; records each run."""
+
+    kind = "scripted"
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str, int]] = []
+        self.gate = threading.Event()
+
+    def run(self, job, lease):
+        self.runs.append((job.payload["do"], job.attempts))
+        if job.payload["do"] == "fail":
+            raise JobFailed("BROKEN", "it always breaks")
+        if job.payload["do"] == "bad":
+            raise JobFailed("BAD_INPUT", "never worth retrying", retry=False)
+        if job.payload["do"] == "crash":
+            raise KeyError("unexpected")
+        if job.payload["do"] == "hold":
+            self.gate.wait(30)
+            return RELEASE if lease.stopping.is_set() else "held"
+        return "ok"
+
+
+def test_the_runner_retries_dead_letters_and_releases(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    handler = _Scripted()
+    runner = JobRunner(store, [handler], threads=2, name="t", poll_s=0.02, backoff_s=0.05)
+    ok = runner.future("ok")
+    store.enqueue_job("w", "scripted", {"do": "ok"}, key="ok")
+    fail = runner.future("fail")
+    failing, _ = store.enqueue_job("w", "scripted", {"do": "fail"}, key="fail", max_attempts=3)
+    bad, _ = store.enqueue_job("w", "scripted", {"do": "bad"}, max_attempts=3)
+    crash, _ = store.enqueue_job("w2", "scripted", {"do": "crash"}, max_attempts=1)
+    runner.start()
+    try:
+        assert ok.result(30) == "ok"
+        with pytest.raises(JobFailed) as caught:
+            fail.result(30)
+        assert caught.value.code == "BROKEN"
+        dead = store.job(failing.id)
+        assert (dead.state, dead.attempts, dead.error) == ("failed", 3, {"code": "BROKEN", "message": "it always breaks"})
+        assert [a for d, a in handler.runs if d == "fail"] == [1, 2, 3]  # retried with backoff, then dead
+        _until(lambda: store.job(crash.id).state == "failed" and store.job(bad.id).state == "failed", 30)
+        assert store.job(bad.id).attempts == 1  # not retried
+        assert store.job(crash.id).error["code"] == "SERVER_ERROR"
+        # a stop releases what the handler gives back: queued again, the attempt not counted
+        held, _ = store.enqueue_job("w", "scripted", {"do": "hold"}, max_attempts=1)
+        runner.wake()
+        _until(lambda: store.job(held.id).state == "running", 30)
+        stopper = threading.Thread(target=runner.stop)
+        stopper.start()
+        time.sleep(0.1)
+        handler.gate.set()
+        stopper.join(30)
+        back = store.job(held.id)
+        assert (back.state, back.attempts) == ("queued", 0)
+    finally:
+        handler.gate.set()
+        runner.stop()
+        store.close()
+
+
+def test_a_lost_lease_is_not_recorded_and_a_dead_worker_is_taken_over(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    handler = _Scripted()
+    job, _ = store.enqueue_job("w", "scripted", {"do": "hold"}, max_attempts=2)
+    # a worker claimed it and died: its lease (0.2 s) is never renewed
+    assert store.claim_job("dead", kinds=["scripted"], lease_s=0.2) is not None
+    runner = JobRunner(store, [handler], threads=1, name="t", poll_s=0.02, lease_s=0.6)
+    runner.start()
+    try:
+        # the heartbeat takes the expired job back (every lease/3 s) and a thread claims it again
+        _until(lambda: handler.runs, 30)
+        assert handler.runs == [("hold", 2)]
+        taken = store.job(job.id)
+        assert taken.state == "running" and taken.lease_owner == runner.owner
+        time.sleep(1.0)  # longer than a lease: renewed meanwhile by the heartbeat
+        assert store.job(job.id).state == "running"
+        handler.gate.set()
+        _until(lambda: store.job(job.id).state == "done", 30)
+    finally:
+        handler.gate.set()
+        runner.stop()
+        store.close()
