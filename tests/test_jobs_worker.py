@@ -126,8 +126,21 @@ class _Scripted(Handler):
         return "ok"
 
 
-def test_the_runner_retries_dead_letters_and_releases(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "s.sqlite")
+@pytest.fixture(params=["sqlite", "postgresql"])
+def job_store(request: pytest.FixtureRequest, tmp_path: Path):
+    """A fresh store of each kind (the PostgreSQL one in a new database of the session's server)."""
+    if request.param == "sqlite":
+        opened = SQLiteStore(tmp_path / "s.sqlite")
+    else:
+        from citewell.store.postgres import PostgresStore
+
+        opened = PostgresStore(request.getfixturevalue("postgres_server").new_database())
+    yield opened
+    opened.close()
+
+
+def test_the_runner_retries_dead_letters_and_releases(job_store) -> None:
+    store = job_store
     handler = _Scripted()
     runner = JobRunner(store, [handler], threads=2, name="t", poll_s=0.02, backoff_s=0.05)
     ok = runner.future("ok")
@@ -162,11 +175,10 @@ def test_the_runner_retries_dead_letters_and_releases(tmp_path: Path) -> None:
     finally:
         handler.gate.set()
         runner.stop()
-        store.close()
 
 
-def test_a_lost_lease_is_not_recorded_and_a_dead_worker_is_taken_over(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "s.sqlite")
+def test_a_lost_lease_is_not_recorded_and_a_dead_worker_is_taken_over(job_store) -> None:
+    store = job_store
     handler = _Scripted()
     job, _ = store.enqueue_job("w", "scripted", {"do": "hold"}, max_attempts=2)
     # a worker claimed it and died: its lease (0.2 s) is never renewed
@@ -186,4 +198,3 @@ def test_a_lost_lease_is_not_recorded_and_a_dead_worker_is_taken_over(tmp_path: 
     finally:
         handler.gate.set()
         runner.stop()
-        store.close()

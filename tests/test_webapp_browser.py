@@ -149,8 +149,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     threading.Thread(target=media.serve_forever, daemon=True).start()
     media_url = f"http://127.0.0.1:{media.server_address[1]}/talk.wav"
     port = free_port()
-    env = {**os.environ, "CITEWELL_STORE": str(store), "XDG_CONFIG_HOME": str(tmp / "cfg"),
-           "CITEWELL_OWNERS_DIR": str(tmp / "owners")}
+    env = {**os.environ, "CITEWELL_STORE": str(store), "XDG_CONFIG_HOME": str(tmp / "cfg")}
     try:
         with LLMServer() as llm:
             command = [sys.executable, "-m", "citewell", "serve", "--host", "127.0.0.1", "--port", str(port),

@@ -45,6 +45,8 @@ log = logging.getLogger("citewell.jobs")
 LEASE_S = 30.0
 #: Seconds an idle worker thread waits before it looks for a job again.
 POLL_S = 0.5
+#: Seconds a future of a job nobody here ran is kept (another process ran the job).
+FUTURE_TTL_S = 3600.0
 #: What a handler returns to put its job back in the queue (the worker is stopping).
 RELEASE = "release"
 
@@ -122,7 +124,7 @@ class JobRunner:
         self._wake = threading.Condition()
         self._woken = 0
         self._running: dict[str, tuple[Lease, str]] = {}  # job id -> (lease, token)
-        self._futures: dict[str, Future[Any]] = {}  # job key -> future (see future())
+        self._futures: dict[str, tuple[Future[Any], float]] = {}  # job key -> (future, when asked)
         self._lock = threading.Lock()
         self._workers: list[threading.Thread] = []
         self._heart: threading.Thread | None = None
@@ -152,9 +154,15 @@ class JobRunner:
     def future(self, key: str) -> Future[Any]:
         """A future of the job of ``key`` (see :meth:`Store.enqueue_job`) as *this* runner
         ends it: its handler's result, or the :class:`JobFailed` that dead-lettered it. Ask
-        for it before queueing the job; a job another process runs never resolves it."""
+        for it before queueing the job; a job another process runs never resolves it (it
+        is forgotten after :data:`FUTURE_TTL_S`)."""
+        now = time.monotonic()
         with self._lock:
-            return self._futures.setdefault(key, Future())
+            for stale in [k for k, (_, at) in self._futures.items() if now - at > FUTURE_TTL_S]:
+                del self._futures[stale]
+            if key not in self._futures:
+                self._futures[key] = (Future(), now)
+            return self._futures[key][0]
 
     def forget(self, key: str) -> None:
         """Drop the future of a key nobody waits for any more."""
@@ -242,7 +250,7 @@ class JobRunner:
             log.exception("recording the end of %s job %s failed", job.kind, job.id)
         if state in ("done", "failed") and job.key is not None:
             with self._lock:
-                future = self._futures.pop(job.key, None)
+                future = self._futures.pop(job.key, (None, 0.0))[0]
             if future is not None and not future.done():
                 if failure is not None:
                     future.set_exception(failure)

@@ -43,7 +43,7 @@ from .bodylimit import BodyLimitMiddleware
 from .requestid import RequestIdMiddleware
 from .routes import ROUTERS
 from .uploads import max_upload_bytes
-from .worker import TURN_INTERRUPTED, TURN_INTERRUPTED_MESSAGE, TurnWorker, UploadWorker
+from .worker import TURN_INTERRUPTED, TurnWorker, UploadWorker
 
 DESCRIPTION = """Grounded answers with exact citations over your own files.
 

@@ -36,9 +36,10 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
-from datetime import datetime, timedelta
 from concurrent.futures import CancelledError, Future
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from ..answer.turn import pending_from_payload, turn_payload
@@ -216,14 +217,25 @@ class TurnHandler(WebHandler):
     def __init__(self, store: Store, engine_for: Callable[[str], Engine]) -> None:
         self.store, self.engine_for = store, engine_for
         self._lock = threading.Lock()
-        #: job key -> (engine, pending turn, job) of turns queued in this process
-        self.local: dict[str, tuple[Engine, PendingTurn, Callable[[Engine, PendingTurn], Message | None] | None]] = {}
+        #: job key -> (engine, pending turn, job, when queued) of turns queued in this process
+        self.local: dict[str, tuple[Engine, PendingTurn, Callable[[Engine, PendingTurn], Message | None] | None,
+                                    float]] = {}
+
+    def remember(self, key: str, engine: Engine, pending: PendingTurn,
+                 job: Callable[[Engine, PendingTurn], Message | None] | None) -> None:
+        """Keep the engine and job of a turn queued here, for this process's workers (an
+        entry whose turn another process answered is dropped after an hour)."""
+        now = time.monotonic()
+        with self._lock:
+            for stale in [k for k, entry in self.local.items() if now - entry[3] > 3600.0]:
+                del self.local[stale]
+            self.local[key] = (engine, pending, job, now)
 
     def run(self, job: JobRecord, lease: Lease) -> Message | None:
         with self._lock:
             local = self.local.pop(job.key or "", None)
         if local is not None:
-            engine, pending, fn = local
+            engine, pending, fn, _ = local
         else:
             engine = self.engine_for(job.workspace_id)
             try:
@@ -402,8 +414,7 @@ class TurnWorker:
                 return future
             if self.runner is not None:
                 future = self.runner.future(key)
-                with self.handler._lock:
-                    self.handler.local[key] = (engine, pending, job)
+                self.handler.remember(key, engine, pending, job)
             else:
                 future = Future()
         self.store.enqueue_job(engine.workspace_id, TURN, traced({**turn_payload(pending), "stream": stream}), key=key,
