@@ -142,6 +142,10 @@ class Jobs(SQLBase):
             cap = (f"AND (SELECT COUNT(*) FROM jobs r WHERE r.workspace_id = l.workspace_id AND r.state = 'running' "
                    f"AND r.kind IN ({_marks(kinds)}) AND r.lease_expires > ?) < ? ")
             params += [*kinds, at, per_workspace]
+        due = self._conn().execute(f"SELECT 1 FROM jobs WHERE state = 'queued' AND kind IN ({_marks(kinds)}) "
+                                   "AND run_after <= ? LIMIT 1", [*kinds, at]).fetchone()
+        if due is None:  # the common answer of an idle worker, without taking the write lock
+            return None
         with self._write() as conn:
             lane = conn.execute(
                 f"SELECT l.workspace_id, l.kind FROM job_lanes l WHERE l.kind IN ({_marks(kinds)}) "
@@ -215,6 +219,9 @@ class Jobs(SQLBase):
         with ``LEASE_EXPIRED``. Returns the jobs dead-lettered by this call (their kinds
         may need to settle what the job was doing: a turn fails)."""
         at = time.time() if now is None else now
+        if self._conn().execute("SELECT 1 FROM jobs WHERE state = 'running' AND lease_expires < ? LIMIT 1",
+                                (at,)).fetchone() is None:
+            return []
         with self._write() as conn:
             rows = conn.execute(f"SELECT id, attempts, max_attempts, lease_owner FROM jobs WHERE state = 'running' "
                                 f"AND lease_expires < ? {self._LOCK_CLAIMED}", (at,)).fetchall()

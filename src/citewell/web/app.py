@@ -136,9 +136,10 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
         or the next start); a store opened here is closed."""
         app.state.stopping.clear()
         if app.state.worker.closed:
-            app.state.worker = UploadWorker(opened, threads=worker_threads, run=workers)
+            app.state.worker = UploadWorker(opened, threads=worker_threads, run=workers, start=False)
         if app.state.turns.closed:
-            app.state.turns = TurnWorker(opened, threads=turn_threads, run=workers, engine_for=engine_for)
+            app.state.turns = TurnWorker(opened, threads=turn_threads, run=workers, start=False,
+                                         engine_for=engine_for)
         # turns whose worker died (their lease expired) or that a citewell of before the jobs left pending
         interrupted = await run_in_threadpool(app.state.turns.recover)
         if interrupted:
@@ -147,6 +148,8 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
         await run_in_threadpool(app.state.worker.recover)
         await run_in_threadpool(app.state.worker.reindex)  # what an older extractor made, from its bytes
         await run_in_threadpool(app.state.worker.backfill)
+        app.state.worker.start()  # this process's workers (none with workers=False)
+        app.state.turns.start()
         scheduler = Scheduler(AgentRunner(opened, engine_for), tick_s=tick_s if workers else 0.0)
         scheduler.start()  # due tracking agents run here, once per tick across processes (the store's lease)
         mcp = http_server(app.state)  # a new one per start: the SDK's session manager runs once
@@ -185,8 +188,9 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
         return Engine.for_workspace_id(opened, workspace_id, generator=app.state.generator,
                                        generators=app.state.generators, llm=app.state.llm)
 
-    app.state.worker = UploadWorker(opened, threads=worker_threads, run=workers)
-    app.state.turns = TurnWorker(opened, threads=turn_threads, run=workers, engine_for=engine_for)
+    # their workers start with the app (the lifespan): an app that is never run polls nothing
+    app.state.worker = UploadWorker(opened, threads=worker_threads, run=workers, start=False)
+    app.state.turns = TurnWorker(opened, threads=turn_threads, run=workers, start=False, engine_for=engine_for)
     errors.install(app)
     for router in ROUTERS:
         app.include_router(router)

@@ -267,7 +267,7 @@ class TurnHandler(WebHandler):
 
 class UploadWorker:
     """Queues the extraction and embedding of uploads as jobs and (``run``) runs workers for
-    them in this process: extraction on ``threads`` threads, one upload of a workspace at a
+    them in this process (from :meth:`start`; ``start``: at once): extraction on ``threads`` threads, one upload of a workspace at a
     time (each extraction runs in its own child process; with 2 threads another workspace's
     upload never waits for a flood), embedding on one low-priority thread.
 
@@ -276,7 +276,8 @@ class UploadWorker:
     :meth:`backfill` the embedding of workspaces with passages that have no vector.
     """
 
-    def __init__(self, store: Store, *, threads: int = 2, run: bool = True, poll_s: float | None = None) -> None:
+    def __init__(self, store: Store, *, threads: int = 2, run: bool = True, start: bool = True,
+                 poll_s: float | None = None) -> None:
         self.store = store
         self.closed = False
         options: dict[str, Any] = {} if poll_s is None else {"poll_s": poll_s}
@@ -285,9 +286,17 @@ class UploadWorker:
         if run:
             self.extraction = JobRunner(store, [ExtractHandler(store, self._embed_later),
                                                 ReindexHandler(store, self._embed_later)],
-                                        threads=threads, name="citewell-ingest", per_workspace=1, **options).start()
+                                        threads=threads, name="citewell-ingest", per_workspace=1, **options)
             self.embedding = JobRunner(store, [EmbedHandler(store)], threads=1, name="citewell-embed",
-                                       initializer=lower_priority, **options).start()
+                                       initializer=lower_priority, **options)
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Start this process's workers (``run``; a server starts them with its lifespan)."""
+        for runner in (self.extraction, self.embedding):
+            if runner is not None:
+                runner.start()
 
     def _embed_later(self, workspace_id: str, resource_id: str) -> None:
         if queue_embedding(self.store, workspace_id, resource_id) and self.embedding is not None:
@@ -363,8 +372,9 @@ class UploadWorker:
                 runner.stop()
 
     def wait_embedded(self, timeout_s: float = 300.0) -> bool:
-        """Block until no embedding is queued or running (for tests and orderly stops)."""
-        return wait_for_jobs(self.store, kinds=(EMBED,), timeout_s=timeout_s)
+        """Block until no embedding is queued or running, nor an extraction that may queue
+        one (for tests and orderly stops); False after ``timeout_s``."""
+        return wait_for_jobs(self.store, kinds=UPLOAD_KINDS, timeout_s=timeout_s)
 
     def wait_idle(self, timeout_s: float = 300.0) -> bool:
         """Block until no extraction or embedding is queued or running."""
@@ -385,7 +395,8 @@ class TurnWorker:
     """
 
     def __init__(self, store: Store, *, threads: int = 2, per_workspace: int | None = None, run: bool = True,
-                 engine_for: Callable[[str], Engine] | None = None, poll_s: float | None = None) -> None:
+                 start: bool = True, engine_for: Callable[[str], Engine] | None = None,
+                 poll_s: float | None = None) -> None:
         self.store = store
         self.closed = False
         self._lock = threading.Lock()
@@ -396,7 +407,14 @@ class TurnWorker:
             options: dict[str, Any] = {} if poll_s is None else {"poll_s": poll_s}
             self.runner = JobRunner(store, [self.handler], threads=threads, name="citewell-turn",
                                     per_workspace=per_workspace if per_workspace is not None else max(1, threads - 1),
-                                    **options).start()
+                                    **options)
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Start this process's workers (``run``; a server starts them with its lifespan)."""
+        if self.runner is not None:
+            self.runner.start()
 
     def submit(self, engine: Engine, pending: PendingTurn,
                job: Callable[[Engine, PendingTurn], Message | None] | None = None, *,
