@@ -387,3 +387,19 @@ def test_history_times_never_go_back(docs: Engine) -> None:
     assert times == sorted(times)
 
 
+
+
+def test_a_turn_reads_back_from_its_job_payload(docs: Engine) -> None:
+    """What another process's worker answers from: the same turn, filters parsed again."""
+    from citewell.answer.turn import pending_from_payload, turn_payload
+
+    chat = docs.chat()
+    docs.ask("What was Acme revenue in 2022?", chat_id=chat.id, filters={"kind": "text"})
+    pending = docs.begin_turn("And in 2021?", chat_id=chat.id, k=3, offsets="utf16", policy="drop")
+    payload = json.loads(json.dumps(turn_payload(pending)))  # as stored: JSON
+    back = pending_from_payload(docs.store, docs.workspace_id, payload, docs.message)
+    assert back.turn == pending.turn  # the follow-up's query and the carried filters included
+    assert back.turn.filters == {"kind": "text"} and back.turn.query != back.turn.question
+    assert (back.chat.id, back.user_message.id, back.message.id, back.research_preview) == (
+        pending.chat.id, pending.user_message.id, pending.message.id, pending.research_preview)
+    assert docs.complete_turn(back).status == "settled"

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..cite.resolver import SourceResolver
 from ..errors import UsageError
@@ -98,7 +98,7 @@ def turn_payload(pending: PendingTurn) -> dict[str, Any]:
 
 
 def pending_from_payload(store: Store, workspace_id: str, payload: Mapping[str, Any],
-                         read: Any) -> PendingTurn:
+                         read: Callable[[str], Message]) -> PendingTurn:
     """The :class:`PendingTurn` of a :func:`turn_payload`, read back in ``workspace_id``:
     ``read(message_id)`` returns a stored message (:meth:`citewell.Engine.message`).
     ``NotFoundError`` when the chat or a message is gone; ``INVALID_FILTER`` as

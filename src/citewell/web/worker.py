@@ -46,9 +46,11 @@ from ..answer.turn import pending_from_payload, turn_payload
 from ..embed import Embedder
 from ..engine import Engine, PendingTurn
 from ..errors import NotFoundError, UsageError
+from ..generate import Generator
 from ..ingest.pipeline import BACKGROUND_NICE, stale_resources
 from ..jobrunner import RELEASE, Handler, JobRunner, Lease, wait_for_jobs
 from ..models import Message, utcnow
+from ..settings import LLMSettings
 from ..store import Store
 from ..store.jobs import JobRecord
 from .fairness import FairPool
@@ -512,8 +514,8 @@ class TurnWorker:
         self._pool.shutdown()
 
 
-def run_workers(store: Store | str | os.PathLike[str], *, threads: int = 2, generator: Any = None,
-                llm: Any = None, stop: threading.Event, agent_tick_s: float | None = None) -> None:
+def run_workers(store: Store | str | os.PathLike[str], *, threads: int = 2, generator: Generator | str | None = None,
+                llm: LLMSettings | None = None, stop: threading.Event, agent_tick_s: float | None = None) -> None:
     """``citewell worker``: run this process's workers on ``store`` (a store or its
     location) until ``stop`` is set — :class:`UploadWorker` and :class:`TurnWorker` with
     ``threads`` threads each (answers written by ``generator``, a name or a
