@@ -198,3 +198,25 @@ def test_a_lost_lease_is_not_recorded_and_a_dead_worker_is_taken_over(job_store)
     finally:
         handler.gate.set()
         runner.stop()
+
+
+def test_postgresql_tells_workers_of_a_job_queued_elsewhere(postgres_server) -> None:
+    """A worker that would look again only in a minute claims at once a job another
+    process queued: NOTIFY citewell_jobs (delivered at the queueing commit) wakes it."""
+    from citewell.store.postgres import PostgresStore
+
+    url = postgres_server.new_database()
+    worker_store, other_process = PostgresStore(url), PostgresStore(url)
+    handler = _Scripted()
+    runner = JobRunner(worker_store, [handler], threads=1, name="t", poll_s=60.0).start()
+    try:
+        time.sleep(1.5)  # the worker has looked once, found nothing, and listens
+        queued_at = time.monotonic()
+        job, _ = other_process.enqueue_job("w", "scripted", {"do": "ok"})
+        _until(lambda: worker_store.job(job.id).state == "done", 20)
+        assert time.monotonic() - queued_at < 10  # not the minute of its next look
+        assert handler.runs == [("ok", 1)]
+    finally:
+        runner.stop()
+        worker_store.close()
+        other_process.close()

@@ -7,7 +7,8 @@ may run on any machine: ``citewell serve`` runs its own (unless ``--no-workers``
 
 - **Claims** are fair between workspaces and never double (the store's rules). An idle
   thread looks again every ``poll_s`` seconds, or at once when this process queued a job
-  (:meth:`JobRunner.wake`).
+  (:meth:`JobRunner.wake`) or the database tells of one (PostgreSQL's ``NOTIFY``,
+  :meth:`Store.listen_jobs`).
 - **Leases**: while a job runs, one heartbeat thread renews its lease every third of
   ``lease_s``; a job whose lease was lost (this process stalled beyond its lease and
   another worker took the job) is told so through :attr:`Lease.lost` and its outcome is
@@ -128,6 +129,7 @@ class JobRunner:
         self._lock = threading.Lock()
         self._workers: list[threading.Thread] = []
         self._heart: threading.Thread | None = None
+        self._ear: threading.Thread | None = None
 
     @property
     def kinds(self) -> list[str]:
@@ -141,9 +143,16 @@ class JobRunner:
         self._workers = [threading.Thread(target=self._work, name=f"{self.name}-{i}", daemon=True)
                          for i in range(self.threads)]
         self._heart = threading.Thread(target=self._heartbeat, name=f"{self.name}-lease", daemon=True)
-        for thread in (*self._workers, self._heart):
+        # where the database tells of new jobs (PostgreSQL's NOTIFY), another process's job is claimed at once
+        self._ear = threading.Thread(target=self.store.listen_jobs, args=(self._heard, self._stopping),
+                                     name=f"{self.name}-listen", daemon=True)
+        for thread in (*self._workers, self._heart, self._ear):
             thread.start()
         return self
+
+    def _heard(self, kind: str) -> None:
+        if kind in self.handlers:
+            self.wake()
 
     def wake(self) -> None:
         """Look for a job now (this process queued one)."""
@@ -184,8 +193,9 @@ class JobRunner:
             for thread in self._workers:
                 if thread is not threading.current_thread():
                     thread.join()
-            if self._heart is not None and self._heart is not threading.current_thread():
-                self._heart.join()
+            for thread in (self._heart, self._ear):
+                if thread is not None and thread is not threading.current_thread():
+                    thread.join()
 
     # -- the threads ---------------------------------------------------------------------
     def _idle(self) -> None:

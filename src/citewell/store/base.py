@@ -546,6 +546,11 @@ class Store(Protocol):
         """Delete ``done`` jobs last changed before ``before``; how many."""
         ...
 
+    def listen_jobs(self, on_job: Callable[[str], None], stop: Any) -> bool:
+        """Call ``on_job(kind)`` for jobs queued by any process until ``stop`` (a
+        ``threading.Event``) is set; False at once where the database cannot tell."""
+        ...
+
     def close(self) -> None:
         """Release connections."""
         ...

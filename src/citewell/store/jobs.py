@@ -37,8 +37,10 @@ deployment are assumed to keep their clocks in sync to well under a lease.
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -97,6 +99,15 @@ class Jobs(SQLBase):
     #: what locks a selected row for the claiming transaction (dialect): nothing on SQLite,
     #: whose ``BEGIN IMMEDIATE`` serialises writers; ``FOR UPDATE SKIP LOCKED`` on PostgreSQL
     _LOCK_CLAIMED = ""
+    #: the statement that tells listening workers of a new job (parameter: its kind), run
+    #: in the queueing transaction (dialect; None: workers only poll)
+    _NOTIFY_JOB: str | None = None
+
+    def listen_jobs(self, on_job: Callable[[str], None], stop: threading.Event) -> bool:
+        """Call ``on_job(kind)`` for every job queued by any process, until ``stop`` is set
+        (blocks; run it on a thread of its own). False at once where the database cannot
+        tell (SQLite: workers poll)."""
+        return False
 
     def enqueue_job(self, workspace_id: str, kind: str, payload: dict[str, Any], *, key: str | None = None,
                     max_attempts: int = 3, delay_s: float = 0.0, now: float | None = None) -> tuple[JobRecord, bool]:
@@ -118,6 +129,8 @@ class Jobs(SQLBase):
             created = conn.total_changes != changed
             conn.execute("INSERT INTO job_lanes (workspace_id, kind, served_at) VALUES (?, ?, 0) "
                          "ON CONFLICT DO NOTHING", (workspace_id, kind))
+            if created and self._NOTIFY_JOB is not None:
+                conn.execute(self._NOTIFY_JOB, (kind,))
             if created:
                 row = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
             else:

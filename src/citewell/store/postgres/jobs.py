@@ -3,17 +3,51 @@
 A claim selects its lane and its job ``FOR UPDATE SKIP LOCKED``: concurrent workers lock
 different rows, a row another claim holds is skipped rather than waited for, and no job
 is claimed twice (the claim's ``UPDATE`` runs in the same transaction, under the lock).
+
+Queueing a job also sends ``NOTIFY citewell_jobs`` with its kind (delivered when the
+queueing transaction commits); workers ``LISTEN`` on a connection of their own
+(:meth:`PostgresJobs.listen_jobs`), so a job queued by another replica is claimed at once
+rather than at the next poll.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections.abc import Callable
+
 from ..jobs import Jobs
+
+log = logging.getLogger("citewell.jobs")
+
+#: the notification channel of queued jobs
+CHANNEL = "citewell_jobs"
 
 
 class PostgresJobs(Jobs):
-    """The jobs concern with PostgreSQL's row locks."""
+    """The jobs concern with PostgreSQL's row locks and notifications."""
 
+    url: str
     _LOCK_CLAIMED = "FOR UPDATE SKIP LOCKED"
+    _NOTIFY_JOB = f"SELECT pg_notify('{CHANNEL}', ?)"
+
+    def listen_jobs(self, on_job: Callable[[str], None], stop: threading.Event) -> bool:
+        """``LISTEN citewell_jobs`` on a connection of its own and call ``on_job(kind)`` for
+        each notification until ``stop`` is set (looking at ``stop`` every second); a lost
+        connection is opened again after a second. Returns True once stopped."""
+        import psycopg
+
+        while not stop.is_set():
+            try:
+                with psycopg.connect(self.url, autocommit=True) as conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                    while not stop.is_set():
+                        for note in conn.notifies(timeout=1.0):
+                            on_job(note.payload)
+            except psycopg.Error:
+                log.warning("listening for jobs failed; polling until the connection is back", exc_info=True)
+                stop.wait(1.0)
+        return True
 
 
-__all__ = ["PostgresJobs"]
+__all__ = ["CHANNEL", "PostgresJobs"]
