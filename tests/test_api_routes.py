@@ -186,6 +186,8 @@ def test_worker_log_lines_carry_the_upload_request_id(api: Api, caplog: pytest.L
             r = upload(api.client, "traced.md", b"# Traced\n\nA line about lighthouses.\n",
                        headers={"X-Request-ID": "upload-7"})
             resource = wait_done(api.client, r.json()["data"]["resource"]["id"])
+            # the worker logs once the resource is ready: wait until its job has ended
+            assert api.client.app.state.worker.wait_idle(timeout_s=60)
     finally:
         caplog.handler.filters.clear()
     assert r.headers["X-Request-ID"] == "upload-7" and resource["status"] == "ready"
