@@ -120,9 +120,9 @@ def test_a_workspace_holding_every_question_thread_does_not_hold_anothers_questi
 
 def test_a_session_question_waits_for_no_other_workspace(store_path: Path) -> None:
     """The sessions profile answers while the client waits: on the same fair pool."""
-    from citewell.store.sqlite import SQLiteStore
+    from citewell.store import open_store
 
-    turns = TurnWorker(SQLiteStore(store_path), threads=2, run=False)
+    turns = TurnWorker(open_store(store_path), threads=2, run=False)
     gate = threading.Event()
     try:
         held = [threading.Thread(target=turns.call, args=("a", gate.wait, 30)) for _ in range(3)]  # a's, held
