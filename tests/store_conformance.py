@@ -518,6 +518,18 @@ class JobsContract:
         assert store.fail_job(other.id, "stale", code="X", message="y", now=20.0) is None
         assert store.fail_job(other.id, held.lease_token or "", code="BAD_INPUT", message="no", retry=False,
                               now=20.0) == "failed"
+        # an operator queues a dead letter again: all its attempts, due at once
+        queued, _ = store.enqueue_job("ws2", "embed", {}, now=21.0)
+        with pytest.raises(UsageError):
+            store.requeue_job(queued.id)  # not a dead letter
+        again = store.requeue_job(other.id, now=30.0)
+        assert (again.state, again.attempts, again.run_after) == ("queued", 0, 30.0)
+        first = store.claim_job("w", kinds=["embed"], lease_s=30, now=30.0)  # ws2 was never served: first
+        retried = store.claim_job("w", kinds=["embed"], lease_s=30, now=30.0)
+        assert first is not None and first.id == queued.id
+        assert retried is not None and (retried.id, retried.attempts) == (other.id, 1)
+        with pytest.raises(NotFoundError):
+            store.requeue_job("no-such-job")
 
     def test_an_expired_lease_is_taken_again(self, store: Store) -> None:
         job, _ = store.enqueue_job("ws1", "extract", {}, max_attempts=2, now=0.0)

@@ -220,3 +220,40 @@ def test_postgresql_tells_workers_of_a_job_queued_elsewhere(postgres_server) -> 
         runner.stop()
         worker_store.close()
         other_process.close()
+
+
+def test_the_jobs_command_lists_dead_letters_and_retries_them(tmp_path: Path) -> None:
+    import json
+
+    path = tmp_path / "store" / "citewell.sqlite"
+    with _opened(path) as store:
+        ws = store.workspace_id("acme")
+        dead, _ = store.enqueue_job(ws, "extract", {"resource_id": "r1"}, max_attempts=1)
+        claimed = store.claim_job("w", kinds=["extract"], lease_s=30)
+        assert claimed is not None
+        store.fail_job(dead.id, claimed.lease_token or "", code="PDF_CORRUPT", message="broken\nfile")
+        done, _ = store.enqueue_job(ws, "embed", {"resource_id": None})
+    env = _env(tmp_path)
+
+    def citewell(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "citewell", "jobs", *args, "--store", str(path)],
+                              capture_output=True, text=True, env=env, timeout=120)
+
+    listed = citewell("list", "--state", "failed", "--json")
+    assert listed.returncode == 0, listed.stderr
+    (row,) = json.loads(listed.stdout)
+    assert (row["id"], row["kind"], row["workspace"], row["state"], row["attempts"], row["max_attempts"]) == (
+        dead.id, "extract", "acme", "failed", 1, 1)
+    assert row["error"] == {"code": "PDF_CORRUPT", "message": "broken\nfile"}
+    plain = citewell("list")
+    assert plain.returncode == 0 and len(plain.stdout.splitlines()) == 2
+    assert f"{dead.id}  extract  failed   1/1  acme" in plain.stdout and "PDF_CORRUPT: broken" in plain.stdout
+    assert citewell("list", "--state", "gone").returncode == 2
+    retried = citewell("retry", dead.id)
+    assert retried.returncode == 0 and "queued again" in retried.stderr
+    with _opened(path) as store:
+        assert (store.job(dead.id).state, store.job(dead.id).attempts) == ("queued", 0)
+        assert store.job(done.id).state == "queued"
+    assert citewell("retry", dead.id).returncode == 2  # not a dead letter any more
+    missing = citewell("retry", "no-such-job")
+    assert missing.returncode == 1 and "NOT_FOUND" in missing.stderr

@@ -33,6 +33,7 @@ from ..settings import LLMSettings, Settings, resolve_generator
 
 RESOURCE_STATUSES: tuple[str, ...] = get_args(ResourceStatus)
 from .agents import agents_app
+from .jobs import jobs_app
 from .options import BlobsOpt, export_setting
 from .keys import keys_app
 from .render import render_answer, safe
@@ -42,6 +43,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 app.add_typer(keys_app, name="keys")
 app.add_typer(agents_app, name="agents")
+app.add_typer(jobs_app, name="jobs")
 
 StoreOpt = typer.Option(None, "--store", help="The store: a SQLite file or a postgresql:// URL (env CITEWELL_STORE; default: citewell.sqlite in the user data directory).")
 WorkspaceOpt = typer.Option(None, "--workspace", help="Workspace name (env CITEWELL_WORKSPACE; default: default).")

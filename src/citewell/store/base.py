@@ -533,6 +533,10 @@ class Store(Protocol):
         """Requeue (or dead-letter) running jobs whose lease expired; returns those dead-lettered."""
         ...
 
+    def requeue_job(self, job_id: str, *, now: float | None = None) -> JobRecord:
+        """Queue a dead-lettered (``failed``) job again with all its attempts."""
+        ...
+
     def job(self, job_id: str) -> JobRecord:
         """One job; ``NotFoundError`` for an unknown id."""
         ...

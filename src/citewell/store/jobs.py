@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..errors import NotFoundError
+from ..errors import NotFoundError, UsageError
 from .sqlbase import SQLBase
 
 #: The states of a job, in the order a job passes them (``failed`` = dead letter).
@@ -249,6 +249,25 @@ class Jobs(SQLBase):
                 return []
             return [_job(r) for r in conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id IN ({_marks(dead)}) "
                                                   "ORDER BY seq", dead)]
+
+    def requeue_job(self, job_id: str, *, now: float | None = None) -> JobRecord:
+        """Queue a dead-lettered job again, due at once, with all its attempts (an operator
+        fixed what failed it); its last error stays until it runs. ``NotFoundError`` for an
+        unknown id, ``UsageError`` for a job that is not ``failed`` or whose ``key`` is
+        queued or running again."""
+        at = time.time() if now is None else now
+        with self._write() as conn:
+            row = conn.execute("SELECT state, key FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            if row is None:
+                raise NotFoundError(f"no job {job_id}")
+            if row[0] != "failed":
+                raise UsageError(f"job {job_id} is {row[0]}: only a failed job is queued again")
+            if row[1] is not None and conn.execute("SELECT 1 FROM jobs WHERE key = ? AND state IN ('queued', "
+                                                   "'running')", (row[1],)).fetchone() is not None:
+                raise UsageError(f"job {job_id}: another job of its key {row[1]} is queued or running")
+            conn.execute("UPDATE jobs SET state = 'queued', attempts = 0, run_after = ?, updated_at = ? WHERE id = ?",
+                         (at, at, job_id))
+            return _job(conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone())
 
     def job(self, job_id: str) -> JobRecord:
         """One job; ``NotFoundError`` for an unknown id."""
