@@ -268,23 +268,30 @@ class JobRunner:
                     future.set_result(outcome)
 
     def _heartbeat(self) -> None:
-        """Renew the leases of running jobs every third of a lease; take back expired ones."""
+        """Renew the leases of running jobs every third of a lease and take back expired
+        ones; once stopping, keep renewing until the running jobs have ended."""
+        beat = self.lease_s / 3
+        next_beat = time.monotonic() + beat
         while True:
-            stopped = self._stopping.wait(self.lease_s / 3)
+            if self._stopping.is_set():
+                time.sleep(min(0.2, beat))  # the running jobs are finishing: look often, renew on time
+            else:
+                self._stopping.wait(max(0.0, next_beat - time.monotonic()))
             with self._lock:
                 running = list(self._running.items())
+            if self._stopping.is_set() and not running:
+                return
+            if time.monotonic() < next_beat:
+                continue
+            next_beat = time.monotonic() + beat
             for job_id, (lease, token) in running:
                 try:
                     if not self.store.renew_job(job_id, token, lease_s=self.lease_s):
                         lease.lost.set()
                 except Exception:  # noqa: BLE001 - try again at the next beat
                     log.exception("renewing the lease of job %s failed", job_id)
-            if stopped:
-                with self._lock:
-                    if not self._running:
-                        return
-                continue
-            self.reap()
+            if not self._stopping.is_set():
+                self.reap()
 
     def reap(self) -> int:
         """Take back the jobs whose lease expired (their worker died); hand those out of
