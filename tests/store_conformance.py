@@ -584,6 +584,9 @@ class JobsContract:
         store.enqueue_job("b", "turn", {"n": 0}, now=12.0)
         other = store.claim_job("w", kinds=["turn"], lease_s=60, per_workspace=1, now=13.0)
         assert other is not None and other.workspace_id == "b"
+        # the cap is a worker's own: another process's worker takes a's next job
+        another = store.claim_job("w2", kinds=["turn"], lease_s=60, per_workspace=1, now=14.0)
+        assert another is not None and another.workspace_id == "a"
         # an expired lease no longer counts against the cap
         assert store.claim_job("w", kinds=["turn"], lease_s=60, per_workspace=1, now=71.0) is not None
 

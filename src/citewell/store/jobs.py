@@ -140,11 +140,14 @@ class Jobs(SQLBase):
 
     def claim_job(self, owner: str, *, kinds: Sequence[str], lease_s: float, per_workspace: int | None = None,
                   now: float | None = None) -> JobRecord | None:
-        """Claim the next due job of one of ``kinds`` for worker ``owner`` (any label: it
-        is only recorded), fairly between workspaces (module docstring): it becomes
-        ``running`` with a new lease of ``lease_s`` seconds and one more attempt. None when
-        no job is due (or every workspace with one already runs ``per_workspace`` jobs of
-        these kinds, or, on PostgreSQL, the due ones are being claimed by another worker)."""
+        """Claim the next due job of one of ``kinds`` for worker ``owner`` (a label of the
+        claiming process, e.g. :func:`citewell.jobrunner.worker_id`), fairly between
+        workspaces (module docstring): it becomes ``running`` with a new lease of
+        ``lease_s`` seconds and one more attempt. ``per_workspace``: at most that many jobs
+        of these kinds of one workspace run under this ``owner`` at once (each process
+        keeps threads for the other workspaces; other processes are not limited by it).
+        None when no job is due (or every workspace with one is at its cap, or, on
+        PostgreSQL, the due ones are being claimed by another worker)."""
         if not kinds:
             return None
         at = time.time() if now is None else now
@@ -153,8 +156,8 @@ class Jobs(SQLBase):
         params: list[Any] = [*kinds, at]
         if per_workspace is not None:
             cap = (f"AND (SELECT COUNT(*) FROM jobs r WHERE r.workspace_id = l.workspace_id AND r.state = 'running' "
-                   f"AND r.kind IN ({_marks(kinds)}) AND r.lease_expires > ?) < ? ")
-            params += [*kinds, at, per_workspace]
+                   f"AND r.lease_owner = ? AND r.kind IN ({_marks(kinds)}) AND r.lease_expires > ?) < ? ")
+            params += [owner, *kinds, at, per_workspace]
         due = self._conn().execute(f"SELECT 1 FROM jobs WHERE state = 'queued' AND kind IN ({_marks(kinds)}) "
                                    "AND run_after <= ? LIMIT 1", [*kinds, at]).fetchone()
         if due is None:  # the common answer of an idle worker, without taking the write lock
