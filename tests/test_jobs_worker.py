@@ -257,3 +257,22 @@ def test_the_jobs_command_lists_dead_letters_and_retries_them(tmp_path: Path) ->
     assert citewell("retry", dead.id).returncode == 2  # not a dead letter any more
     missing = citewell("retry", "no-such-job")
     assert missing.returncode == 1 and "NOT_FOUND" in missing.stderr
+
+
+def test_the_heartbeat_deletes_done_jobs_older_than_a_day(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    day = 86400.0
+    old, _ = store.enqueue_job("w", "scripted", {"do": "ok"}, now=time.time() - 2 * day)
+    claimed = store.claim_job("w", kinds=["scripted"], lease_s=30, now=time.time() - 2 * day)
+    assert claimed is not None and store.finish_job(old.id, claimed.lease_token or "", now=time.time() - 2 * day)
+    recent, _ = store.enqueue_job("w", "scripted", {"do": "ok"})
+    dead, _ = store.enqueue_job("w", "scripted", {"do": "bad"}, now=time.time() - 2 * day)
+    runner = JobRunner(store, [_Scripted()], threads=1, name="t", poll_s=0.02, lease_s=0.3).start()
+    try:
+        _until(lambda: store.job(recent.id).state == "done" and store.job(dead.id).state == "failed", 30)
+        _until(lambda: old.id not in {j.id for j in store.jobs()}, 30)
+        left = {j.id: j.state for j in store.jobs()}
+        assert left == {recent.id: "done", dead.id: "failed"}  # the old done job went; the dead letter stays
+    finally:
+        runner.stop()
+        store.close()

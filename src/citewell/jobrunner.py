@@ -14,7 +14,7 @@ may run on any machine: ``citewell serve`` runs its own (unless ``--no-workers``
   another worker took the job) is told so through :attr:`Lease.lost` and its outcome is
   not recorded. The heartbeat also takes back the jobs of dead workers
   (:meth:`Store.expire_jobs`) and hands those that ran out of attempts to their
-  handler's :meth:`Handler.dead`.
+  handler's :meth:`Handler.dead`; and, hourly, it deletes ``done`` jobs older than a day.
 - **Failures**: a handler raising :class:`JobFailed` fails the job with its code (retried
   with backoff when ``retry``, else dead-lettered at once); any other exception is
   ``SERVER_ERROR``, retried. A worker never dies of a job.
@@ -46,6 +46,10 @@ log = logging.getLogger("citewell.jobs")
 LEASE_S = 30.0
 #: Seconds an idle worker thread waits before it looks for a job again.
 POLL_S = 0.5
+#: Seconds a ``done`` job is kept (dead letters stay until retried); the heartbeat deletes
+#: older ones every :data:`PRUNE_EVERY_S` seconds.
+KEEP_DONE_S = 86400.0
+PRUNE_EVERY_S = 3600.0
 #: Seconds a future of a job nobody here ran is kept (another process ran the job).
 FUTURE_TTL_S = 3600.0
 #: What a handler returns to put its job back in the queue (the worker is stopping).
@@ -130,6 +134,7 @@ class JobRunner:
         self._workers: list[threading.Thread] = []
         self._heart: threading.Thread | None = None
         self._ear: threading.Thread | None = None
+        self._next_prune = time.monotonic()
 
     @property
     def kinds(self) -> list[str]:
@@ -292,6 +297,12 @@ class JobRunner:
                     log.exception("renewing the lease of job %s failed", job_id)
             if not self._stopping.is_set():
                 self.reap()
+                if time.monotonic() >= self._next_prune:
+                    self._next_prune = time.monotonic() + PRUNE_EVERY_S
+                    try:
+                        self.store.prune_jobs(before=time.time() - KEEP_DONE_S)
+                    except Exception:  # noqa: BLE001 - next time
+                        log.exception("deleting old done jobs failed")
 
     def reap(self) -> int:
         """Take back the jobs whose lease expired (their worker died); hand those out of
