@@ -104,6 +104,7 @@ from .. import rules
 from ..errors import ApiError
 from ..reflinks import ReferenceLinks
 from ..schemas import FilterValue, OffsetUnit
+from ..worker import turn_key
 from .common import error_docs
 
 log = logging.getLogger("citewell.web.sse")
@@ -513,23 +514,30 @@ async def _tail(engine: Engine, message_id: str, after: int, links: ReferenceLin
                 channel.forget(wake)
             continue
         message = await run_in_threadpool(engine.message, message_id)
-        if message.status == "pending":  # answered by another process (or queued here): poll
+        # answered by another process (or queued here), or settled with its last events still
+        # being recorded (the turn's job runs until they are): poll
+        if message.status == "pending" or await run_in_threadpool(_producing, engine, message_id):
             if time.monotonic() - quiet_since >= HEARTBEAT_SECONDS:
                 yield ": ping\n\n"
                 quiet_since = time.monotonic()
             await asyncio.sleep(POLL_SECONDS)
             continue
-        rows = await run_in_threadpool(lambda: engine.recorded_events(message_id, after=after))
-        if rows:  # the producer recorded its last events meanwhile
-            continue
         recorded = await run_in_threadpool(engine.recorded_events, message_id)
         last = recorded[-1] if recorded else None
+        if last is not None and last[0] > after:
+            continue  # the producer recorded its last events meanwhile: send them
         if last is not None and last[1] in TERMINAL:
             return  # the client has seen the whole stream already
         for seq, name, data in await run_in_threadpool(_synthetic, engine, message, last[0] if last else 0):
             if seq > after:
                 yield frame(seq, name, data)
         return
+
+
+def _producing(engine: Engine, message_id: str) -> bool:
+    """Whether the turn of ``message_id`` has a job queued or running (some process may
+    still record its events)."""
+    return bool(engine.store.jobs(key=turn_key(message_id), states=("queued", "running"), limit=1))
 
 
 def _parse_last_event_id(value: str) -> tuple[str, int]:
