@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import pytest
@@ -33,7 +33,8 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 CORPUS = SHARED / "corpus"
 CASES = SHARED / "cases" / "citation-cases.json"
 #: the stores the store-taking tests run on (``CITEWELL_TEST_STORES=sqlite`` for one kind)
-STORE_KINDS = tuple(k.strip() for k in os.environ.get("CITEWELL_TEST_STORES", "sqlite").split(",") if k.strip())
+STORE_KINDS = tuple(kind.strip() for kind in os.environ.get("CITEWELL_TEST_STORES", "sqlite").split(",")
+                    if kind.strip())
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -105,19 +106,25 @@ def is_sqlite(location: str | Path) -> bool:
     return not str(location).startswith("postgresql://")
 
 
-def sql_rows(location: str | Path, sql: str, *args: object) -> list[tuple]:
+def sql_rows(location: str | Path, sql: str, *args: object, dicts: bool = False) -> list:
     """Rows of one statement run on the store's database behind its back (``?``
-    parameters, tuples), on either kind of store."""
+    parameters; tuples, or ``{column: value}`` with ``dicts``), on either kind of store;
+    ``[]`` for a statement that returns no rows (it is committed)."""
     if is_sqlite(location):
         import sqlite3
 
-        with sqlite3.connect(location) as conn:
-            return conn.execute(sql, args).fetchall()
-    import psycopg
+        with closing(sqlite3.connect(location)) as conn, conn:
+            cursor = conn.execute(sql, args)
+            names = [c[0] for c in cursor.description or ()]
+            rows = cursor.fetchall()
+    else:
+        import psycopg
 
-    with psycopg.connect(str(location), autocommit=True) as conn:
-        cursor = conn.execute(sql.replace("%", "%%").replace("?", "%s"), args)
-        return cursor.fetchall() if cursor.description else []
+        with psycopg.connect(str(location), autocommit=True) as conn:
+            cursor = conn.execute(sql.replace("%", "%%").replace("?", "%s"), args)
+            names = [c.name for c in cursor.description or ()]
+            rows = cursor.fetchall() if cursor.description else []
+    return [dict(zip(names, row)) for row in rows] if dicts else [tuple(row) for row in rows]
 
 
 def copy_corpus_files(dest: Path, *relative: str) -> Path:

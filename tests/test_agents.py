@@ -47,8 +47,8 @@ def _slice_rule(alert: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def setup(tmp_path: Path):
-    store = tmp_path / "store" / "citewell.sqlite"
+def setup(tmp_path: Path, store_location: str | Path):
+    store = store_location
     posts = write_posts(tmp_path / "posts", 1)
     with Engine(store, workspace="acme") as engine:
         engine.sync(posts)
@@ -268,8 +268,8 @@ def test_workspace_isolation_on_every_new_route(setup: Any) -> None:
     assert client.get("/v1/tracking_agents", headers={"X-API-KEY": "cw_nope"}).status_code == 401
 
 
-def test_the_lease_runs_a_due_agent_once(tmp_path: Path) -> None:
-    store = tmp_path / "citewell.sqlite"
+def test_the_lease_runs_a_due_agent_once(tmp_path: Path, store_location: str | Path) -> None:
+    store = store_location
     with Engine(store) as engine:
         engine.sync(write_posts(tmp_path / "posts", 1))
         agent = engine.store.tracking().create_agent(engine.workspace_id, name="a", query="Activision puts",
@@ -333,13 +333,14 @@ LONG_POSTS = [
 ]
 
 
-def test_every_template_alert_quote_is_supported_by_its_own_post(tmp_path: Path) -> None:
+def test_every_template_alert_quote_is_supported_by_its_own_post(tmp_path: Path,
+                                                                 store_location: str | Path) -> None:
     from citewell.agents import Agents
     from citewell.profiles.chats import render_message
 
     (tmp_path / "posts").mkdir()
     (tmp_path / "posts" / "long.jsonl").write_text("".join(json.dumps(p) + "\n" for p in LONG_POSTS))
-    with Engine(tmp_path / "citewell.sqlite") as engine:
+    with Engine(store_location) as engine:
         engine.sync(tmp_path / "posts")
         agents = Agents(engine)
         alert = render_message(agents.run(agents.create(query="Activision puts").id).alert)

@@ -26,7 +26,7 @@ from citewell.generate import ExtractiveGenerator, GenerationRequest
 from citewell.web import create_app
 from citewell.web.worker import TurnWorker
 
-from .conftest import CORPUS
+from .conftest import CORPUS, sql_rows
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -353,11 +353,11 @@ def test_a_follow_up_is_answered_in_the_context_of_the_chat(api: Api) -> None:
 
 # -- mentions ------------------------------------------------------------------------------------
 
-def test_mentions_by_refs_in_the_order_asked(api: Api) -> None:
+def test_mentions_by_refs_in_the_order_asked(api: Api, tmp_path: Path) -> None:
     dataset = api.upload(STOCKTWITS)
     posts = corpus_posts(STOCKTWITS)
     with Engine(api.store_path, workspace="elsewhere") as other:  # a post only another workspace has
-        folder = api.store_path.parent / "elsewhere"
+        folder = tmp_path / "elsewhere"
         folder.mkdir()
         (folder / "p.jsonl").write_text(json.dumps({"source": "reddit", "id": "t3_only_there",
                                                     "text": "Elsewhere only."}) + "\n", encoding="utf-8")

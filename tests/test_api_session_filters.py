@@ -21,8 +21,8 @@ TALK = b"WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Alice>The new oven arrives 
 
 
 @pytest.fixture
-def client(tmp_path):
-    store = tmp_path / "s.sqlite"
+def client(store_location):
+    store = store_location
     with Engine(store, workspace="w") as engine:
         key, _ = engine.create_key()
     with TestClient(create_app(store)) as c:

@@ -102,8 +102,8 @@ class Tenant:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory):
-    store_path = tmp_path_factory.mktemp("tenants") / "citewell.sqlite"
+def world(module_store_location):
+    store_path = module_store_location
     keys = {}
     for name in ("alpha", "beta", "hub"):
         with Engine(store_path, workspace=name) as engine:

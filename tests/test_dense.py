@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import time
 from pathlib import Path
 
@@ -17,6 +16,8 @@ from citewell.cli.app import main
 from citewell.retrieve import BM25Retriever
 from citewell.retrieve import embedder as embedder_mod
 from citewell.retrieve.hybrid import BM25_WEIGHT, HybridRetriever, convex, rrf
+
+from .conftest import sql_rows
 
 REFERENCE = Path(__file__).parent / "data" / "minilm_reference.json"
 needs_model = pytest.mark.skipif(not embedder_mod.available(), reason="embedding model not installed")
@@ -37,11 +38,7 @@ def _corpus(folder: Path, files: dict[str, str] = PASSAGES) -> Path:
 
 
 def _vector_rows(store_path: Path) -> list[tuple[str, str, int]]:
-    conn = sqlite3.connect(store_path)
-    try:
-        return conn.execute("SELECT text_hash, model, dim FROM chunk_vectors ORDER BY text_hash").fetchall()
-    finally:
-        conn.close()
+    return sql_rows(store_path, "SELECT text_hash, model, dim FROM chunk_vectors ORDER BY text_hash")
 
 
 @needs_model
@@ -77,9 +74,7 @@ def test_vectors_are_stored_once_per_text_and_never_shared_between_workspaces(tm
         assert b.embed() == (4, 4)
     rows = _vector_rows(store_path)
     assert len(rows) == 8  # 4 distinct texts, embedded once in each workspace
-    conn = sqlite3.connect(store_path)
-    texts = {t for (t,) in conn.execute("SELECT text FROM chunks")}
-    conn.close()
+    texts = {t for (t,) in sql_rows(store_path, "SELECT text FROM chunks")}
     assert len(texts) == 4
     assert {h for h, _, _ in rows} == {hashlib.sha256(t.encode()).hexdigest() for t in texts}
     assert {(m, d) for _, m, d in rows} == {(embedder_mod.MODEL_ID, 384)}
@@ -155,9 +150,7 @@ def test_embedding_stops_when_asked_and_when_its_texts_are_gone(tmp_path: Path, 
         for resource in engine.resources():
             engine.delete_resource(resource.id)
         assert embed_missing(engine.store, engine.workspace_id, fake, batch=4).missing == 0
-        conn = sqlite3.connect(store_path)
-        assert conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == 0
-        conn.close()
+        assert sql_rows(store_path, "SELECT count(*) FROM chunk_vectors") == [(0,)]
 
 
 def test_embedding_reads_its_texts_in_bounded_pages_shortest_first(tmp_path: Path, store_path: Path,
@@ -292,11 +285,8 @@ def test_a_passage_without_a_vector_is_not_pushed_down(tmp_path: Path, store_pat
         capex = next(p for p in engine.lexical.retrieve(question, k=3) if p.file_name == "capex.txt")
         assert capex.rank == 1
         engine.embed()
-    conn = sqlite3.connect(store_path)  # forget the capex passage's vector (behind the store's back)
-    conn.execute("DELETE FROM chunk_vectors WHERE text_hash = ?",
-                 (hashlib.sha256(capex.chunk.text.encode()).hexdigest(),))
-    conn.commit()
-    conn.close()
+    sql_rows(store_path, "DELETE FROM chunk_vectors WHERE text_hash = ?",  # forget the capex passage's vector
+             hashlib.sha256(capex.chunk.text.encode()).hexdigest())  # (behind the store's back)
     with Engine(store_path, mode="hybrid") as engine:  # a new process's view
         assert not engine.store.vectors(engine.workspace_id, embedder_mod.MODEL_ID, [capex.chunk.id])
         monkeypatch.setattr(engine, "embed_budget_s", 0.0)
@@ -403,6 +393,7 @@ def test_without_an_embedder_hybrid_falls_back_to_lexical(tmp_path: Path, store_
 
 
 @needs_model
+@pytest.mark.sqlite_only("--store takes a PostgreSQL URL once the CLI settings keep one (issue 18, pgvec)")
 def test_cli_mode_explain_and_ingest_wait(tmp_path: Path, store_path: Path, capsys: pytest.CaptureFixture) -> None:
     docs = _corpus(tmp_path / "docs")
     with pytest.raises(SystemExit) as done:

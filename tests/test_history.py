@@ -20,9 +20,10 @@ from citewell.cite import apply_support, cite
 from citewell.cite.history import read_message
 from citewell.models import FORMAT_VERSION
 from citewell.answer.messages import stored_message, stored_messages
-from citewell.store.sqlite import SCHEMA_VERSION, SQLiteStore
+from citewell.store import Store, open_store
+from citewell.store.sqlite import SCHEMA_VERSION
 
-from .conftest import CASES
+from .conftest import CASES, sql_rows
 
 
 def case(case_id: str) -> dict[str, Any]:
@@ -41,20 +42,14 @@ def project(obj: Any, like: Any) -> Any:
 
 
 @pytest.fixture
-def store(store_path: Path) -> SQLiteStore:
-    s = SQLiteStore(store_path)
+def store(store_path: Path) -> Store:
+    s = open_store(store_path)
     yield s
     s.close()
 
 
 def raw_row(path: Path, message_id: str) -> dict[str, Any]:
-    conn = sqlite3.connect(path)
-    conn.row_factory = sqlite3.Row
-    try:
-        row = conn.execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone()
-        return dict(row)
-    finally:
-        conn.close()
+    return sql_rows(path, "SELECT * FROM messages WHERE id = ?", message_id, dicts=True)[0]
 
 
 LEGACY_BC18 = case("BC-18")["input"]["stored_row"]
@@ -62,7 +57,7 @@ LEGACY_BC18 = case("BC-18")["input"]["stored_row"]
 
 # -- BC-18: a legacy row converted on read ---------------------------------------------
 
-def test_bc18_legacy_row_is_converted_on_read_exactly(store: SQLiteStore, store_path: Path) -> None:
+def test_bc18_legacy_row_is_converted_on_read_exactly(store: Store, store_path: Path) -> None:
     expected = case("BC-18")["expected"]
     ws = store.workspace_id("default")
     chat = store.create_chat(ws, "legacy")
@@ -94,7 +89,7 @@ def test_bc18_legacy_row_is_converted_on_read_exactly(store: SQLiteStore, store_
     assert project(rendered["references"], expected["references"]) == expected["references"]
 
 
-def test_bc18_in_other_offset_units_through_the_profile(store: SQLiteStore) -> None:
+def test_bc18_in_other_offset_units_through_the_profile(store: Store) -> None:
     from citewell.profiles import chats
 
     ws = store.workspace_id("default")
@@ -109,7 +104,7 @@ def test_bc18_in_other_offset_units_through_the_profile(store: SQLiteStore) -> N
 
 
 def test_legacy_conversion_is_deterministic_and_happens_once(store_path: Path) -> None:
-    lazy = SQLiteStore(store_path)
+    lazy = open_store(store_path)
     ws = lazy.workspace_id("default")
     chat = lazy.create_chat(ws)
     message_id = lazy.add_legacy_message(ws, chat.id, dict(LEGACY_BC18, created_at="2024-01-02T03:04:05Z"))
@@ -119,7 +114,7 @@ def test_legacy_conversion_is_deterministic_and_happens_once(store_path: Path) -
     assert raw_row(store_path, message_id)["format_version"] is None  # not written back
     lazy.close()
 
-    store = SQLiteStore(store_path)  # persist (default): written back on first read
+    store = open_store(store_path)  # persist (default): written back on first read
     third = stored_message(store, ws, message_id)
     assert third.model_dump_json() == first.model_dump_json()
     row = raw_row(store_path, message_id)
@@ -152,7 +147,7 @@ def test_legacy_chunk_links_count_when_the_chunk_exists(tmp_path: Path, store_pa
             fresh.model_dump(include={"text", "references", "parts", "citations", "warnings"})
 
 
-def test_legacy_user_message_keeps_its_text(store: SQLiteStore) -> None:
+def test_legacy_user_message_keeps_its_text(store: Store) -> None:
     ws = store.workspace_id("default")
     chat = store.create_chat(ws)
     message_id = store.add_legacy_message(ws, chat.id, {"role": "user", "text": "What about [a](post:x:1)?",
@@ -171,7 +166,7 @@ def test_read_message_rejects_a_newer_format() -> None:
 
 # -- current rows ----------------------------------------------------------------------
 
-def test_current_rows_read_back_byte_identical(store: SQLiteStore, store_path: Path) -> None:
+def test_current_rows_read_back_byte_identical(store: Store, store_path: Path) -> None:
     ws = store.workspace_id("default")
     chat = store.create_chat(ws, "t")
     original = cite("Fans love it [clip](post:tiktok:7392184932) 😍 and agree [t](post:reddit:t3_1oqliu8). "
@@ -191,7 +186,7 @@ def test_current_rows_read_back_byte_identical(store: SQLiteStore, store_path: P
     assert tupled.model_dump() == stored_message(store, ws, tupled.id).model_dump()
 
 
-def test_a_current_row_is_never_renumbered_or_rewritten(store: SQLiteStore) -> None:
+def test_a_current_row_is_never_renumbered_or_rewritten(store: Store) -> None:
     """Even a text the cite stage would number differently today is read as stored."""
     ws = store.workspace_id("default")
     chat = store.create_chat(ws)
@@ -200,7 +195,7 @@ def test_a_current_row_is_never_renumbered_or_rewritten(store: SQLiteStore) -> N
     assert stored_message(store, ws, stored.id).text == odd.text
 
 
-def test_add_message_keeps_a_given_id_and_refuses_a_taken_one(store: SQLiteStore) -> None:
+def test_add_message_keeps_a_given_id_and_refuses_a_taken_one(store: Store) -> None:
     ws = store.workspace_id("default")
     chat = store.create_chat(ws)
     stored = store.add_message(ws, chat.id, Message(id="m-1", role="user", text="hi"))
@@ -212,7 +207,7 @@ def test_add_message_keeps_a_given_id_and_refuses_a_taken_one(store: SQLiteStore
 
 # -- order, paging, isolation ----------------------------------------------------------
 
-def test_history_order_limit_and_after(store: SQLiteStore) -> None:
+def test_history_order_limit_and_after(store: Store) -> None:
     ws = store.workspace_id("default")
     chat = store.create_chat(ws, "order")
     other = store.create_chat(ws, "other")
@@ -231,7 +226,7 @@ def test_history_order_limit_and_after(store: SQLiteStore) -> None:
     assert store.chat(ws, chat.id).updated_at >= store.chat(ws, chat.id).created_at
 
 
-def test_workspace_isolation(store: SQLiteStore) -> None:
+def test_workspace_isolation(store: Store) -> None:
     a, b = store.workspace_id("a"), store.workspace_id("b")
     chat = store.create_chat(a, "mine")
     message = store.add_message(a, chat.id, Message(text="secret"))
@@ -264,6 +259,7 @@ def test_workspace_isolation(store: SQLiteStore) -> None:
 
 # -- migration -------------------------------------------------------------------------
 
+@pytest.mark.sqlite_only("upgrades a SQLite file of an older schema")
 def test_v3_store_migrates_to_current_keeping_data(tmp_path: Path, store_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "note.txt").write_text("Clinic visits last thirty minutes on average.\n", encoding="utf-8")

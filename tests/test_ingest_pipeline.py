@@ -18,7 +18,7 @@ from citewell.ingest import pipeline
 from citewell.ingest.pipeline import EXTRACTOR_VERSIONS
 from citewell.store.ids import chunk_id_for, post_chunk_id
 
-from .conftest import CORPUS, copy_corpus_files
+from .conftest import CORPUS, copy_corpus_files, sql_rows
 
 GOOD_VTT = "WEBVTT\n\n00:01.000 --> 00:04.000\nThe reactor was commissioned in March.\n"
 POSTS = [
@@ -38,11 +38,6 @@ def _encrypted_pdf() -> bytes:
 
 def _write_posts(path: Path, posts: list[dict]) -> None:
     path.write_text("".join(json.dumps(p) + "\n" for p in posts), encoding="utf-8")
-
-
-def _rows(store_path: Path, sql: str, *args) -> list[tuple]:
-    with sqlite3.connect(store_path) as conn:
-        return conn.execute(sql, args).fetchall()
 
 
 @pytest.fixture
@@ -90,8 +85,8 @@ def test_bad_files_fail_with_their_code_and_the_rest_is_ingested(engine: Engine,
         r = resources[name]
         assert r.status == "failed" and r.error is not None and r.error.code == code
         assert r.chunk_count == 0 and r.blob_key is None
-        assert _rows(store_path, "SELECT count(*) FROM chunks WHERE resource_id = ?", r.id) == [(0,)]
-        assert _rows(store_path, "SELECT count(*) FROM mentions WHERE dataset_id = ?", r.id) == [(0,)]
+        assert sql_rows(store_path, "SELECT count(*) FROM chunks WHERE resource_id = ?", r.id) == [(0,)]
+        assert sql_rows(store_path, "SELECT count(*) FROM mentions WHERE dataset_id = ?", r.id) == [(0,)]
     # exactly one row per failed file, and blobs only for the good ones
     assert len([r for r in resources.values() if r.status == "failed"]) == len(EXPECTED_FAILURES)
     blobs = sorted(p.name for p in engine.store.blobs.root.rglob("*") if p.is_file())
@@ -154,7 +149,7 @@ def test_sync_skips_unchanged_supersedes_changed_and_marks_missing(engine: Engin
     other_id = first.outcomes[1].resource_id
     assert gone.missing == [other_id]
     assert engine.store.resource(engine.workspace_id, other_id).status == "missing"
-    assert _rows(store_path, "SELECT count(*) FROM chunks WHERE resource_id = ?", other_id)[0][0] > 0
+    assert sql_rows(store_path, "SELECT count(*) FROM chunks WHERE resource_id = ?", other_id)[0][0] > 0
     assert engine.retrieve("plan phases", corpus=tmp_path) == []
     # the file comes back: the same content is ready again, with the same id
     other.write_text("# Plan\n\nThe plan has three phases.\n", encoding="utf-8")
@@ -207,7 +202,7 @@ def test_each_posts_file_keeps_its_own_copy_of_a_post(engine: Engine, tmp_path: 
     report = engine.sync(tmp_path)
     assert [o.action for o in report.outcomes] == ["unchanged", "ingested"]
     b = report.outcomes[1].resource_id
-    assert _rows(store_path, "SELECT dataset_id, text FROM mentions WHERE id = '77' ORDER BY text") == [
+    assert sql_rows(store_path, "SELECT dataset_id, text FROM mentions WHERE id = '77' ORDER BY text") == [
         (a, "Bullish on $TSLA deliveries"), (b, "Bullish on $TSLA deliveries, edited")]
     mine, theirs, nope = engine.store.mentions(engine.workspace_id, [("stocktwits", "77")] * 2 + [("reddit", "x")],
                                                dataset_ids=[a, b, None])
@@ -223,7 +218,7 @@ def test_each_posts_file_keeps_its_own_copy_of_a_post(engine: Engine, tmp_path: 
     assert [o.action for o in engine.sync(tmp_path).outcomes] == ["reindexed", "reindexed"]
     again = engine.store.post_passage(engine.workspace_id, "stocktwits", "77", dataset_id=a)
     assert (again.chunk.id, again.chunk.text) == (cid, "Bullish on $TSLA deliveries")
-    assert _rows(store_path, "SELECT count(*) FROM chunks WHERE post_id = '77'") == [(2,)]
+    assert sql_rows(store_path, "SELECT count(*) FROM chunks WHERE post_id = '77'") == [(2,)]
 
 
 def test_corpus_jsonl_that_is_not_posts_is_skipped(engine: Engine, tmp_path: Path) -> None:
@@ -275,11 +270,11 @@ def test_two_processes_ingesting_one_folder_store_one_copy(tmp_path: Path) -> No
     for proc in procs:
         _, stderr = proc.communicate(timeout=300)
         assert proc.returncode == 0, stderr.decode()
-    rows = _rows(store, "SELECT file_name, status FROM resources ORDER BY file_name")
+    rows = sql_rows(store, "SELECT file_name, status FROM resources ORDER BY file_name")
     assert rows == sorted((p.name, "ready") for p in folder.rglob("*") if p.is_file())
-    assert _rows(store, "SELECT count(*) - count(DISTINCT id) FROM chunks") == [(0,)]
-    assert _rows(store, "SELECT count(*) FROM chunks") == _rows(store, "SELECT count(*) FROM chunk_fts")
-    assert _rows(store, "SELECT count(*) FROM mentions") == [(200,)]
+    assert sql_rows(store, "SELECT count(*) - count(DISTINCT id) FROM chunks") == [(0,)]
+    assert sql_rows(store, "SELECT count(*) FROM chunks") == sql_rows(store, "SELECT count(*) FROM chunk_fts")
+    assert sql_rows(store, "SELECT count(*) FROM mentions") == [(200,)]
 
 
 def test_store_refuses_a_file_that_is_not_a_store(tmp_path: Path) -> None:
@@ -490,6 +485,7 @@ def _legacy_post(conn: sqlite3.Connection, cid: str, owner: str, index: int, pid
     return rowid
 
 
+@pytest.mark.sqlite_only("upgrades a SQLite file of an older schema")
 def test_schema_v1_store_migrates_to_the_current_version(store_path: Path) -> None:
     conn = _legacy_store(store_path, 1)
     _legacy_resource(conn, "p1", "a.jsonl", "post", "first post\n\nsecond post", "posts-1", 2)
@@ -508,16 +504,17 @@ def test_schema_v1_store_migrates_to_the_current_version(store_path: Path) -> No
     with Engine(store_path) as eng:
         from citewell.store.sqlite import SCHEMA_VERSION
 
-        assert _rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [(str(SCHEMA_VERSION),)]
+        assert sql_rows(store_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [(str(SCHEMA_VERSION),)]
         assert [c.id for c in eng.store.resource_chunks(eng.workspace_id, "p1")] == ["c-p1", "c-p2"]
         assert [c.text for c in eng.store.resource_chunks(eng.workspace_id, "t22")] == ["Pumps run at forty bar."]
-        assert _rows(store_path, "SELECT id, version, post_id FROM chunks ORDER BY id") == [
+        assert sql_rows(store_path, "SELECT id, version, post_id FROM chunks ORDER BY id") == [
             ("c-p1", "posts-1", "1"), ("c-p2", "posts-1", "2"), ("c-t", "text-1", None)]
         assert [(m.dataset_id, m.chunk_id) for m in eng.store.mentions(eng.workspace_id, [("reddit", "2")])] == [
             ("p1", "c-p2")]
         assert [p.chunk.id for p in eng.retrieve("pumps forty", k=3)] == ["c-t"]
 
 
+@pytest.mark.sqlite_only("upgrades a SQLite file of an older schema")
 def test_a_v8_store_gives_each_posts_file_its_own_copy_and_loses_nothing(store_path: Path, tmp_path: Path) -> None:
     """Schema v9 (issue 14). In a v8 store a post two files held was one row that the last
     writer had set; opening it gives the other file a copy (and a mention) of its own, and
@@ -550,7 +547,7 @@ def test_a_v8_store_gives_each_posts_file_its_own_copy_and_loses_nothing(store_p
     with Engine(store_path) as eng:
         ws = eng.workspace_id
         assert eng.workspace_id == "ws"
-        assert "dataset_posts" not in {r[0] for r in _rows(store_path, "SELECT name FROM sqlite_master")}
+        assert "dataset_posts" not in {r[0] for r in sql_rows(store_path, "SELECT name FROM sqlite_master")}
         copy = post_chunk_id(ws, "a1", "reddit", "z1")
         assert [(c.id, c.text) for c in eng.store.resource_chunks(ws, "a1")] == [
             (copy, "Rewritten turbine claim"), ("old-a", "only in a")]
@@ -616,6 +613,7 @@ def test_a_renamed_file_takes_its_new_name(engine: Engine, tmp_path: Path) -> No
     assert renamed.paths == [str(tmp_path / "pump-notes.md")]
 
 
+@pytest.mark.sqlite_only("the blob folder beside a SQLite file")
 def test_blobs_live_beside_the_store_under_its_name(engine: Engine, store_path: Path, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("Blob test text.\n", encoding="utf-8")
     engine.sync(tmp_path)

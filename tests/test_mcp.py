@@ -43,10 +43,10 @@ BAD_CALLS = [
 
 
 @pytest.fixture
-def seeded(tmp_path: Path) -> dict[str, Any]:
+def seeded(tmp_path: Path, store_location: str | Path) -> dict[str, Any]:
     """A store with two grown posts files and an agent that alerted twice (the second alert
     with a cross-dataset pattern); a key of its workspace and one of another."""
-    store = tmp_path / "store" / "citewell.sqlite"
+    store = store_location
     posts = write_posts(tmp_path / "posts", 1)
     with Engine(store, workspace="acme") as engine:
         engine.sync(posts)

@@ -14,7 +14,7 @@ from citewell import Chunk, Engine, Message, Passage
 from citewell.cite import InMemoryResolver, cite
 from citewell.profiles import chats, sessions
 from citewell.answer.messages import stored_messages
-from citewell.store.sqlite import SQLiteStore
+from citewell.store import open_store
 
 from .conftest import CASES
 
@@ -50,12 +50,12 @@ def test_bc17_history_renders_exactly_as_first_returned(store_path: Path) -> Non
     first = sessions.render_message(message)
     assert {k: first[k] for k in live} == live  # the canonical message yields the live shape
 
-    store = SQLiteStore(store_path)
+    store = open_store(store_path)
     ws = store.workspace_id("default")
     chat = store.create_chat(ws, "Clinic")
     stored = store.add_message(ws, chat.id, message)
     store.close()
-    reopened = SQLiteStore(store_path)  # a reload: a new process reads the history
+    reopened = open_store(store_path)  # a reload: a new process reads the history
     from_history = stored_messages(reopened, ws, chat.id)
     reopened.close()
     assert len(from_history) == 1

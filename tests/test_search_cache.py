@@ -5,14 +5,17 @@ vector matrix and vector coverage."""
 
 from __future__ import annotations
 
-import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
 
 from citewell import Engine
 from citewell.store.base import Condition
-from citewell.store.sqlite import SQLiteStore, fts_query
+from citewell.store import Store, open_store
+from citewell.store.sqlite import fts_query
+
+from .conftest import is_sqlite, sql_rows
 
 TEXTS = {
     "pumps.txt": "Pumps run at forty bar. Pump pressure rose in March as the pumps aged.",
@@ -34,7 +37,13 @@ def _write(folder: Path, files: dict[str, str]) -> Path:
 
 def _sql_ranking(store_path: Path, workspace_id: str, terms: list[str], limit: int,
                  title: str | None = None) -> list[tuple[str, float]]:
-    """The reference: FTS5 bm25 over the whole OR query, in SQL (ids, scores), best first."""
+    """The reference, best first (ids, scores): on SQLite FTS5 bm25 over the whole OR query
+    in SQL; on PostgreSQL the store's own SQL ranking (the path chunk-level filters take),
+    from a new connection."""
+    if not is_sqlite(store_path):
+        conditions = [Condition("document_name", "eq", (title,))] if title is not None else []
+        with closing(open_store(store_path)) as store:
+            return [(p.chunk.id, p.score) for p in store._ranked_search(workspace_id, terms, limit, conditions, None)]
     sql = ("SELECT c.id, bm25(chunk_fts, 0.5, 1.0) AS s FROM chunk_fts "
            "JOIN chunks c ON c.rowid = chunk_fts.rowid JOIN resources r ON r.id = c.resource_id "
            "WHERE chunk_fts MATCH ? AND c.workspace_id = ? AND r.status = 'ready'")
@@ -42,17 +51,16 @@ def _sql_ranking(store_path: Path, workspace_id: str, terms: list[str], limit: i
     if title is not None:
         sql += " AND lower(r.title) = ?"
         args.append(title)
-    with sqlite3.connect(store_path) as conn:
-        rows = conn.execute(sql + " ORDER BY s, c.rowid LIMIT ?", [*args, limit]).fetchall()
+    rows = sql_rows(store_path, sql + " ORDER BY s, c.rowid LIMIT ?", *args, limit)
     return [(cid, -s) for cid, s in rows]
 
 
-def _ranking(store: SQLiteStore, workspace_id: str, terms: list[str], limit: int,
+def _ranking(store: Store, workspace_id: str, terms: list[str], limit: int,
              **kwargs) -> list[tuple[str, float]]:
     return [(p.chunk.id, p.score) for p in store.search_text(workspace_id, terms, limit=limit, **kwargs)]
 
 
-def _names(store: SQLiteStore, workspace_id: str, terms: list[str]) -> list[str]:
+def _names(store: Store, workspace_id: str, terms: list[str]) -> list[str]:
     return sorted(p.file_name for p in store.search_text(workspace_id, terms, limit=20))
 
 
@@ -152,9 +160,8 @@ def test_the_vector_matrix_and_coverage_see_another_stores_writes(tmp_path: Path
 
 def test_the_search_generation_moves_with_changes_only(tmp_path: Path, store_path: Path) -> None:
     def generation() -> int:
-        with sqlite3.connect(store_path) as conn:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'search_generation'").fetchone()
-        return int(row[0]) if row else 0
+        rows = sql_rows(store_path, "SELECT value FROM meta WHERE key = 'search_generation'")
+        return int(rows[0][0]) if rows else 0
 
     with Engine(store_path) as engine:
         docs = _write(tmp_path / "docs", {"pumps.txt": TEXTS["pumps.txt"]})
@@ -200,7 +207,9 @@ def test_another_workspaces_writes_leave_a_workspaces_caches_alone(tmp_path: Pat
         matrix_ids, _ = b.store.scope_matrix(ws, MODEL)
         b.store.search_text(ws, ["pressure"], limit=5)
         reads: list[str] = []
-        b.store._conn().set_trace_callback(reads.append)
+        traced = is_sqlite(store_path)  # the statements b's connection runs (SQLite's trace hook)
+        if traced:
+            b.store._conn().set_trace_callback(reads.append)
         for i in range(3):  # workspace a uploads (and embeds) while b asks
             a.ingest([_write(tmp_path / f"a{i + 1}", {f"n{i}.txt": f"Pump pressure note {i} of the boiler room."})])
             a.store.put_vectors(a.workspace_id, MODEL, 3, [(h, np.ones(3, dtype="<f4").tobytes()) for h, _ in
@@ -208,10 +217,11 @@ def test_another_workspaces_writes_leave_a_workspaces_caches_alone(tmp_path: Pat
             reads.clear()
             assert b.store.ranking_resources(ws) is resources
             assert b.store.term_counts(ws, [["pump"], ["valv"]]) == counts
-            assert not [sql for sql in reads if "FROM chunks c JOIN resources r" in sql]  # no scope re-read
+            assert not [sql for sql in reads if "FROM chunks c JOIN resources r" in sql]  # no scope re-read (SQLite)
             found = [(p.chunk.id, round(p.score, 9)) for p in b.store.search_text(ws, ["pressure", "pump"], limit=5)]
             assert found == [(cid, round(s, 9)) for cid, s in _sql_ranking(store_path, ws, ["pressure", "pump"], 5)]
-        b.store._conn().set_trace_callback(None)
+        if traced:
+            b.store._conn().set_trace_callback(None)
         assert b.store.scope_matrix(ws, MODEL)[0] == matrix_ids
         b.ingest([_write(tmp_path / "b2", {"cooling.txt": TEXTS["cooling.txt"]})])  # b's own write: new objects
         assert b.store.ranking_resources(ws) is not resources

@@ -233,8 +233,8 @@ def _upload(client: TestClient, rel: str, doc_name: str | None) -> str:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory):
-    store = tmp_path_factory.mktemp("seeds") / "citewell.sqlite"
+def world(module_store_location):
+    store = module_store_location
     with Engine(store, workspace="acme") as engine:
         key, workspace_id = engine.create_key()[0], engine.workspace_id
     with Engine(store, workspace="hub") as engine:

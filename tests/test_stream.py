@@ -345,12 +345,12 @@ QUESTIONS = [
 
 
 @pytest.fixture(scope="module")
-def stream_engine(tmp_path_factory: pytest.TempPathFactory):
+def stream_engine(tmp_path_factory: pytest.TempPathFactory, module_store_location):
     from citewell import Engine
 
     corpus = copy_corpus_files(tmp_path_factory.mktemp("corpus"), "posts/reddit_wallstreetbets_2022-01.jsonl",
                                "transcripts/twiml-409_deep-learning-ocr_cha-zhang.vtt")
-    with Engine(tmp_path_factory.mktemp("store") / "s.sqlite") as eng:
+    with Engine(module_store_location) as eng:
         eng.sync(corpus)
         yield eng
 
