@@ -33,7 +33,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 CORPUS = SHARED / "corpus"
 CASES = SHARED / "cases" / "citation-cases.json"
 #: the stores the store-taking tests run on (``CITEWELL_TEST_STORES=sqlite`` for one kind)
-STORE_KINDS = tuple(kind.strip() for kind in os.environ.get("CITEWELL_TEST_STORES", "sqlite").split(",")
+STORE_KINDS = tuple(kind.strip() for kind in os.environ.get("CITEWELL_TEST_STORES", "sqlite,postgresql").split(",")
                     if kind.strip())
 
 

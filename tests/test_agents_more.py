@@ -28,15 +28,16 @@ def fake():
         yield server
 
 
-def _llm_engine(tmp_path: Path, fake: LLMServer) -> Engine:
+def _llm_engine(tmp_path: Path, store: str | Path, fake: LLMServer) -> Engine:
     llm = LLMSettings(base_url=fake.base_url, model="fake-model", timeout=5.0, retries=0)
-    engine = Engine(tmp_path / "store.sqlite", generator="llm", llm=llm, mode="lexical")
+    engine = Engine(store, generator="llm", llm=llm, mode="lexical")
     engine.sync(write_posts(tmp_path / "posts", 1))
     return engine
 
 
-def test_a_model_writes_the_alert_through_the_citation_contract(tmp_path: Path, fake: LLMServer) -> None:
-    engine = _llm_engine(tmp_path, fake)
+def test_a_model_writes_the_alert_through_the_citation_contract(tmp_path: Path, store_location: str | Path,
+                                                                fake: LLMServer) -> None:
+    engine = _llm_engine(tmp_path, store_location, fake)
     fake.script(Stream(["Activision puts are printing after the Microsoft deal rumours [S1]. ",
                         "Other Activision puts expired worthless because of the Microsoft deal [S2]."]))
     agents = Agents(engine)
@@ -54,8 +55,9 @@ def test_a_model_writes_the_alert_through_the_citation_contract(tmp_path: Path, 
     engine.close()
 
 
-def test_a_failing_model_leaves_the_template_alert_with_a_warning(tmp_path: Path, fake: LLMServer) -> None:
-    engine = _llm_engine(tmp_path, fake)
+def test_a_failing_model_leaves_the_template_alert_with_a_warning(tmp_path: Path, store_location: str | Path,
+                                                                  fake: LLMServer) -> None:
+    engine = _llm_engine(tmp_path, store_location, fake)
     fake.script(Status(500))
     agents = Agents(engine)
     alert = agents.run(agents.create(query="Activision puts").id).alert
@@ -65,10 +67,9 @@ def test_a_failing_model_leaves_the_template_alert_with_a_warning(tmp_path: Path
     engine.close()
 
 
-def _env(tmp_path: Path) -> dict[str, str]:
+def _env(tmp_path: Path, store: str | Path) -> dict[str, str]:
     return {**os.environ, "CITEWELL_CONFIG": "", "XDG_CONFIG_HOME": str(tmp_path / "config"),
-            "XDG_DATA_HOME": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1",
-            "CITEWELL_STORE": str(tmp_path / "store" / "citewell.sqlite")}
+            "XDG_DATA_HOME": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1", "CITEWELL_STORE": str(store)}
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -76,8 +77,8 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
                           timeout=120, check=False)
 
 
-def test_the_agents_commands(tmp_path: Path) -> None:
-    env = _env(tmp_path)
+def test_the_agents_commands(tmp_path: Path, store_location: str | Path) -> None:
+    env = _env(tmp_path, store_location)
     assert _cli(env, "ingest", str(write_posts(tmp_path / "posts", 1))).returncode == 0
     made = _cli(env, "agents", "create", "Activision puts", "--every", "600", "--author", "carol", "--json")
     assert made.returncode == 0, made.stderr
@@ -102,9 +103,9 @@ def test_the_agents_commands(tmp_path: Path) -> None:
     assert gone.returncode == 1 and "NOT_FOUND" in gone.stderr
 
 
-def test_the_worker_runs_due_agents(tmp_path: Path) -> None:
-    env = _env(tmp_path)
-    store = Path(env["CITEWELL_STORE"])
+def test_the_worker_runs_due_agents(tmp_path: Path, store_location: str | Path) -> None:
+    env = _env(tmp_path, store_location)
+    store = store_location
     with Engine(store) as engine:
         engine.sync(write_posts(tmp_path / "posts", 1))
         agent = Agents(engine).create(query="Activision puts", interval_s=3600)

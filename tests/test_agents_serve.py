@@ -24,8 +24,8 @@ def _serve(store: Path, tmp_path: Path, name: str, env: dict[str, str]):
     return running(command, port, tmp_path / f"{name}.log", env)
 
 
-def test_two_servers_on_one_store_run_a_due_agent_once(tmp_path: Path) -> None:
-    store = tmp_path / "store" / "citewell.sqlite"
+def test_two_servers_on_one_store_run_a_due_agent_once(tmp_path: Path, store_location: str | Path) -> None:
+    store = store_location
     with Engine(store, workspace="acme") as engine:
         engine.sync(write_posts(tmp_path / "posts", 1))
         key = engine.create_key()[0]

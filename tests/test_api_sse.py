@@ -180,14 +180,14 @@ class Server:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(tmp_path_factory: pytest.TempPathFactory, module_store_location: str | Path) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("sse")
     docs, gate = root / "docs", root / "gate"
     docs.mkdir()
     gate.mkdir()
     for name, text in FILES.items():
         (docs / name).write_text(text, encoding="utf-8")
-    store = root / "store" / "citewell.sqlite"
+    store = module_store_location
     with Engine(store, workspace="acme") as engine:
         key, _ = engine.create_key()
         report = engine.ingest([docs])

@@ -34,8 +34,8 @@ def env(tmp_path: Path) -> dict[str, str]:
             "XDG_DATA_HOME": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1"}
 
 
-def test_every_route_through_uvicorn(tmp_path: Path, env: dict[str, str]) -> None:
-    store = tmp_path / "store" / "citewell.sqlite"
+def test_every_route_through_uvicorn(tmp_path: Path, env: dict[str, str], store_location: str | Path) -> None:
+    store = store_location
     made = citewell("keys", "create", "--workspace", "acme", "--store", str(store), env=env)
     assert made.returncode == 0, made.stderr
     key = made.stdout.strip().splitlines()[-1]

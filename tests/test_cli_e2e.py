@@ -40,8 +40,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("store") / "citewell.sqlite"
+def store(module_store_location: str | Path) -> str | Path:
+    """The module's store (a SQLite file or a PostgreSQL URL, passed as ``--store``)."""
+    return module_store_location
 
 
 def run(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
@@ -196,12 +197,13 @@ def test_bad_usage_exits_2_with_a_message(store: Path, args: tuple[str, ...], co
     assert proc.stdout == ""
 
 
-def test_ingest_exits_1_when_a_file_failed_but_ingests_the_rest(tmp_path: Path) -> None:
+def test_ingest_exits_1_when_a_file_failed_but_ingests_the_rest(tmp_path: Path,
+                                                               store_location: str | Path) -> None:
     folder = tmp_path / "in"
     folder.mkdir()
     (folder / "bad.pdf").write_bytes(b"garbage")
     (folder / "ok.txt").write_text("A fine paragraph about turbines.\n", encoding="utf-8")
-    store = tmp_path / "s.sqlite"
+    store = store_location
     proc = run("ingest", str(folder), store=store)
     assert proc.returncode == 1
     assert "PDF_CORRUPT" in proc.stderr
@@ -209,8 +211,9 @@ def test_ingest_exits_1_when_a_file_failed_but_ingests_the_rest(tmp_path: Path) 
     assert sorted((r["file_name"], r["status"]) for r in listed) == [("bad.pdf", "failed"), ("ok.txt", "ready")]
 
 
-def test_workspace_flag_and_env_scope_everything(tmp_path: Path, corpus: Path) -> None:
-    store = tmp_path / "ws.sqlite"
+def test_workspace_flag_and_env_scope_everything(tmp_path: Path, corpus: Path,
+                                                 store_location: str | Path) -> None:
+    store = store_location
     txt = tmp_path / "only"
     txt.mkdir()
     (txt / "note.txt").write_text("Turbine maintenance happens every 400 hours.\n", encoding="utf-8")
@@ -284,9 +287,9 @@ def test_cite_command_streams_numbered_forms(store: Path, tmp_path: Path, corpus
     assert [(w["code"], w["citation"]) for w in final["warnings"]] == [("unknown_target", 7)]
 
 
-def test_cite_numbered_with_a_marker_of_thousands_of_digits(tmp_path: Path) -> None:
+def test_cite_numbered_with_a_marker_of_thousands_of_digits(tmp_path: Path, store_location: str | Path) -> None:
     """Issue 14: a 5,000-digit ``[N]`` is a number no passage has (a warning), not an internal error."""
-    store = tmp_path / "s.sqlite"
+    store = store_location
     (tmp_path / "posts.jsonl").write_text(json.dumps({"source": "reddit", "id": "t3_a", "text": "Kids cost money."})
                                           + "\n", encoding="utf-8")
     assert run("ingest", str(tmp_path / "posts.jsonl"), store=store).returncode == 0
@@ -303,7 +306,8 @@ def test_cite_numbered_with_a_marker_of_thousands_of_digits(tmp_path: Path) -> N
     assert [(w["code"], w["label"]) for w in message["warnings"]] == [("unknown_target", f"[{huge}]")]
 
 
-def test_names_with_control_and_bidi_characters_are_printed_escaped(tmp_path: Path) -> None:
+def test_names_with_control_and_bidi_characters_are_printed_escaped(tmp_path: Path,
+                                                                    store_location: str | Path) -> None:
     """Issue 14: ``citewell resources`` and ingest reports printed file names raw: a
     right-to-left override made ``evil\u202etxt.exe`` show as another name, a newline
     forged a line of the listing."""
@@ -312,7 +316,7 @@ def test_names_with_control_and_bidi_characters_are_printed_escaped(tmp_path: Pa
     (folder / "evil\u202etxt.exe.txt").write_text("Pumps run at forty bar.\n", encoding="utf-8")
     (folder / "two\nlines\x1b[31m.md").write_text("Valves open at ten bar.\n", encoding="utf-8")
     (folder / "bad\u200b\u202e.txt").write_bytes(b"Caf\xe9 menus\n")  # not UTF-8
-    store = tmp_path / "s.sqlite"
+    store = store_location
     ingest = run("ingest", str(folder), store=store)
     assert ingest.returncode == 1
     assert "bad\\u200b\\u202e.txt: TEXT_ENCODING" in ingest.stderr

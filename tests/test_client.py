@@ -98,9 +98,9 @@ class Served:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+def served(tmp_path_factory: pytest.TempPathFactory, module_store_location: str | Path) -> Iterator[Served]:
     root = tmp_path_factory.mktemp("client")
-    store = root / "store" / "citewell.sqlite"
+    store = module_store_location
     with Engine(store, workspace="acme") as engine:
         key, _ = engine.create_key()
         platform_key, _ = engine.create_key(platform=True)

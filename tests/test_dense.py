@@ -393,7 +393,6 @@ def test_without_an_embedder_hybrid_falls_back_to_lexical(tmp_path: Path, store_
 
 
 @needs_model
-@pytest.mark.sqlite_only("--store takes a PostgreSQL URL once the CLI settings keep one (issue 18, pgvec)")
 def test_cli_mode_explain_and_ingest_wait(tmp_path: Path, store_path: Path, capsys: pytest.CaptureFixture) -> None:
     docs = _corpus(tmp_path / "docs")
     with pytest.raises(SystemExit) as done:

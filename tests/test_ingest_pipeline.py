@@ -18,7 +18,7 @@ from citewell.ingest import pipeline
 from citewell.ingest.pipeline import EXTRACTOR_VERSIONS
 from citewell.store.ids import chunk_id_for, post_chunk_id
 
-from .conftest import CORPUS, copy_corpus_files, sql_rows
+from .conftest import CORPUS, copy_corpus_files, is_sqlite, sql_rows
 
 GOOD_VTT = "WEBVTT\n\n00:01.000 --> 00:04.000\nThe reactor was commissioned in March.\n"
 POSTS = [
@@ -259,11 +259,11 @@ def test_a_post_text_with_a_unicode_line_separator_is_one_line(engine: Engine, t
     assert text in texts
 
 
-def test_two_processes_ingesting_one_folder_store_one_copy(tmp_path: Path) -> None:
+def test_two_processes_ingesting_one_folder_store_one_copy(tmp_path: Path, store_location: str | Path) -> None:
     folder = copy_corpus_files(tmp_path / "corpus", "transcripts/twiml-22_alphavertex-financial-knowledge-graph.vtt",
                                "transcripts/elephants-dream_captions.en.vtt", "posts/stocktwits_2022-06_07.jsonl",
                                "pdf/PEPSICO_2023_8K_dated-2023-05-05.pdf", "README.md")
-    store = tmp_path / "shared-store" / "citewell.sqlite"
+    store = store_location
     Engine(store).close()  # create the schema once, as a first run would
     cmd = [sys.executable, "-m", "citewell", "ingest", str(folder), "--store", str(store)]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
@@ -273,7 +273,8 @@ def test_two_processes_ingesting_one_folder_store_one_copy(tmp_path: Path) -> No
     rows = sql_rows(store, "SELECT file_name, status FROM resources ORDER BY file_name")
     assert rows == sorted((p.name, "ready") for p in folder.rglob("*") if p.is_file())
     assert sql_rows(store, "SELECT count(*) - count(DISTINCT id) FROM chunks") == [(0,)]
-    assert sql_rows(store, "SELECT count(*) FROM chunks") == sql_rows(store, "SELECT count(*) FROM chunk_fts")
+    lexical = "chunk_fts" if is_sqlite(store) else "lexical_docs"  # the lexical index's rows
+    assert sql_rows(store, "SELECT count(*) FROM chunks") == sql_rows(store, f"SELECT count(*) FROM {lexical}")
     assert sql_rows(store, "SELECT count(*) FROM mentions") == [(200,)]
 
 

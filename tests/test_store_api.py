@@ -17,7 +17,6 @@ from citewell.errors import NotFoundError, StoreError, UsageError
 from citewell.keys import hash_key
 from citewell.store import open_store
 from citewell.store.migrate import SCHEMA_VERSION
-from citewell.store.sqlite import SQLiteStore
 
 from .conftest import is_sqlite, sql_rows
 
@@ -55,17 +54,17 @@ def test_engine_for_workspace_id(store_path: Path) -> None:
             Engine.for_workspace_id(store, "00000000-0000-0000-0000-000000000000")
 
 
-def test_keys_create_cli_prints_the_key_alone_on_the_last_line(tmp_path: Path) -> None:
-    store = tmp_path / "s.sqlite"
+def test_keys_create_cli_prints_the_key_alone_on_the_last_line(store_path: str | Path) -> None:
+    store = store_path
     run = subprocess.run([sys.executable, "-m", "citewell", "keys", "create", "--workspace", "acme", "--platform",
                           "--store", str(store)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     key = run.stdout.splitlines()[-1]
     assert run.stdout == key + "\n" and key.startswith("cw_")
     assert "acme" in run.stderr and key not in run.stderr
-    record = SQLiteStore(store).api_key(hash_key(key))
+    record = open_store(store).api_key(hash_key(key))
     assert record is not None and record.platform is True
-    assert SQLiteStore(store).workspace_name(record.workspace_id) == "acme"
+    assert open_store(store).workspace_name(record.workspace_id) == "acme"
 
 
 # -- uploads ---------------------------------------------------------------------------
@@ -333,8 +332,8 @@ def test_stream_events_are_recorded_in_order(engine: Engine) -> None:
     assert store.events(ws, "m1", after=2) == [(3, "done", "{}")]  # all or nothing
 
 
-def test_keys_list_and_revoke_cli(tmp_path: Path) -> None:
-    store = tmp_path / "s.sqlite"
+def test_keys_list_and_revoke_cli(store_path: str | Path) -> None:
+    store = store_path
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "citewell", "keys", *args, "--store", str(store)],
@@ -349,8 +348,8 @@ def test_keys_list_and_revoke_cli(tmp_path: Path) -> None:
     assert [k["workspace"] for k in json.loads(cli("list", "--workspace", "beta", "--json").stdout)] == ["beta"]
     revoked = cli("revoke", listed[0]["id"])
     assert revoked.returncode == 0, revoked.stderr
-    assert SQLiteStore(store).api_key(hash_key(key)) is None
-    assert SQLiteStore(store).api_key(hash_key(other)) is not None
+    assert open_store(store).api_key(hash_key(key)) is None
+    assert open_store(store).api_key(hash_key(other)) is not None
     missing = cli("revoke", listed[0]["id"])
     assert missing.returncode == 1 and "NOT_FOUND" in missing.stderr
     assert cli("revoke", other[:8]).returncode == 0  # by prefix

@@ -135,9 +135,9 @@ class Site:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+def site(tmp_path_factory: pytest.TempPathFactory, module_store_location: str | Path) -> Iterator[Site]:
     tmp = tmp_path_factory.mktemp("webapp")
-    store = tmp / "citewell.sqlite"
+    store = module_store_location
     with Engine(store, workspace="acme") as engine:
         key, record = engine.create_key()
         spare, spare_record = engine.create_key()
