@@ -406,14 +406,14 @@ def test_same_bytes_twice_give_the_same_resource(api: Api) -> None:
 
 def test_delete_resource(api: Api) -> None:
     res = uploaded(api.client, "gone.md", b"# Gone\n\nThis paragraph mentions a purple walrus.\n")
-    assert len(blob_files(api.engine.store.blob_dir)) == 1
+    assert len(blob_files(api.engine.store.blobs.root)) == 1
     r = api.client.delete(f"/v1/resources/{res['id']}")
     assert r.status_code == 200
     assert r.json() == {"status": "ok", "data": {"resource_id": res["id"], "deleted": True}}
     for answer in (api.client.get(f"/v1/resources/{res['id']}"), api.client.delete(f"/v1/resources/{res['id']}"),
                    api.client.get(f"/v1/resources/{res['id']}/content")):
         assert (answer.status_code, answer.json()["error"]["code"]) == (404, "NOT_FOUND")
-    assert blob_files(api.engine.store.blob_dir) == []
+    assert blob_files(api.engine.store.blobs.root) == []
     assert api.client.get("/v1/resources").json()["data"]["total"] == 0
 
 
@@ -441,7 +441,7 @@ def test_bad_upload_fails_with_its_code_and_leaves_nothing(api: Api, name: str, 
     assert name in resource["error"]["message"]
     assert (resource["chunk_count"], resource["blob_key"]) == (0, None)
     assert api.engine.store.resource_chunks(api.engine.workspace_id, resource["id"]) == []
-    assert blob_files(api.engine.store.blob_dir) == [] and staged_files(api.engine.store.blob_dir) == []
+    assert blob_files(api.engine.store.blobs.root) == [] and staged_files(api.engine.store.blobs.root) == []
     r = api.client.get(f"/v1/resources/{resource['id']}/content")
     assert (r.status_code, r.json()["error"]["code"]) == (404, "NOT_FOUND")
     listed = api.client.get("/v1/resources").json()["data"]
@@ -456,7 +456,7 @@ def test_encrypted_pdf_fails_with_pdf_encrypted(api: Api) -> None:
     pdf.set_encryption(owner_password="owner", user_password="user")
     resource = uploaded(api.client, "locked.pdf", bytes(pdf.output()))
     assert (resource["status"], resource["error"]["code"]) == ("failed", "PDF_ENCRYPTED")
-    assert blob_files(api.engine.store.blob_dir) == []
+    assert blob_files(api.engine.store.blobs.root) == []
 
 
 def test_upload_request_errors(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -486,7 +486,7 @@ def test_upload_request_errors(api: Api, monkeypatch: pytest.MonkeyPatch) -> Non
     r = c.post("/v1/resources", content=b"--xyz\r\nbroken", headers={"Content-Type": "multipart/form-data; boundary=xyz"})
     assert r.status_code == 400 and r.json()["error"]["code"] in ("INVALID_REQUEST_BODY", "FILE_MISSING")
     assert c.get("/v1/resources").json()["data"]["total"] == 0
-    assert blob_files(api.engine.store.blob_dir) == [] and staged_files(api.engine.store.blob_dir) == []
+    assert blob_files(api.engine.store.blobs.root) == [] and staged_files(api.engine.store.blobs.root) == []
 
 
 def test_upload_over_the_cap_is_413(store_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
