@@ -9,6 +9,7 @@ from contextlib import closing
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from citewell import Engine
 from citewell.store.base import Condition
@@ -124,6 +125,7 @@ def test_a_filtered_search_sees_another_stores_title_change(tmp_path: Path, stor
             == ["notes.txt"]
 
 
+@pytest.mark.sqlite_only("the workspace matrix cache (scope_matrix) is the SQLite vector index's; PostgreSQL ranks vectors in SQL with pgvector")
 def test_the_vector_matrix_and_coverage_see_another_stores_writes(tmp_path: Path, store_path: Path) -> None:
     with Engine(store_path) as a, Engine(store_path) as b:
         three = {k: TEXTS[k] for k in ("pumps.txt", "valves.txt", "audit.txt")}
@@ -193,6 +195,7 @@ def test_ranking_resources_are_shared_until_another_store_writes(tmp_path: Path,
         assert [r.file_name for r in a.store.ranking_resources(ws)] == ["valves.txt"]
 
 
+@pytest.mark.sqlite_only("the workspace matrix cache (scope_matrix) is the SQLite vector index's; PostgreSQL ranks vectors in SQL with pgvector")
 def test_another_workspaces_writes_leave_a_workspaces_caches_alone(tmp_path: Path, store_path: Path) -> None:
     """Issue 14: every upload of one workspace emptied every workspace's caches (one
     store-wide counter), so a workspace flooding uploads made another's every question cold.
