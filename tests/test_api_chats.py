@@ -26,7 +26,7 @@ from citewell.generate import ExtractiveGenerator, GenerationRequest
 from citewell.web import create_app
 from citewell.web.worker import TurnWorker
 
-from .conftest import CORPUS, sql_rows
+from .conftest import CORPUS
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
