@@ -213,7 +213,7 @@ def replica(server: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     log_path = root / "replica.log"
     env = {**os.environ, "CITEWELL_CONFIG": "", "XDG_CONFIG_HOME": str(root / "config"),
            "XDG_DATA_HOME": str(root / "data"), "PYTHONUNBUFFERED": "1"}
-    launcher = server.store.parent.parent / "serve_gated.py"
+    launcher = server.gate.parent / "serve_gated.py"  # beside the gate folder (the store may be a URL)
     with running([sys.executable, str(launcher), str(server.store), str(port), str(server.gate), "serve-only"],
                  port, log_path, env) as base:
         yield Server(base, server.store, server.gate, server.key, server.other_key, log_path)
