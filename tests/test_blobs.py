@@ -13,6 +13,8 @@ import time
 import uuid
 from pathlib import Path
 
+import boto3  # test extras (pyproject.toml), like moto: missing, the module fails rather than skips
+import moto.server as moto_server
 import pytest
 from fastapi.testclient import TestClient
 from fpdf import FPDF
@@ -24,9 +26,6 @@ from citewell.errors import NotFoundError, StoreError
 from citewell.store.sqlite import SQLiteStore
 from citewell.web.app import create_app
 from citewell.web.viewer_render import cache_path
-
-boto3 = pytest.importorskip("boto3")
-moto_server = pytest.importorskip("moto.server")
 
 NOTE = b"Clinic visits last thirty minutes on average.\nThe clinic opens at eight.\n"
 SHA = hashlib.sha256(NOTE).hexdigest()
