@@ -17,7 +17,6 @@ import boto3  # test extras (pyproject.toml), like moto: missing, the module fai
 import moto.server as moto_server
 import pytest
 from fastapi.testclient import TestClient
-from fpdf import FPDF
 
 from citewell import Engine
 from citewell.blobs import BlobNotFound, LocalBlobs, blob_key, open_blobs
@@ -26,6 +25,8 @@ from citewell.errors import NotFoundError, StoreError
 from citewell.store.sqlite import SQLiteStore
 from citewell.web.app import create_app
 from citewell.web.viewer_render import cache_path
+
+from .test_api_routes import pdf_bytes, wait_done
 
 NOTE = b"Clinic visits last thirty minutes on average.\nThe clinic opens at eight.\n"
 SHA = hashlib.sha256(NOTE).hexdigest()
@@ -236,14 +237,6 @@ def test_a_stale_lock_is_broken_and_a_held_one_times_out(s3_endpoint: str, bucke
 
 # -- the engine and the API over a bucket ------------------------------------------------
 
-def pdf_bytes(text: str) -> bytes:
-    pdf = FPDF()
-    pdf.add_page()
-    pdf.set_font("helvetica", size=14)
-    pdf.multi_cell(0, 10, text=text)
-    return bytes(pdf.output())
-
-
 def test_engine_keeps_originals_and_uploads_in_the_bucket(s3_endpoint: str, bucket: str, tmp_path: Path) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()
@@ -328,11 +321,7 @@ def test_api_uploads_downloads_and_page_images_over_a_bucket(s3_endpoint: str, b
         created = client.post("/v1/resources", files={"file": ("plant.pdf", data, "application/pdf")})
         assert created.status_code == 202, created.text
         rid = created.json()["data"]["resource"]["id"]
-        for _ in range(600):
-            resource = client.get(f"/v1/resources/{rid}").json()["data"]["resource"]
-            if resource["status"] != "processing":
-                break
-            time.sleep(0.05)
+        resource = wait_done(client, rid)
         assert resource["status"] == "ready", resource
         assert objects(s3_endpoint, bucket) == [f"citewell/{blob_key(sha, '.pdf')}"]
         download = client.get(f"/v1/resources/{rid}/content")
