@@ -167,7 +167,7 @@ def test_the_runner_retries_dead_letters_and_releases(job_store) -> None:
         _until(lambda: store.job(held.id).state == "running", 30)
         stopper = threading.Thread(target=runner.stop)
         stopper.start()
-        time.sleep(0.1)
+        _until(lambda: runner.stopping, 30)  # the held job is told to stop before it returns
         handler.gate.set()
         stopper.join(30)
         back = store.job(held.id)
