@@ -18,6 +18,7 @@ import pytest
 
 from citewell import Engine
 from citewell.jobrunner import RELEASE, Handler, JobFailed, JobRunner
+from citewell.store import open_store
 from citewell.store.sqlite import SQLiteStore
 
 from .servers import free_port, running
@@ -126,15 +127,11 @@ class _Scripted(Handler):
         return "ok"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def job_store(request: pytest.FixtureRequest, tmp_path: Path):
-    """A fresh store of each kind (the PostgreSQL one in a new database of the session's server)."""
-    if request.param == "sqlite":
-        opened = SQLiteStore(tmp_path / "s.sqlite")
-    else:
-        from citewell.store.postgres import PostgresStore
-
-        opened = PostgresStore(request.getfixturevalue("postgres_server").new_database())
+@pytest.fixture
+def job_store(store_location: str | Path):
+    """A fresh store of each kind the suite runs on (tests/conftest.py: ``store_location``,
+    ``CITEWELL_TEST_STORES``)."""
+    opened = open_store(store_location)
     yield opened
     opened.close()
 
