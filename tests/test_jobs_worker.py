@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import closing
 from pathlib import Path
 
 import httpx
@@ -58,7 +59,7 @@ def test_a_serve_only_server_and_a_worker_process_share_the_jobs(tmp_path: Path)
         time.sleep(1.0)  # nobody works in the serving process: both wait in the queue
         assert httpx.get(f"{base}/v1/resources/{resource_id}", headers=headers,
                          timeout=30).json()["data"]["resource"]["status"] == "processing"
-        with _opened(store) as jobs_store:
+        with closing(SQLiteStore(store)) as jobs_store:
             queued = sorted((j.kind, j.state) for j in jobs_store.jobs())
         assert queued == [("extract", "queued"), ("turn", "queued")]
         log_path = tmp_path / "worker.log"
@@ -87,21 +88,8 @@ def test_a_serve_only_server_and_a_worker_process_share_the_jobs(tmp_path: Path)
         output = log_path.read_text()
         assert code == 0, output
         assert "citewell worker stopped" in output and "Traceback" not in output
-        with _opened(store) as jobs_store:
+        with closing(SQLiteStore(store)) as jobs_store:
             assert {j.state for j in jobs_store.jobs()} == {"done"}
-
-
-class _opened:
-    """A SQLite store for the ``with`` block."""
-
-    def __init__(self, path: Path) -> None:
-        self.store = SQLiteStore(path)
-
-    def __enter__(self) -> SQLiteStore:
-        return self.store
-
-    def __exit__(self, *exc: object) -> None:
-        self.store.close()
 
 
 class _Scripted(Handler):
@@ -223,7 +211,7 @@ def test_the_jobs_command_lists_dead_letters_and_retries_them(tmp_path: Path) ->
     import json
 
     path = tmp_path / "store" / "citewell.sqlite"
-    with _opened(path) as store:
+    with closing(SQLiteStore(path)) as store:
         ws = store.workspace_id("acme")
         dead, _ = store.enqueue_job(ws, "extract", {"resource_id": "r1"}, max_attempts=1)
         claimed = store.claim_job("w", kinds=["extract"], lease_s=30)
@@ -248,7 +236,7 @@ def test_the_jobs_command_lists_dead_letters_and_retries_them(tmp_path: Path) ->
     assert citewell("list", "--state", "gone").returncode == 2
     retried = citewell("retry", dead.id)
     assert retried.returncode == 0 and "queued again" in retried.stderr
-    with _opened(path) as store:
+    with closing(SQLiteStore(path)) as store:
         assert (store.job(dead.id).state, store.job(dead.id).attempts) == ("queued", 0)
         assert store.job(done.id).state == "queued"
     assert citewell("retry", dead.id).returncode == 2  # not a dead letter any more
