@@ -37,7 +37,6 @@ import sqlite3
 import struct
 import sys
 import time
-from collections import defaultdict
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -56,18 +55,12 @@ def _escape(value: str) -> str:
 
 def postings(rows: list[tuple[int, str, str]]) -> tuple[bytes, bytes]:
     """COPY text of ``lexical_postings`` and ``lexical_docs`` for ``(rowid, title, text)`` rows."""
-    from citewell.store.postgres.lexical import tokenize
+    from citewell.store.postgres.lexical import chunk_postings
 
     out: list[str] = []
     docs: list[str] = []
     for rowid, title, text in rows:
-        places: dict[tuple[int, str], list[int]] = defaultdict(list)
-        size = 0
-        for col, value in ((0, title), (1, text)):
-            tokens = tokenize(value)
-            size += len(tokens)
-            for term, position in tokens:
-                places[(col, term)].append(position)
+        places, size = chunk_postings(title, text)
         for (col, term), where in places.items():
             out.append(f"{rowid}\t{col}\t{_escape(term)}\t{{{','.join(map(str, where))}}}\n")
         docs.append(f"{rowid}\t{size}\n")

@@ -67,6 +67,20 @@ def tokenize(text: str) -> list[tuple[str, int]]:
         conn.execute("DELETE FROM t")
 
 
+def chunk_postings(title: str, text: str) -> tuple[dict[tuple[int, str], list[int]], int]:
+    """The postings of one chunk: ``{(column, term): [position, …]}`` (column 0 the title,
+    1 the text; positions as :func:`tokenize` gives them) and the chunk's token count
+    (both columns), what ``lexical_postings`` and ``lexical_docs`` hold for it."""
+    positions: dict[tuple[int, str], list[int]] = defaultdict(list)
+    size = 0
+    for col, value in ((0, title), (1, text)):
+        tokens = tokenize(value)
+        size += len(tokens)
+        for term, position in tokens:
+            positions[(col, term)].append(position)
+    return positions, size
+
+
 def _phrase_rows(rows: Sequence[Any], tokens: Sequence[str]) -> dict[tuple[int, int], int]:
     """Occurrences of the phrase ``tokens`` per ``(rowid, col)`` from the postings ``rows``
     ``(rowid, col, term, positions)`` of its tokens: places where they stand consecutively."""
@@ -95,13 +109,7 @@ class PostgresLexicalIndex(SQLBase):
     @staticmethod
     def _index_chunk(conn: Any, rowid: int, title: str, text: str) -> None:
         """Index chunk row ``rowid``: its postings and its token count."""
-        positions: dict[tuple[int, str], list[int]] = defaultdict(list)
-        size = 0
-        for col, value in ((0, title), (1, text)):
-            tokens = tokenize(value)
-            size += len(tokens)
-            for term, position in tokens:
-                positions[(col, term)].append(position)
+        positions, size = chunk_postings(title, text)
         conn.executemany("INSERT INTO lexical_postings VALUES (?, ?, ?, ?)",
                          [(rowid, col, term, places) for (col, term), places in positions.items()])
         conn.execute("INSERT INTO lexical_docs VALUES (?, ?)", (rowid, size))
