@@ -14,7 +14,9 @@ again from the original at any time, so a machine that lacks one renders its own
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import BinaryIO, Protocol
@@ -135,5 +137,15 @@ def drop_derived_files(cache_dir: Path, sha256: str) -> None:
             derived.unlink(missing_ok=True)
 
 
+def spool_file(folder: Path) -> Path:
+    """A new empty file ``<folder>/.incoming/.spool-*`` (the folders made when missing), for
+    :meth:`BlobStore.spool`. ``OSError`` when the folder cannot be written."""
+    incoming = folder / INCOMING
+    incoming.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=incoming, prefix=".spool-")
+    os.close(fd)
+    return Path(name)
+
+
 __all__ = ["DERIVED_DIR", "INCOMING", "BlobNotFound", "BlobStore", "blob_key", "check_key", "derived_path",
-           "drop_derived_files"]
+           "drop_derived_files", "spool_file"]

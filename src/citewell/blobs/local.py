@@ -22,16 +22,18 @@ try:
 except ImportError:  # pragma: no cover - not POSIX: one process per store
     fcntl = None  # type: ignore[assignment]
 
-from .base import INCOMING, BlobNotFound, check_key, derived_path, drop_derived_files
+from .base import BlobNotFound, check_key, derived_path, drop_derived_files, spool_file
 
 #: Bytes copied at a time.
 PIECE = 1 << 20
 
 
-def write_atomic(target: Path, data: bytes | Path) -> None:
-    """Write ``data`` (bytes, or a copy of that file, read in pieces) to ``target`` through
-    a temporary file in its folder and a rename: a reader sees no file or the whole file,
-    never half of one."""
+def write_atomic(target: Path, data: bytes | Path | BinaryIO) -> None:
+    """Write ``data`` (bytes, a copy of that file, or what a readable binary stream gives
+    until its end; files and streams read in pieces of :data:`PIECE` bytes, the stream left
+    open) to ``target`` through a temporary file in its folder and a rename: a reader sees
+    no file or the whole file, never half of one. ``OSError`` when the folder cannot be
+    written; an error of the stream propagates (the temporary file is removed)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
     try:
@@ -39,8 +41,10 @@ def write_atomic(target: Path, data: bytes | Path) -> None:
             if isinstance(data, Path):
                 with open(data, "rb") as source:
                     shutil.copyfileobj(source, fh, PIECE)
-            else:
+            elif isinstance(data, (bytes, bytearray, memoryview)):
                 fh.write(data)
+            else:
+                shutil.copyfileobj(data, fh, PIECE)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -131,11 +135,7 @@ class LocalBlobs:
     def spool(self) -> Path:
         """See :meth:`BlobStore.spool`: a file in ``<root>/.incoming`` (the same file
         system, so :meth:`put` with ``move`` is a rename)."""
-        folder = self.root / INCOMING
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=folder, prefix=".spool-")
-        os.close(fd)
-        return Path(name)
+        return spool_file(self.root)
 
     def derived(self, sha256: str, name: str) -> Path:
         """See :meth:`BlobStore.derived`."""

@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -37,8 +36,8 @@ from typing import Any, BinaryIO
 import platformdirs
 
 from ..errors import StoreError
-from .base import INCOMING, BlobNotFound, check_key, derived_path, drop_derived_files
-from .local import PIECE
+from .base import BlobNotFound, check_key, derived_path, drop_derived_files, spool_file
+from .local import write_atomic
 
 #: Seconds after which a lock object is taken to be left by a dead process and broken
 #: (holding a lock spans one blob write and one database commit: well under a second).
@@ -169,20 +168,11 @@ class S3Blobs:
         copy = self._copy(key)
         if copy.is_file():
             return copy
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=copy.parent, prefix=".tmp-")
+        body = self.open(key)
         try:
-            with os.fdopen(fd, "wb") as fh:
-                body = self.open(key)
-                try:
-                    while piece := body.read(PIECE):
-                        fh.write(piece)
-                finally:
-                    body.close()
-            os.replace(tmp, copy)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+            write_atomic(copy, body)
+        finally:
+            body.close()
         return copy
 
     def delete(self, key: str) -> None:
@@ -239,11 +229,7 @@ class S3Blobs:
 
     def spool(self) -> Path:
         """See :meth:`BlobStore.spool`: a file in ``<cache_dir>/.incoming``."""
-        folder = self.cache_dir / INCOMING
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=folder, prefix=".spool-")
-        os.close(fd)
-        return Path(name)
+        return spool_file(self.cache_dir)
 
     def derived(self, sha256: str, name: str) -> Path:
         """See :meth:`BlobStore.derived` (on this machine)."""
