@@ -36,7 +36,7 @@ from ..base import Condition
 from ..filters import filter_sql, under_sql
 from ..searchcache import SEARCH, GenerationCache, Scope, TermScores
 from ..sqlbase import SQLBase
-from ..sqlite.lexical import BM25_WEIGHTS
+from ..sqlite.lexical import BM25_WEIGHTS, TOKENIZER
 
 #: FTS5's BM25 constants
 K1 = 1.2
@@ -53,11 +53,13 @@ _tokenizers = threading.local()
 
 
 def tokenize(text: str) -> list[tuple[str, int]]:
-    """``(term, position)`` of ``text`` as the SQLite store's FTS5 index tokenizes it."""
+    """``(term, position)`` of ``text`` as the SQLite store's FTS5 index tokenizes it
+    (:data:`~citewell.store.sqlite.lexical.TOKENIZER`, through ``fts5vocab`` on an
+    in-memory table of this thread), in position order."""
     conn = getattr(_tokenizers, "conn", None)
     if conn is None:
         conn = sqlite3.connect(":memory:", check_same_thread=False)
-        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize = 'porter unicode61 remove_diacritics 2')")
+        conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize = '{TOKENIZER}')")
         conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
         _tokenizers.conn = conn
     conn.execute("INSERT INTO t (rowid, x) VALUES (1, ?)", (text,))

@@ -25,9 +25,11 @@ from ..filters import filter_sql, under_sql
 from ..searchcache import GenerationCache, Scope, TermScores
 from ..sqlbase import SQLBase
 
+#: The FTS5 tokenizer of the index (also what the PostgreSQL store's index tokenizes with,
+#: :func:`citewell.store.postgres.lexical.tokenize`, so both see the same terms).
+TOKENIZER = "porter unicode61 remove_diacritics 2"
 #: The index table of a new store (stores of schema v1–v8 got it from the v1 step).
-FTS5_TABLE = ("CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5("
-              "title, text, tokenize = 'porter unicode61 remove_diacritics 2')")
+FTS5_TABLE = f"CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(title, text, tokenize = '{TOKENIZER}')"
 #: BM25 column weights of the search index: (title and entity names, chunk text).
 BM25_WEIGHTS = (0.5, 1.0)
 _BM25 = f"bm25(chunk_fts, {BM25_WEIGHTS[0]}, {BM25_WEIGHTS[1]})"
