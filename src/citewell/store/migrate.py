@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
 
@@ -39,6 +39,33 @@ HEAD = "v12"
 #: the schema version of :data:`HEAD` (``v10`` → 10): what table ``meta`` records as
 #: ``schema_version``, so that a citewell of before Alembic refuses a newer store
 SCHEMA_VERSION = int(HEAD.lstrip("v"))
+
+
+def store_state(conn: Any, tables_sql: str) -> tuple[set[str], int, str | None]:
+    """``(tables, schema_version, Alembic revision)`` of the database on ``conn`` (a DB-API
+    connection with ``execute(sql)``: sqlite3's or psycopg's), read before migrating:
+    ``tables_sql`` lists the names of its tables (the dialect's catalogue query);
+    ``schema_version`` is table ``meta``'s (0 when not recorded), the revision
+    ``alembic_version``'s (None when not recorded)."""
+    tables = {row[0] for row in conn.execute(tables_sql).fetchall()}
+    version = revision = None
+    if "meta" in tables:
+        version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if "alembic_version" in tables:
+        revision = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+    return tables, int(version[0]) if version else 0, revision[0] if revision else None
+
+
+def check_state(location: str, tables: set[str], version: int, *, database: str, option: str) -> None:
+    """Refuse a database that is not a citewell store or is newer than this citewell:
+    :class:`StoreError` when it has ``tables`` but no ``meta`` ("<location> is
+    <database> but not a citewell store; choose another <option>") or its schema
+    ``version`` is above :data:`SCHEMA_VERSION` (the rule citewell kept since v1)."""
+    if tables and "meta" not in tables:
+        raise StoreError(f"{location} is {database} but not a citewell store; choose another {option}")
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"the store {location} has schema version {version}; this citewell reads up to "
+                         f"{SCHEMA_VERSION}: upgrade citewell")
 
 
 def _config() -> Config:
@@ -99,4 +126,5 @@ def upgrade(connection: Connection, *, fresh: bool, location: str,
         env.run_migrations()
 
 
-__all__ = ["BASELINE", "HEAD", "MIGRATIONS", "SCHEMA_VERSION", "script_directory", "upgrade"]
+__all__ = ["BASELINE", "HEAD", "MIGRATIONS", "SCHEMA_VERSION", "check_state", "script_directory", "store_state",
+           "upgrade"]

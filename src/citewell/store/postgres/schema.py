@@ -11,7 +11,7 @@ and is refused, as is one of a newer schema.
 from __future__ import annotations
 
 from ...errors import StoreError
-from ..migrate import HEAD, SCHEMA_VERSION, upgrade
+from ..migrate import HEAD, SCHEMA_VERSION, check_state, store_state, upgrade
 from .lexical import LEXICAL_TABLES
 from .vectors import VECTOR_DDL
 
@@ -19,24 +19,16 @@ from .vectors import VECTOR_DDL
 MIGRATION_LOCK = 0x63697465_77656C6C  # "citewell"
 
 
-def _current(conn: object) -> tuple[set[str], int, str | None]:
-    """``(tables, schema_version, Alembic revision)`` of the database (0 and None when not recorded)."""
-    tables = {row[0] for row in conn.execute(  # type: ignore[attr-defined]
-        "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()").fetchall()}
-    version = revision = None
-    if "meta" in tables:
-        version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()  # type: ignore[attr-defined]
-    if "alembic_version" in tables:
-        revision = conn.execute("SELECT version_num FROM alembic_version").fetchone()  # type: ignore[attr-defined]
-    return tables, int(version[0]) if version else 0, revision[0] if revision else None
+#: the names of the tables of the database's current schema
+_TABLES_SQL = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
 
 
 def _check(location: str, tables: set[str], version: int) -> None:
-    if tables - {"alembic_version"} and "meta" not in tables:
-        raise StoreError(f"{location} is a PostgreSQL database but not a citewell store; choose another --store")
-    if version > SCHEMA_VERSION:
-        raise StoreError(f"the store {location} has schema version {version}; this citewell reads up to "
-                         f"{SCHEMA_VERSION}: upgrade citewell")
+    """Refuse a database that is not a citewell store or is newer than this citewell
+    (:func:`check_state`; a database holding only Alembic's ``alembic_version`` counts as
+    empty)."""
+    check_state(location, tables - {"alembic_version"}, version, database="a PostgreSQL database",
+                option="--store")
 
 
 def migrate(url: str, location: str) -> None:
@@ -47,7 +39,7 @@ def migrate(url: str, location: str) -> None:
 
     try:
         with psycopg.connect(url, autocommit=True) as conn:
-            tables, version, revision = _current(conn)
+            tables, version, revision = store_state(conn, _TABLES_SQL)
         _check(location, tables, version)
         if version == SCHEMA_VERSION and revision == HEAD:
             return
@@ -58,7 +50,7 @@ def migrate(url: str, location: str) -> None:
         try:
             with engine.begin() as connection:
                 connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
-                tables, version, revision = _current(_Raw(connection))
+                tables, version, revision = store_state(connection.connection.driver_connection, _TABLES_SQL)
                 _check(location, tables, version)
                 upgrade(connection, fresh="meta" not in tables, location=location,
                         create_extra=lambda c: [c.exec_driver_sql(ddl) for ddl in LEXICAL_TABLES + VECTOR_DDL])
@@ -73,12 +65,3 @@ def migrate(url: str, location: str) -> None:
             raise StoreError(f"cannot open the store {location}: {exc.orig}") from exc
         raise
 
-
-class _Raw:
-    """A SQLAlchemy connection read like a psycopg one (``execute(sql).fetchall()``)."""
-
-    def __init__(self, connection: object) -> None:
-        self.connection = connection
-
-    def execute(self, sql: str) -> object:
-        return self.connection.exec_driver_sql(sql)  # type: ignore[attr-defined]

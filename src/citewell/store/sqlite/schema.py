@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ...errors import StoreError
 from ..ids import post_chunk_id, text_hash
-from ..migrate import HEAD, SCHEMA_VERSION, upgrade
+from ..migrate import HEAD, SCHEMA_VERSION, check_state, store_state, upgrade
 from ..sqlbase import index_title
 from .connection import BUSY_TIMEOUT_S
 from .lexical import FTS5_TABLE
@@ -253,16 +253,8 @@ def _column_exists(conn: sqlite3.Connection, statement: str) -> bool:
     return any(row[1] == m.group(2) for row in conn.execute(f"PRAGMA table_info({m.group(1)})"))
 
 
-def _current(conn: sqlite3.Connection) -> tuple[set[str], int, str | None]:
-    """``(tables, schema_version, Alembic revision)`` of the store on ``conn`` (0 and None
-    when not recorded)."""
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    version = revision = None
-    if "meta" in tables:
-        version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    if "alembic_version" in tables:
-        revision = conn.execute("SELECT version_num FROM alembic_version").fetchone()
-    return tables, int(version[0]) if version else 0, revision[0] if revision else None
+#: the names of the tables of a SQLite database
+_TABLES_SQL = "SELECT name FROM sqlite_master WHERE type = 'table'"
 
 
 def _engine(path: Path) -> Engine:
@@ -308,7 +300,7 @@ def migrate(path: Path) -> None:
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
         try:
-            tables, version, revision = _current(conn)
+            tables, version, revision = store_state(conn, _TABLES_SQL)
         finally:
             conn.close()
         _check(path, tables, version)
@@ -319,7 +311,7 @@ def migrate(path: Path) -> None:
             with engine.begin() as connection:
                 conn = connection.connection.driver_connection
                 assert isinstance(conn, sqlite3.Connection)
-                tables, version, revision = _current(conn)  # again, under the write lock
+                tables, version, revision = store_state(conn, _TABLES_SQL)  # again, under the write lock
                 _check(path, tables, version)
                 conn.row_factory = sqlite3.Row
                 if tables:
@@ -344,9 +336,5 @@ def migrate(path: Path) -> None:
 
 
 def _check(path: Path, tables: set[str], version: int) -> None:
-    """Refuse a database that is not a citewell store or is newer than this citewell."""
-    if tables and "meta" not in tables:
-        raise StoreError(f"{path} is an SQLite database but not a citewell store; choose another --store file")
-    if version > SCHEMA_VERSION:
-        raise StoreError(f"the store {path} has schema version {version}; this citewell "
-                         f"reads up to {SCHEMA_VERSION}: upgrade citewell")
+    """Refuse a file that is not a citewell store or is newer than this citewell (:func:`check_state`)."""
+    check_state(str(path), tables, version, database="an SQLite database", option="--store file")
