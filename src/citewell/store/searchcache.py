@@ -47,6 +47,9 @@ V = TypeVar("V")
 #: ``meta`` keys of the generation counters (see the module docstring)
 SEARCH = "search_generation"
 VECTORS = "vector_generation"
+#: memory budgets of a store's term-score and vector caches, in bytes
+TERM_CACHE_BYTES = 256 << 20
+VECTOR_CACHE_BYTES = 1 << 30
 
 
 class GenerationCache(Generic[V]):

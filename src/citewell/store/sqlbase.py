@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..models import Chunk, Passage, Resource, utcnow
+from .searchcache import TERM_CACHE_BYTES, VECTOR_CACHE_BYTES, GenerationCache, Scope, TermScores, VectorScope
 
 #: Every column of ``resources`` but ``extracted_text`` (megabytes for a long filing): rows
 #: are read on every question, the text only by ``resource_text``.
@@ -92,6 +93,24 @@ class SQLBase:
     #: the upsert that moves a generation counter (parameter: its ``meta`` key)
     _BUMP_SQL = ("INSERT INTO meta VALUES (?, '1') ON CONFLICT (key) DO UPDATE "
                  "SET value = CAST(value AS INTEGER) + 1")
+
+    def _open_caches(self) -> None:
+        """Make the store's in-process retrieval caches (:mod:`~citewell.store.searchcache`),
+        the same on every database: full-text term -> :class:`TermScores`
+        (:data:`TERM_CACHE_BYTES`); workspace -> :class:`Scope`; workspace -> no other
+        workspace has a chunk; (workspace, words) -> document frequency; (workspace, under)
+        -> ready resources; (workspace, conditions, under) -> resource ids; (workspace,
+        model, matrix?) -> :class:`VectorScope` (:data:`VECTOR_CACHE_BYTES`). The term
+        scores span every workspace (the store-wide generation); the rest are a
+        workspace's own (its generations, so another workspace's writes keep them)."""
+        self._terms: GenerationCache[TermScores] = GenerationCache(TERM_CACHE_BYTES, lambda t: t.nbytes)
+        self._scopes: GenerationCache[Scope] = GenerationCache(64, per_key=True)
+        self._alone: GenerationCache[bool] = GenerationCache(1024)
+        self._dfs: GenerationCache[int] = GenerationCache(200_000, per_key=True)
+        self._ranking_resources: GenerationCache[tuple[Resource, ...]] = GenerationCache(64, per_key=True)
+        self._resource_sets: GenerationCache[set[str]] = GenerationCache(4096, per_key=True)
+        self._vectors: GenerationCache[VectorScope] = GenerationCache(VECTOR_CACHE_BYTES, lambda v: v.nbytes,
+                                                                       per_key=True)
 
     def _conn(self) -> sqlite3.Connection:
         """This thread's connection (dialect)."""

@@ -7,7 +7,7 @@ same SQLAlchemy Core tables and Alembic revisions as SQLite) and the lexical ind
 (:mod:`.lexical`: BM25 ranked from term statistics exactly as FTS5 ranks), with every
 concern, and the vector index (:mod:`.vectors`: pgvector, one HNSW index per embedding
 model, the workspace and filters applied in SQL). Originals and page images live in a local
-blob folder (:attr:`PostgresStore.blob_dir`, see :func:`default_blob_dir`).
+blob folder by default (:attr:`PostgresStore.blobs`, see :func:`default_blob_dir`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from ..keys import Keys
 from ..mentions import Mentions
 from ..resources import Resources
 from ..search import Search
-from ..searchcache import GenerationCache, Scope, TermScores, VectorScope
 from ..tracking import Tracking
 from ..uploads import Uploads
 from ..vectors import Vectors
@@ -83,14 +82,7 @@ class PostgresStore(PostgresConnections, PostgresLexicalIndex, PgVectorIndex, Po
         self.location = safe_location(self.url)
         self.blobs: BlobStore = blob_store(blobs, default_blob_dir(self.url))
         self._local = threading.local()
-        #: the retrieval caches of the search concern (as on SQLite; see searchcache)
-        self._terms: GenerationCache[TermScores] = GenerationCache(256 << 20, lambda t: t.nbytes)
-        self._scopes: GenerationCache[Scope] = GenerationCache(64, per_key=True)
-        self._alone: GenerationCache[bool] = GenerationCache(1024)
-        self._dfs: GenerationCache[int] = GenerationCache(200_000, per_key=True)
-        self._ranking_resources: GenerationCache[tuple] = GenerationCache(64, per_key=True)
-        self._resource_sets: GenerationCache[set[str]] = GenerationCache(4096, per_key=True)
-        self._vectors: GenerationCache[VectorScope] = GenerationCache(1 << 30, lambda v: v.nbytes, per_key=True)
+        self._open_caches()  # the retrieval caches, as on SQLite
         self._indexed: set[tuple[str, int]] = set()  # (model, dim) with an HNSW index (the vector index)
         self._DB_ERRORS = (psycopg.Error,)
         migrate(self.url, self.location)

@@ -31,7 +31,6 @@ from pathlib import Path
 
 from ...blobs import BlobStore, blob_store
 from ...errors import StoreError
-from ...models import Resource
 from ..chats import Chats
 from ..events import Events
 from ..keys import Keys
@@ -39,7 +38,6 @@ from ..mentions import Mentions
 from ..migrate import SCHEMA_VERSION
 from ..resources import Resources
 from ..search import Search
-from ..searchcache import GenerationCache, Scope, TermScores, VectorScope
 from ..tracking import Tracking
 from ..uploads import Uploads
 from ..vectors import Vectors
@@ -48,10 +46,6 @@ from .jobs import SQLiteJobs
 from .lexical import BM25_WEIGHTS, FTS5Index, fts_query
 from .schema import migrate
 from .vectors import BlobVectorIndex
-
-#: memory budgets of the retrieval caches, in bytes
-TERM_CACHE_BYTES = 256 << 20
-VECTOR_CACHE_BYTES = 1 << 30
 
 
 class SQLiteStore(SQLiteConnections, FTS5Index, BlobVectorIndex, SQLiteJobs, Keys, Events, Resources, Uploads, Search,
@@ -78,19 +72,7 @@ class SQLiteStore(SQLiteConnections, FTS5Index, BlobVectorIndex, SQLiteJobs, Key
         except OSError as exc:
             raise StoreError(f"cannot create the store folder {self.path.parent}: {exc}") from exc
         self._local = threading.local()
-        #: full-text term -> :class:`TermScores`; workspace -> :class:`Scope`;
-        #: (workspace, words) -> document frequency; (workspace, model, matrix?) -> :class:`VectorScope`;
-        #: (workspace, under) -> ready resources; (workspace, conditions, under) -> resource ids
-        #: (the term scores span every workspace: store-wide generation; the rest are a
-        #: workspace's own: its generations, so another workspace's writes keep them)
-        self._terms: GenerationCache[TermScores] = GenerationCache(TERM_CACHE_BYTES, lambda t: t.nbytes)
-        self._scopes: GenerationCache[Scope] = GenerationCache(64, per_key=True)
-        self._alone: GenerationCache[bool] = GenerationCache(1024)  # workspace -> no other has a chunk
-        self._dfs: GenerationCache[int] = GenerationCache(200_000, per_key=True)
-        self._ranking_resources: GenerationCache[tuple[Resource, ...]] = GenerationCache(64, per_key=True)
-        self._resource_sets: GenerationCache[set[str]] = GenerationCache(4096, per_key=True)
-        self._vectors: GenerationCache[VectorScope] = GenerationCache(VECTOR_CACHE_BYTES, lambda v: v.nbytes,
-                                                                       per_key=True)
+        self._open_caches()
         self._verified = False
         migrate(self.path)
         self._verified = True
