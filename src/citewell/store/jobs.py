@@ -96,8 +96,9 @@ def _marks(values: Sequence[Any]) -> str:
 class Jobs(SQLBase):
     """The jobs concern: queue, claim, lease, retry and dead-letter (module docstring)."""
 
-    #: what locks a selected row for the claiming transaction (dialect): nothing on SQLite,
-    #: whose ``BEGIN IMMEDIATE`` serialises writers; ``FOR UPDATE SKIP LOCKED`` on PostgreSQL
+    #: what locks a selected row for the claiming transaction (dialect): nothing on SQLite
+    #: (this class as it is), whose ``BEGIN IMMEDIATE`` serialises writers; ``FOR UPDATE
+    #: SKIP LOCKED`` on PostgreSQL (:class:`~citewell.store.postgres.jobs.PostgresJobs`)
     _LOCK_CLAIMED = ""
     #: the statement that tells listening workers of a new job (parameter: its kind), run
     #: in the queueing transaction (dialect; None: workers only poll)

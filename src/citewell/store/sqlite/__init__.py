@@ -1,14 +1,16 @@
 """The embedded store: one SQLite file (WAL, 30 s busy timeout) plus a blob folder.
 
 :class:`SQLiteStore` is the concern mixins of :mod:`citewell.store` (keys, events,
-resources and sync, uploads, search, vectors, chats and messages, mentions, tracking:
-the SQL every database shares) over this package's three dialect pieces:
+resources and sync, uploads, search, vectors, chats and messages, mentions, tracking,
+jobs: the SQL every database shares) over this package's three dialect pieces:
 
 - :mod:`.connection`: connections and locks (one connection per thread, WAL, busy
   timeout, ``BEGIN IMMEDIATE`` writes, snapshot reads, the generation counters);
 - :mod:`.lexical`: the lexical index (FTS5 with ``bm25``);
-- :mod:`.vectors`: the vector index (float32 BLOBs ranked in numpy);
-- :mod:`.jobs`: the claim of jobs (:mod:`citewell.store.jobs`) under the write lock.
+- :mod:`.vectors`: the vector index (float32 BLOBs ranked in numpy).
+
+Jobs (:mod:`citewell.store.jobs`) need no piece of their own here: a claim is one
+``BEGIN IMMEDIATE`` write like any other, which serialises claimers.
 
 :mod:`.schema` migrates a store on open (citewell's own steps to v10, then Alembic's
 revisions, :mod:`citewell.store.migrate`; the tables are :mod:`citewell.store.tables`);
@@ -33,6 +35,7 @@ from ...blobs import BlobStore, blob_store
 from ...errors import StoreError
 from ..chats import Chats
 from ..events import Events
+from ..jobs import Jobs
 from ..keys import Keys
 from ..mentions import Mentions
 from ..migrate import SCHEMA_VERSION
@@ -42,13 +45,12 @@ from ..tracking import Tracking
 from ..uploads import Uploads
 from ..vectors import Vectors
 from .connection import BUSY_TIMEOUT_S, SQLiteConnections
-from .jobs import SQLiteJobs
 from .lexical import BM25_WEIGHTS, FTS5Index, fts_query
 from .schema import migrate
 from .vectors import BlobVectorIndex
 
 
-class SQLiteStore(SQLiteConnections, FTS5Index, BlobVectorIndex, SQLiteJobs, Keys, Events, Resources, Uploads, Search,
+class SQLiteStore(SQLiteConnections, FTS5Index, BlobVectorIndex, Jobs, Keys, Events, Resources, Uploads, Search,
                   Vectors, Chats, Mentions, Tracking):
     """The embedded :class:`~citewell.store.base.Store` in one SQLite file.
 
