@@ -27,6 +27,7 @@ from ..keys import Keys
 from ..mentions import Mentions
 from ..resources import Resources
 from ..search import Search
+from ..searchcache import GenerationCache
 from ..tracking import Tracking
 from ..uploads import Uploads
 from ..vectors import Vectors
@@ -83,6 +84,7 @@ class PostgresStore(PostgresConnections, PostgresLexicalIndex, PgVectorIndex, Po
         self.blobs: BlobStore = blob_store(blobs, default_blob_dir(self.url))
         self._local = threading.local()
         self._open_caches()  # the retrieval caches, as on SQLite
+        self._doc_stats: GenerationCache[tuple[int, int]] = GenerationCache(1)  # the lexical index's N and tokens
         self._indexed: set[tuple[str, int]] = set()  # (model, dim) with an HNSW index (the vector index)
         self._DB_ERRORS = (psycopg.Error,)
         migrate(self.url, self.location)

@@ -106,6 +106,9 @@ class PostgresLexicalIndex(SQLBase):
     """The lexical index hooks of the PostgreSQL store (see the module docstring)."""
 
     _terms: GenerationCache[TermScores]
+    #: ``(indexed rows, their tokens)`` of the whole store (BM25's ``N`` and ``avgdl``),
+    #: read once per search generation rather than once per term
+    _doc_stats: GenerationCache[tuple[int, int]]
 
     # -- writes (inside the caller's write transaction) ---------------------------------
     @staticmethod
@@ -164,7 +167,8 @@ class PostgresLexicalIndex(SQLBase):
             freq = self._phrase(conn, term)
             if not freq:
                 return TermScores(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
-            total, tokens = conn.execute("SELECT count(*), COALESCE(sum(tokens), 0) FROM lexical_docs").fetchone()
+            total, tokens = self._doc_stats.get(generation, None, lambda: tuple(conn.execute(
+                "SELECT count(*), COALESCE(sum(tokens), 0) FROM lexical_docs").fetchone()))
             avgdl = float(tokens) / float(total)
             hits = len(freq)
             idf = math.log((total - hits + 0.5) / (hits + 0.5))
