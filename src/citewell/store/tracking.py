@@ -232,6 +232,10 @@ class TrackingStore(Protocol):
         """One pattern; ``NotFoundError`` for an unknown id or one of another workspace."""
         ...
 
+#: keys read per query (under SQLite's default limit of bound parameters)
+_BATCH = 500
+
+
 def _iso(value: datetime) -> str:
     if value.tzinfo is None:
         value = value.replace(tzinfo=timezone.utc)
@@ -403,13 +407,17 @@ class SQLTracking:
         return [(row["source_key"], row["post_id"]) for row in rows]
 
     def alerted(self, workspace_id: str, agent_id: str, keys: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
-        """Those of ``keys`` the agent alerted for already."""
+        """Those of ``keys`` the agent alerted for already (one query per
+        :data:`_BATCH` keys, not one per key: on PostgreSQL each is a round trip)."""
         conn = self._store._conn()
+        wanted = set(keys)
         found: set[tuple[str, str]] = set()
-        for source_key, post_id in keys:
-            if conn.execute("SELECT 1 FROM agent_alerted_posts WHERE agent_id = ? AND source_key = ? AND post_id = ?",
-                            (agent_id, source_key, post_id)).fetchone():
-                found.add((source_key, post_id))
+        ids = sorted({post_id for _, post_id in wanted})
+        for start in range(0, len(ids), _BATCH):
+            batch = ids[start:start + _BATCH]
+            rows = conn.execute("SELECT source_key, post_id FROM agent_alerted_posts WHERE agent_id = ? AND post_id IN "
+                                f"({','.join('?' * len(batch))})", (agent_id, *batch)).fetchall()
+            found.update(key for key in ((row[0], row[1]) for row in rows) if key in wanted)
         return found
 
     # -- a run's results -----------------------------------------------------------------
