@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 from typing import Any
 
 from ...errors import StoreError
@@ -48,14 +49,21 @@ class Row(tuple):  # noqa: SLOT001 - a tuple with names, like sqlite3.Row
         return list(self.names)
 
 
+@lru_cache(maxsize=1024)
+def _row_class(names: tuple[str, ...]) -> type[Row]:
+    """The :class:`Row` class of results with columns ``names`` (made once per column list,
+    not once per query)."""
+    return type("Row", (Row,), {"names": names})
+
+
 def _row_factory(cursor: Any) -> Any:
-    names = tuple(column.name for column in cursor.description or ())
-    kind = type("Row", (Row,), {"names": names})
-    return lambda values: kind(values)
+    return _row_class(tuple(column.name for column in cursor.description or ()))
 
 
+@lru_cache(maxsize=4096)
 def _translate(sql: str) -> str:
-    """``?`` parameters as psycopg's ``%s`` (a literal ``%`` doubled)."""
+    """``?`` parameters as psycopg's ``%s`` (a literal ``%`` doubled); the concerns' SQL is
+    mostly constant text, so each statement is translated once."""
     return _PARAM.sub("%s", sql.replace("%", "%%"))
 
 
