@@ -136,8 +136,9 @@ class PgVectorIndex(SQLBase):
         text = vector_text(q.tobytes())
         dim = int(q.shape[0])
         with self._snapshot() as conn:
-            conn.execute(f"SET LOCAL hnsw.ef_search = {min(EF_SEARCH_MAX, max(EF_SEARCH, int(limit)))}")
-            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            conn.execute("SELECT set_config('hnsw.ef_search', ?, true), "  # SET LOCAL of both, one round trip
+                         "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                         (str(min(EF_SEARCH_MAX, max(EF_SEARCH, int(limit)))),))
             rows = []
             for indexed in (True, False):
                 sql, params = self._nearest_sql(workspace_id, model, dim, conditions, under, indexed=indexed)
