@@ -63,10 +63,16 @@ class Chats(SQLBase):
         return self._chat_from_row(row)
 
     def rename_chat(self, workspace_id: str, chat_id: str, title: str, *, user_id: str | None = None) -> ChatRecord:
-        """Set a chat's title; see :meth:`Store.rename_chat`."""
-        self.chat(workspace_id, chat_id, user_id=user_id)  # NotFoundError for another workspace's or user's
+        """Set a chat's title; see :meth:`Store.rename_chat` (``NotFoundError`` for another
+        workspace's or user's chat: the update's own condition, so nothing is read first)."""
+        sql = "UPDATE chats SET title = ? WHERE id = ? AND workspace_id = ?"
+        args: list[Any] = [title, chat_id, workspace_id]
+        if user_id is not None:
+            sql += " AND user_id = ?"
+            args.append(user_id)
         with self._write() as conn:
-            conn.execute("UPDATE chats SET title = ? WHERE id = ? AND workspace_id = ?", (title, chat_id, workspace_id))
+            if conn.execute(sql, args).rowcount == 0:
+                raise NotFoundError(f"no chat {chat_id}")
         return self.chat(workspace_id, chat_id, user_id=user_id)
 
     def chats(self, workspace_id: str, *, user_id: str | None = None) -> list[ChatRecord]:
