@@ -37,7 +37,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import CancelledError, Future
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -315,14 +315,20 @@ class UploadWorker:
             self.extraction.wake()
         return future
 
+    def _queue_each(self, kind: str, resources: Iterable[tuple[str, str]]) -> int:
+        """Queue a ``kind`` job (key ``kind:resource_id``) for each ``(workspace_id,
+        resource_id)`` that has none queued or running; returns how many were queued."""
+        queued = 0
+        for workspace_id, resource_id in resources:
+            _, created = self.store.enqueue_job(workspace_id, kind, {"resource_id": resource_id},
+                                                key=f"{kind}:{resource_id}")
+            queued += created
+        return queued
+
     def recover(self) -> int:
         """Queue every upload still processing that has no job (a store made before the
         jobs, or a job dead-lettered); returns how many were queued."""
-        queued = 0
-        for workspace_id, resource_id in self.store.pending_uploads():
-            _, created = self.store.enqueue_job(workspace_id, EXTRACT, {"resource_id": resource_id},
-                                                key=f"{EXTRACT}:{resource_id}")
-            queued += created
+        queued = self._queue_each(EXTRACT, self.store.pending_uploads())
         if queued:
             log.info("resuming %d upload(s) left processing", queued)
             if self.extraction is not None:
@@ -332,11 +338,7 @@ class UploadWorker:
     def reindex(self) -> int:
         """Queue the re-extraction, from its stored bytes, of every ready resource an older
         extractor version made (then its embedding); returns how many were queued."""
-        queued = 0
-        for workspace_id, resource_id in stale_resources(self.store):
-            _, created = self.store.enqueue_job(workspace_id, REINDEX, {"resource_id": resource_id},
-                                                key=f"{REINDEX}:{resource_id}")
-            queued += created
+        queued = self._queue_each(REINDEX, stale_resources(self.store))
         if queued:
             log.info("re-extracting %d resource(s) made by an older extractor", queued)
         return queued
