@@ -62,6 +62,16 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
+def run_initializer(initializer: Callable[[], None] | None) -> None:
+    """Run a worker thread's ``initializer`` (such as a lower CPU priority) first thing in
+    the thread; one that raises only leaves the thread's defaults (never raises itself)."""
+    if initializer is not None:
+        try:
+            initializer()
+        except Exception:  # noqa: BLE001 - a failed initializer only leaves the defaults
+            pass
+
+
 class JobFailed(Exception):
     """A job failed with ``code`` and ``message``; ``retry``: worth trying again."""
 
@@ -212,11 +222,7 @@ class JobRunner:
                 self._wake.wait(self.poll_s)
 
     def _work(self) -> None:
-        if self._initializer is not None:
-            try:
-                self._initializer()
-            except Exception:  # noqa: BLE001 - a failed initializer only leaves the defaults
-                pass
+        run_initializer(self._initializer)
         while not self._stopping.is_set():
             try:
                 job = self.store.claim_job(self.owner, kinds=self.kinds, lease_s=self.lease_s,
@@ -333,5 +339,5 @@ def wait_for_jobs(store: Store, *, kinds: Sequence[str], workspace_id: str | Non
     return False
 
 
-__all__ = ["LEASE_S", "POLL_S", "RELEASE", "Handler", "JobFailed", "JobRunner", "Lease", "wait_for_jobs",
-           "worker_id"]
+__all__ = ["LEASE_S", "POLL_S", "RELEASE", "Handler", "JobFailed", "JobRunner", "Lease", "run_initializer",
+           "wait_for_jobs", "worker_id"]

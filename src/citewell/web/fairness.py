@@ -29,6 +29,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ..jobrunner import run_initializer
+
 T = TypeVar("T")
 
 
@@ -106,11 +108,7 @@ class FairPool:
         return job
 
     def _work(self) -> None:
-        if self._initializer is not None:
-            try:
-                self._initializer()
-            except Exception:  # noqa: BLE001 - a failed initializer only leaves the defaults
-                pass
+        run_initializer(self._initializer)
         while True:
             with self._cv:
                 job = self._next()
