@@ -41,7 +41,7 @@ from citewell.ingest.base import ChunkDraft, Extraction, TextBuilder
 from citewell.ingest.pdf_layout import SOFT_HYPHEN, ChunkPlan, Frame, Seg, make_blocks, make_chunks, order_lines
 from citewell.ingest.pdf_tables import page_heading, page_tables
 
-__all__ = ["extract_pdf"]
+__all__ = ["extract_pdf", "page_chars"]
 
 _CHUNK_SEP = "\n\n"
 _SPACES = {0x20, 0x09, 0xA0, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006,
@@ -189,20 +189,29 @@ def _page_box(page: pdfium.PdfPage) -> tuple[float, float, float, float]:
     return l, b, r, t
 
 
+def page_chars(page: pdfium.PdfPage) -> tuple[int, tuple[float, float, float, float], _Chars]:
+    """``(rotation, box, chars)`` of one page as the extractor reads it: its ``/Rotate``
+    in degrees (0, 90, 180, 270), its visible box in PDF points (:func:`_page_box`:
+    left, bottom, right, top) and its characters inside that box (:func:`_read_chars`,
+    :func:`_visible`). The caller closes ``page``."""
+    rotation = page.get_rotation() % 360
+    box = _page_box(page)
+    textpage = page.get_textpage()
+    try:
+        chars = _visible(_read_chars(textpage), box)
+    finally:
+        textpage.close()
+    return rotation, box, chars
+
+
 def _page_layout(doc: pdfium.PdfDocument, index: int) -> tuple[list[ChunkPlan], Frame, Frame]:
     """Return ``(chunk plans, display frame, reading frame)`` for one page."""
     page = doc[index]
     try:
-        rotation = page.get_rotation() % 360
-        box = _page_box(page)
-        display = Frame(rotation, box)
-        textpage = page.get_textpage()
-        try:
-            chars = _visible(_read_chars(textpage), box)
-        finally:
-            textpage.close()
+        rotation, box, chars = page_chars(page)
     finally:
         page.close()
+    display = Frame(rotation, box)
     if not np.any(chars.kind == _GLYPH):
         return [], display, display
     reading = Frame(_text_rotation(chars, rotation), box)

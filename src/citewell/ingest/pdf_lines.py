@@ -63,36 +63,16 @@ def span_line_boxes(pdf_path: str, page: int, chunk_text: str, start: int, end: 
     ``offset`` boxes (they choose between repeated text). ``[]`` when the span's text is
     not found on the page. Raises :class:`~citewell.errors.NotFoundError` for a page the
     PDF does not have or a PDF that cannot be read."""
-    import pypdfium2 as pdfium
-
-    from citewell.errors import NotFoundError
-    from citewell.ingest.pdf import _BREAK, _GLYPH, _display_box, _page_box, _read_chars, _text_rotation, _visible
+    from citewell.ingest.pdf import _BREAK, _GLYPH, _display_box, _text_rotation, page_chars
+    from citewell.ingest.pdf_page import open_page
 
     start, end = max(0, start), min(len(chunk_text), end)
     fragments = [_compact(line) for line in chunk_text[start:end].split("\n")]
     fragments = [f for f in fragments if f]
     if not fragments:
         return []
-    try:
-        doc = pdfium.PdfDocument(pdf_path)
-    except pdfium.PdfiumError as exc:
-        raise NotFoundError(f"the document cannot be read ({exc})") from None
-    try:
-        if not 1 <= page <= len(doc):
-            raise NotFoundError(f"the document has no page {page}")
-        pdf_page = doc[page - 1]
-        try:
-            rotation = pdf_page.get_rotation() % 360
-            box = _page_box(pdf_page)
-            textpage = pdf_page.get_textpage()
-            try:
-                chars = _visible(_read_chars(textpage), box)
-            finally:
-                textpage.close()
-        finally:
-            pdf_page.close()
-    finally:
-        doc.close()
+    with open_page(pdf_path, page) as pdf_page:
+        rotation, box, chars = page_chars(pdf_page)
     display = Frame(rotation, box)
     reading = Frame(_text_rotation(chars, rotation), box) if np.any(chars.kind == _GLYPH) else display
     glyphs = np.flatnonzero(chars.kind == _GLYPH)

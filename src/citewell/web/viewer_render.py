@@ -42,7 +42,7 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from ..blobs import BlobStore, write_atomic
-from ..errors import CitewellError, NotFoundError
+from ..errors import CitewellError
 from ..isolation import IsolationError, limit, run_isolated
 
 #: Pixels per PDF point of a render (1.5 = 108 dpi).
@@ -92,28 +92,16 @@ def render_to_file(pdf_path: str, page: int, target: str) -> None:
 def _render(pdf_path: Path, page: int) -> bytes:
     """PNG bytes of ``page`` (1-based) of the PDF as displayed, in this process;
     ``NotFoundError`` when the PDF has no such page or cannot be read."""
-    import pypdfium2 as pdfium
+    from ..ingest.pdf_page import open_page
 
-    try:
-        doc = pdfium.PdfDocument(pdf_path)
-    except pdfium.PdfiumError as exc:
-        raise NotFoundError(f"the document cannot be rendered ({exc})") from None
-    try:
-        if not 1 <= page <= len(doc):
-            raise NotFoundError(f"the document has no page {page}")
-        pdf_page = doc[page - 1]
+    with open_page(pdf_path, page, action="rendered") as pdf_page:
+        width, height = pdf_page.get_size()
+        scale = min(SCALE, MAX_SIDE_PX / max(width, height, 1.0))
+        bitmap = pdf_page.render(scale=scale, may_draw_forms=True)
         try:
-            width, height = pdf_page.get_size()
-            scale = min(SCALE, MAX_SIDE_PX / max(width, height, 1.0))
-            bitmap = pdf_page.render(scale=scale, may_draw_forms=True)
-            try:
-                image = bitmap.to_pil().convert("RGB")  # a copy: the bitmap's buffer is freed below
-            finally:
-                bitmap.close()
+            image = bitmap.to_pil().convert("RGB")  # a copy: the bitmap's buffer is freed below
         finally:
-            pdf_page.close()
-    finally:
-        doc.close()
+            bitmap.close()
     out = io.BytesIO()
     image.save(out, format="PNG", compress_level=3)
     return out.getvalue()
