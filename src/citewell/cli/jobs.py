@@ -17,10 +17,8 @@ import typer
 from rich.console import Console
 
 from ..errors import UsageError
-from ..settings import Settings
-from ..store import open_store
 from ..store.jobs import JOB_STATES, JobRecord
-from .options import BlobsOpt, export_setting
+from .options import BlobsOpt, export_setting, opened_store
 from .render import safe
 
 jobs_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
@@ -58,9 +56,7 @@ def list_jobs(
     bad = [s for s in states if s not in JOB_STATES]
     if bad:
         raise UsageError(f"--state {', '.join(bad)}: expected one of {', '.join(JOB_STATES)}")
-    settings = Settings.resolve(store=store, config=config)
-    opened = open_store(settings.store)
-    try:
+    with opened_store(store, config) as opened:
         names: dict[str, str] = {}
         rows = []
         for job in opened.jobs(states=states or None, kinds=kind or None, limit=limit):
@@ -70,8 +66,6 @@ def list_jobs(
                 except Exception:  # noqa: BLE001 - a workspace deleted since
                     names[job.workspace_id] = "?"
             rows.append(job_row(job, names[job.workspace_id]))
-    finally:
-        opened.close()
     if as_json:
         typer.echo(json.dumps(rows, ensure_ascii=False))
         return
@@ -89,12 +83,8 @@ def retry(
     store: Optional[str] = _StoreOpt, blobs: Optional[str] = BlobsOpt, config: Optional[Path] = _ConfigOpt,
 ) -> None:
     """Queue a dead-lettered job again, with all its attempts."""
-    settings = Settings.resolve(store=store, config=config)
-    opened = open_store(settings.store)
-    try:
+    with opened_store(store, config) as opened:
         job = opened.requeue_job(job_id)
-    finally:
-        opened.close()
     _err.print(f"{job.kind} job {job.id} queued again", markup=False)
 
 

@@ -21,9 +21,8 @@ from rich.console import Console
 from ..engine import Engine
 from ..errors import NotFoundError
 from ..settings import Settings
-from ..store import open_store
 from ..store.base import iso_utc
-from .options import BlobsOpt, export_setting
+from .options import BlobsOpt, export_setting, opened_store
 
 ConfigOpt = typer.Option(None, "--config", callback=export_setting("CITEWELL_CONFIG"),
                          help="citewell.toml to read settings from (env CITEWELL_CONFIG).")
@@ -59,15 +58,11 @@ def list_keys(
     blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """List API keys (id, prefix, workspace, kind, creation time); never the keys themselves."""
-    settings = Settings.resolve(store=store, config=config)
-    opened = open_store(settings.store)
-    try:
+    with opened_store(store, config) as opened:
         workspace_id = opened.workspace_id(workspace, create=False) if workspace is not None else None
         rows = [{"id": k.id, "prefix": k.prefix, "workspace": opened.workspace_name(k.workspace_id),
                  "organization_id": k.workspace_id, "platform": k.platform, "created_at": iso_utc(k.created_at)}
                 for k in opened.api_keys(workspace_id)]
-    finally:
-        opened.close()
     if as_json:
         typer.echo(json.dumps(rows, ensure_ascii=False))
         return
@@ -86,11 +81,7 @@ def revoke(
     blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Revoke an API key: requests with it are refused from now on."""
-    settings = Settings.resolve(store=store, config=config)
-    opened = open_store(settings.store)
-    try:
+    with opened_store(store, config) as opened:
         if not opened.delete_api_key(key_id):
             raise NotFoundError(f"no API key with id or prefix {key_id!r} (or the prefix names several)")
-    finally:
-        opened.close()
     _err.print(f"revoked {key_id}", markup=False)

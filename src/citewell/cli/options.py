@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 
 def export_setting(env: str) -> Callable[[Any], Any]:
@@ -28,4 +33,20 @@ BlobsOpt = typer.Option(None, "--blobs", callback=export_setting("CITEWELL_BLOBS
                              "(env CITEWELL_BLOBS, config key blobs; default: the folder beside a SQLite store).")
 
 
-__all__ = ["BlobsOpt", "export_setting"]
+@contextmanager
+def opened_store(store: str | None, config: Path | None) -> Iterator[Store]:
+    """The store the flags name (``--store``, ``--config``, else the environment and the
+    default: :meth:`citewell.settings.Settings.resolve`), opened and migrated for one
+    command and closed after it. Raises :class:`~citewell.errors.StoreError` when it
+    cannot be opened."""
+    from ..settings import Settings
+    from ..store import open_store
+
+    opened = open_store(Settings.resolve(store=store, config=config).store)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+__all__ = ["BlobsOpt", "export_setting", "opened_store"]
