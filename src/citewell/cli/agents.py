@@ -28,16 +28,12 @@ from ..models import Message
 from ..profiles.chats import render_message
 from ..settings import Settings
 from ..store import open_store
-from .options import BlobsOpt, export_setting
+from .options import BlobsOpt, ConfigOpt, StoreOpt, WorkspaceOpt
 
 agents_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                          help="Tracking agents: watch the posts, alert with citations, find patterns.")
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
 
-StoreOpt = typer.Option(None, "--store", help="The store: a SQLite file or a postgresql:// URL (env CITEWELL_STORE).")
-WorkspaceOpt = typer.Option(None, "--workspace", help="Workspace name (env CITEWELL_WORKSPACE; default: default).")
-ConfigOpt = typer.Option(None, "--config", callback=export_setting("CITEWELL_CONFIG"),
-                         help="citewell.toml to read settings from (env CITEWELL_CONFIG).")
 JsonOpt = typer.Option(False, "--json", help="Print one JSON document.")
 
 

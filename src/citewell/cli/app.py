@@ -34,7 +34,7 @@ from ..settings import LLMSettings, Settings, resolve_generator
 RESOURCE_STATUSES: tuple[str, ...] = get_args(ResourceStatus)
 from .agents import agents_app
 from .jobs import jobs_app
-from .options import BlobsOpt, export_setting
+from .options import BlobsOpt, ConfigOpt, StoreOpt, WorkspaceOpt
 from .keys import keys_app
 from .render import render_answer, safe
 
@@ -45,10 +45,6 @@ app.add_typer(keys_app, name="keys")
 app.add_typer(agents_app, name="agents")
 app.add_typer(jobs_app, name="jobs")
 
-StoreOpt = typer.Option(None, "--store", help="The store: a SQLite file or a postgresql:// URL (env CITEWELL_STORE; default: citewell.sqlite in the user data directory).")
-WorkspaceOpt = typer.Option(None, "--workspace", help="Workspace name (env CITEWELL_WORKSPACE; default: default).")
-ConfigOpt = typer.Option(None, "--config", callback=export_setting("CITEWELL_CONFIG"),
-                         help="citewell.toml to read settings from (env CITEWELL_CONFIG).")
 GeneratorOpt = typer.Option(None, "--generator", help="Answer writer: extractive (quotes, no model) or llm (the "
                             "configured OpenAI-compatible endpoint). Default: llm when an endpoint is configured, "
                             "else extractive (env CITEWELL_GENERATOR).")

@@ -18,15 +18,12 @@ from rich.console import Console
 
 from ..errors import UsageError
 from ..store.jobs import JOB_STATES, JobRecord
-from .options import BlobsOpt, export_setting, opened_store
+from .options import BlobsOpt, ConfigOpt, StoreOpt, opened_store
 from .render import safe
 
 jobs_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                        help="Jobs in the store: extraction, embedding, questions; retry dead letters.")
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
-_StoreOpt = typer.Option(None, "--store", help="The store: a SQLite file or a postgresql:// URL (env CITEWELL_STORE).")
-_ConfigOpt = typer.Option(None, "--config", callback=export_setting("CITEWELL_CONFIG"),
-                          help="citewell.toml to read settings from (env CITEWELL_CONFIG).")
 
 
 def _time(seconds: float) -> str:
@@ -49,7 +46,7 @@ def list_jobs(
                                              "reindex, embed, turn."),
     limit: int = typer.Option(100, "--limit", min=1, max=10_000, help="At most this many jobs."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON array."),
-    store: Optional[str] = _StoreOpt, blobs: Optional[str] = BlobsOpt, config: Optional[Path] = _ConfigOpt,
+    store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """List jobs, oldest first, with the error of each failed one."""
     states = [s.strip().lower() for s in state or []]
@@ -80,7 +77,7 @@ def list_jobs(
 @jobs_app.command("retry")
 def retry(
     job_id: str = typer.Argument(..., help="The id of a failed job (see citewell jobs list --state failed)."),
-    store: Optional[str] = _StoreOpt, blobs: Optional[str] = BlobsOpt, config: Optional[Path] = _ConfigOpt,
+    store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Queue a dead-lettered job again, with all its attempts."""
     with opened_store(store, config) as opened:

@@ -22,10 +22,7 @@ from ..engine import Engine
 from ..errors import NotFoundError
 from ..settings import Settings
 from ..store.base import iso_utc
-from .options import BlobsOpt, export_setting, opened_store
-
-ConfigOpt = typer.Option(None, "--config", callback=export_setting("CITEWELL_CONFIG"),
-                         help="citewell.toml to read settings from (env CITEWELL_CONFIG).")
+from .options import BlobsOpt, ConfigOpt, StoreOpt, opened_store
 
 keys_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="API keys for citewell serve.")
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -37,7 +34,7 @@ def create(
                                             "when missing; env CITEWELL_WORKSPACE; default: default)."),
     platform: bool = typer.Option(False, "--platform", help="A platform key: may act for other workspaces "
                                   "(organization_id) and their users (user_id + user_email)."),
-    store: Optional[str] = typer.Option(None, "--store", help="The store: a SQLite file or a postgresql:// URL (env CITEWELL_STORE)."),
+    store: Optional[str] = StoreOpt,
     blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Make an API key; the key alone is printed on the last line of stdout."""
@@ -54,7 +51,7 @@ def create(
 def list_keys(
     workspace: Optional[str] = typer.Option(None, "--workspace", help="Only this workspace's keys."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON array."),
-    store: Optional[str] = typer.Option(None, "--store", help="The store: a SQLite file or a postgresql:// URL (env CITEWELL_STORE)."),
+    store: Optional[str] = StoreOpt,
     blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """List API keys (id, prefix, workspace, kind, creation time); never the keys themselves."""
@@ -77,7 +74,7 @@ def list_keys(
 @keys_app.command("revoke")
 def revoke(
     key_id: str = typer.Argument(..., help="The key's id or prefix (see citewell keys list)."),
-    store: Optional[str] = typer.Option(None, "--store", help="The store: a SQLite file or a postgresql:// URL (env CITEWELL_STORE)."),
+    store: Optional[str] = StoreOpt,
     blobs: Optional[str] = BlobsOpt, config: Optional[Path] = ConfigOpt,
 ) -> None:
     """Revoke an API key: requests with it are refused from now on."""

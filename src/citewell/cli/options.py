@@ -28,6 +28,11 @@ def export_setting(env: str) -> Callable[[Any], Any]:
     return export
 
 
+StoreOpt = typer.Option(None, "--store", help="The store: a SQLite file or a postgresql:// URL (env CITEWELL_STORE; "
+                        "default: citewell.sqlite in the user data directory).")
+WorkspaceOpt = typer.Option(None, "--workspace", help="Workspace name (env CITEWELL_WORKSPACE; default: default).")
+ConfigOpt = typer.Option(None, "--config", callback=export_setting("CITEWELL_CONFIG"),
+                         help="citewell.toml to read settings from (env CITEWELL_CONFIG).")
 BlobsOpt = typer.Option(None, "--blobs", callback=export_setting("CITEWELL_BLOBS"), metavar="LOCATION",
                         help="Where the store keeps originals and page images: a folder or s3://bucket/prefix "
                              "(env CITEWELL_BLOBS, config key blobs; default: the folder beside a SQLite store).")
@@ -49,4 +54,4 @@ def opened_store(store: str | None, config: Path | None) -> Iterator[Store]:
         opened.close()
 
 
-__all__ = ["BlobsOpt", "export_setting", "opened_store"]
+__all__ = ["BlobsOpt", "ConfigOpt", "StoreOpt", "WorkspaceOpt", "export_setting", "opened_store"]
