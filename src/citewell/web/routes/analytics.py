@@ -84,7 +84,6 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import Future
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, Header, Query, Request
@@ -366,7 +365,7 @@ class _Recorder:
         except NotFoundError:
             return None
 
-    def finish(self, _future: Future[Any] | None = None) -> None:
+    def finish(self) -> None:
         """Close the channel: readers stop waiting and read the rest from the store."""
         with _channels_lock:
             if _channels.get(self.message_id) is self.channel:
