@@ -85,6 +85,12 @@ def turn_key(message_id: str) -> str:
     return f"{TURN}:{message_id}"
 
 
+def turn_active(store: Store, message_id: str) -> bool:
+    """Whether the turn answering ``message_id`` has a job queued or running (a worker of
+    some process will settle it, and may still record its stream's events)."""
+    return bool(store.jobs(key=turn_key(message_id), states=("queued", "running"), limit=1))
+
+
 def embeds(store: Store, workspace_id: str) -> bool:
     """Whether this process embeds passages: its retrieval mode uses them (not lexical)
     and the embedding model is installed (or an endpoint is configured)."""
@@ -460,9 +466,9 @@ class TurnWorker:
             return fn(*args)
 
     def active(self, message_id: str) -> bool:
-        """Whether the turn answering ``message_id`` has a job queued or running (a worker
-        of some process will settle it)."""
-        return bool(self.store.jobs(key=turn_key(message_id), states=("queued", "running"), limit=1))
+        """Whether the turn answering ``message_id`` has a job queued or running
+        (:func:`turn_active`)."""
+        return turn_active(self.store, message_id)
 
     @staticmethod
     def answer(engine: Engine, pending: PendingTurn,
@@ -559,4 +565,5 @@ def run_workers(store: Store | str | os.PathLike[str], *, threads: int = 2, gene
 
 
 __all__ = ["EMBED", "EXTRACT", "REINDEX", "TURN", "TURN_INTERRUPTED", "TURN_INTERRUPTED_MESSAGE", "TurnWorker",
-           "UploadWorker", "embeds", "queue_embedding", "run_workers", "turn_key"]
+           "UploadWorker", "embeds", "queue_embedding", "run_workers", "turn_active",
+           "turn_key"]

@@ -103,7 +103,7 @@ from .. import rules
 from ..errors import ApiError
 from ..reflinks import ReferenceLinks
 from ..schemas import FilterValue, OffsetUnit
-from ..worker import turn_key
+from ..worker import turn_active
 from .common import error_docs
 
 log = logging.getLogger("citewell.web.sse")
@@ -515,7 +515,7 @@ async def _tail(engine: Engine, message_id: str, after: int, links: ReferenceLin
         message = await run_in_threadpool(engine.message, message_id)
         # answered by another process (or queued here), or settled with its last events still
         # being recorded (the turn's job runs until they are): poll
-        if message.status == "pending" or await run_in_threadpool(_producing, engine, message_id):
+        if message.status == "pending" or await run_in_threadpool(turn_active, engine.store, message_id):
             if time.monotonic() - quiet_since >= HEARTBEAT_SECONDS:
                 yield ": ping\n\n"
                 quiet_since = time.monotonic()
@@ -531,12 +531,6 @@ async def _tail(engine: Engine, message_id: str, after: int, links: ReferenceLin
             if seq > after:
                 yield frame(seq, name, data)
         return
-
-
-def _producing(engine: Engine, message_id: str) -> bool:
-    """Whether the turn of ``message_id`` has a job queued or running (some process may
-    still record its events)."""
-    return bool(engine.store.jobs(key=turn_key(message_id), states=("queued", "running"), limit=1))
 
 
 def _parse_last_event_id(value: str) -> tuple[str, int]:
