@@ -136,6 +136,10 @@ class ExtractHandler(WebHandler):
         self.store, self.after = store, after
 
     def run(self, job: JobRecord, lease: Lease) -> None:
+        """Extract the upload ``payload["resource_id"]`` (:meth:`Engine.process`, at
+        :data:`BACKGROUND_NICE` while more of its workspace's uploads wait) and, ready with
+        passages, hand it to ``after``. A deleted upload is logged, not raised; anything
+        unexpected propagates (the runner's ``SERVER_ERROR``, retried)."""
         workspace_id, resource_id = job.workspace_id, job.payload["resource_id"]
         # a workspace with more uploads waiting is flooding: its backlog yields the CPU to
         # the answers and to other workspaces' single uploads
@@ -164,6 +168,9 @@ class ReindexHandler(WebHandler):
         self.store, self.after = store, after
 
     def run(self, job: JobRecord, lease: Lease) -> None:
+        """Re-extract ``payload["resource_id"]`` from its stored bytes
+        (:meth:`Engine.reindex_stored`) and hand it to ``after``; nothing when it is gone
+        or needs no re-extraction."""
         resource_id = job.payload["resource_id"]
         try:
             resource = Engine.for_workspace_id(self.store, job.workspace_id).reindex_stored(resource_id)
@@ -197,6 +204,11 @@ class EmbedHandler(WebHandler):
         return self._embedder
 
     def run(self, job: JobRecord, lease: Lease) -> str | None:
+        """Embed the passages without a vector of ``payload["resource_id"]`` (None: the
+        whole workspace), stopping between batches when ``lease`` says so. Returns
+        :data:`RELEASE` when stopped by a stopping worker (the rest goes back to the
+        queue), else None; nothing to do when the process does not embed (:func:`embeds`)
+        or the workspace or resource is gone."""
         resource_id = job.payload.get("resource_id")
         what = f"upload {resource_id}" if resource_id else f"workspace {job.workspace_id}"
         try:
@@ -240,6 +252,9 @@ class TurnHandler(WebHandler):
             self.local[key] = (engine, pending, job, now)
 
     def run(self, job: JobRecord, lease: Lease) -> Message | None:
+        """Answer the turn of a :func:`~citewell.answer.turn.turn_payload` (:meth:`TurnWorker.answer`):
+        the settled message, or None when it was deleted, had settled already, or
+        answering failed unexpectedly (logged, never raised)."""
         with self._lock:
             local = self.local.pop(job.key or "", None)
         if local is not None:
