@@ -490,6 +490,15 @@ def migrate(store: Optional[str] = StoreOpt, blobs: Optional[str] = BlobsOpt, co
     _write(f"store {opened.location}: schema revision {HEAD} (version {SCHEMA_VERSION})\n")
 
 
+def _export_mode(mode: Optional[str]) -> None:
+    """``--mode`` of a process that serves or works: exported as ``CITEWELL_RETRIEVAL_MODE``,
+    which every engine the process opens reads; exit 2 for a mode not in ``MODES``."""
+    if mode is not None:
+        if mode not in MODES:
+            raise ExitError(f"--mode must be one of {', '.join(MODES)}", 2)
+        os.environ["CITEWELL_RETRIEVAL_MODE"] = mode
+
+
 @app.command()
 def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for every interface)."),
@@ -512,10 +521,7 @@ def serve(
     on stderr. Uploads and questions are jobs in the store, run by this server's workers
     (unless --no-workers) and by any citewell worker on the same store; in hybrid or dense
     mode, uploads are embedded in the background once ready."""
-    if mode is not None:
-        if mode not in MODES:
-            raise ExitError(f"--mode must be one of {', '.join(MODES)}", 2)
-        os.environ["CITEWELL_RETRIEVAL_MODE"] = mode  # every engine the app opens reads it
+    _export_mode(mode)
     # imported here: the web stack costs ~160 ms of start-up that the other commands never need
     import uvicorn
 
@@ -570,10 +576,7 @@ def worker(
     from ..web.requestid import LOG_CONFIG
     from ..web.worker import run_workers
 
-    if mode is not None:
-        if mode not in MODES:
-            raise ExitError(f"--mode must be one of {', '.join(MODES)}", 2)
-        os.environ["CITEWELL_RETRIEVAL_MODE"] = mode
+    _export_mode(mode)
     import logging.config
 
     logging.config.dictConfig(LOG_CONFIG)
