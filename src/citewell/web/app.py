@@ -43,7 +43,7 @@ from .bodylimit import BodyLimitMiddleware
 from .requestid import RequestIdMiddleware
 from .routes import ROUTERS
 from .uploads import max_upload_bytes
-from .worker import TURN_INTERRUPTED, TurnWorker, UploadWorker
+from .worker import TurnWorker, UploadWorker, resume_left_work
 
 DESCRIPTION = """Grounded answers with exact citations over your own files.
 
@@ -140,14 +140,7 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
         if app.state.turns.closed:
             app.state.turns = TurnWorker(opened, threads=turn_threads, run=workers, start=False,
                                          engine_for=engine_for)
-        # turns whose worker died (their lease expired) or that a citewell of before the jobs left pending
-        interrupted = await run_in_threadpool(app.state.turns.recover)
-        if interrupted:
-            errors.log.info("%d turn(s) left pending by a stopped worker settled as %s", interrupted,
-                            TURN_INTERRUPTED)
-        await run_in_threadpool(app.state.worker.recover)
-        await run_in_threadpool(app.state.worker.reindex)  # what an older extractor made, from its bytes
-        await run_in_threadpool(app.state.worker.backfill)
+        await run_in_threadpool(resume_left_work, app.state.worker, app.state.turns)
         app.state.worker.start()  # this process's workers (none with workers=False)
         app.state.turns.start()
         scheduler = Scheduler(AgentRunner(opened, engine_for), tick_s=tick_s if workers else 0.0)

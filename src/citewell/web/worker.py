@@ -537,6 +537,22 @@ class TurnWorker:
         self._pool.shutdown()
 
 
+def resume_left_work(uploads: UploadWorker, turns: TurnWorker) -> int:
+    """What a server or worker does at start, before its workers run: settle the turns that
+    stopped workers left (:meth:`TurnWorker.recover`), queue the uploads left processing
+    without a job (:meth:`UploadWorker.recover`), the resources an older extractor made
+    (:meth:`~UploadWorker.reindex`) and the workspaces with passages that lack vectors
+    (:meth:`~UploadWorker.backfill`). Returns how many turns were failed as
+    ``TURN_INTERRUPTED`` (logged when any)."""
+    interrupted = turns.recover()
+    if interrupted:
+        log.info("%d turn(s) left pending by a stopped worker settled as %s", interrupted, TURN_INTERRUPTED)
+    uploads.recover()
+    uploads.reindex()
+    uploads.backfill()
+    return interrupted
+
+
 def run_workers(store: Store | str | os.PathLike[str], *, threads: int = 2, generator: Generator | str | None = None,
                 llm: LLMSettings | None = None, stop: threading.Event, agent_tick_s: float | None = None) -> None:
     """``citewell worker``: run this process's workers on ``store`` (a store or its
@@ -563,10 +579,7 @@ def run_workers(store: Store | str | os.PathLike[str], *, threads: int = 2, gene
     scheduler = Scheduler(AgentRunner(opened, engine_for),
                           tick_s=tick_seconds() if agent_tick_s is None else agent_tick_s)
     try:
-        turns.recover()
-        uploads.recover()
-        uploads.reindex()
-        uploads.backfill()
+        resume_left_work(uploads, turns)
         scheduler.start()
         while not stop.wait(1.0):
             pass
@@ -580,5 +593,5 @@ def run_workers(store: Store | str | os.PathLike[str], *, threads: int = 2, gene
 
 
 __all__ = ["EMBED", "EXTRACT", "REINDEX", "TURN", "TURN_INTERRUPTED", "TURN_INTERRUPTED_MESSAGE", "TurnWorker",
-           "UploadWorker", "embeds", "queue_embedding", "run_workers", "turn_active",
+           "UploadWorker", "embeds", "queue_embedding", "resume_left_work", "run_workers", "turn_active",
            "turn_key"]
