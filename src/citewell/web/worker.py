@@ -299,19 +299,17 @@ class UploadWorker:
     :meth:`backfill` the embedding of workspaces with passages that have no vector.
     """
 
-    def __init__(self, store: Store, *, threads: int = 2, run: bool = True, start: bool = True,
-                 poll_s: float | None = None) -> None:
+    def __init__(self, store: Store, *, threads: int = 2, run: bool = True, start: bool = True) -> None:
         self.store = store
         self.closed = False
-        options: dict[str, Any] = {} if poll_s is None else {"poll_s": poll_s}
         self.extraction: JobRunner | None = None
         self.embedding: JobRunner | None = None
         if run:
             self.extraction = JobRunner(store, [ExtractHandler(store, self._embed_later),
                                                 ReindexHandler(store, self._embed_later)],
-                                        threads=threads, name="citewell-ingest", per_workspace=1, **options)
+                                        threads=threads, name="citewell-ingest", per_workspace=1)
             self.embedding = JobRunner(store, [EmbedHandler(store)], threads=1, name="citewell-embed",
-                                       initializer=lower_priority, **options)
+                                       initializer=lower_priority)
         if start:
             self.start()
 
