@@ -48,7 +48,7 @@ from ..engine import Engine, PendingTurn
 from ..errors import NotFoundError, UsageError
 from ..generate import Generator
 from ..ingest.pipeline import BACKGROUND_NICE, stale_resources
-from ..jobrunner import RELEASE, Handler, JobRunner, Lease, wait_for_jobs
+from ..jobrunner import FUTURE_TTL_S, RELEASE, Handler, JobRunner, Lease, wait_for_jobs
 from ..models import Message, utcnow
 from ..settings import LLMSettings
 from ..store import Store
@@ -244,10 +244,11 @@ class TurnHandler(WebHandler):
     def remember(self, key: str, engine: Engine, pending: PendingTurn,
                  job: Callable[[Engine, PendingTurn], Message | None] | None) -> None:
         """Keep the engine and job of a turn queued here, for this process's workers (an
-        entry whose turn another process answered is dropped after an hour)."""
+        entry whose turn another process answered is dropped after
+        :data:`~citewell.jobrunner.FUTURE_TTL_S`, as the runner drops its future)."""
         now = time.monotonic()
         with self._lock:
-            for stale in [k for k, entry in self.local.items() if now - entry[3] > 3600.0]:
+            for stale in [k for k, entry in self.local.items() if now - entry[3] > FUTURE_TTL_S]:
                 del self.local[stale]
             self.local[key] = (engine, pending, job, now)
 
