@@ -337,14 +337,22 @@ class Engine:
         to this machine); ``NOT_FOUND`` when it is not in this workspace or has no stored
         bytes (failed or still processing). To check only, :meth:`stored_resource`."""
         resource = self.store.resource(self.workspace_id, resource_id)
-        try:
-            if not resource.blob_key:
-                raise BlobNotFound(resource_id)
-            path = self.store.blobs.local_path(resource.blob_key)
-        except BlobNotFound:
-            raise NotFoundError(f"resource {resource_id} has no stored content (status {resource.status})") from None
+        path = self.original_path(resource)
         media_type = resource.media_type or mimetypes.guess_type(resource.file_name)[0] or "application/octet-stream"
         return path, media_type, resource.file_name
+
+    def original_path(self, resource: Resource) -> Path:
+        """A local file of the original bytes of ``resource``, a resource of this workspace
+        already read (:meth:`resource`), so a request that has it reads no row again
+        (:meth:`citewell.blobs.BlobStore.local_path`: from a bucket, a copy downloaded once
+        to this machine); ``NOT_FOUND`` when it has no stored bytes (failed or still
+        processing)."""
+        try:
+            if not resource.blob_key:
+                raise BlobNotFound(resource.id)
+            return self.store.blobs.local_path(resource.blob_key)
+        except BlobNotFound:
+            raise NotFoundError(f"resource {resource.id} has no stored content (status {resource.status})") from None
 
 
     # -- answering ---------------------------------------------------------------------

@@ -158,7 +158,7 @@ def resource_page(resource_id: str, page: int = PathParam(..., ge=1, le=1_000_00
     count = resource.metadata.get("page_count")
     if isinstance(count, int) and page > count:
         raise NotFoundError(f"resource {resource_id} has no page {page}")
-    path, _, _ = ctx.engine.resource_content(resource_id)
+    path = ctx.engine.original_path(resource)
     png = plain_page(ctx.engine.store.blobs, path, resource.sha256, page).read_bytes()
     return PNGResponse(png, headers={"Cache-Control": "private, max-age=300", "X-Content-Type-Options": "nosniff"})
 

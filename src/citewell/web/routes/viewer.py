@@ -274,8 +274,7 @@ def viewer_json(request: Request, target: ViewerTarget = Depends(viewer_target))
                                                         target.key_id, expires, route="rms_viewer_page", page=page,
                                                         boxes="false"))
                              for page in cited_pages(ref)}
-        path, _, _ = engine.resource_content(cited.resource.id)
-        pdf = (path, cited.resource.sha256)
+        pdf = (engine.original_path(cited.resource), cited.resource.sha256)
         count = cited.resource.metadata.get("page_count")
         page_count = count if isinstance(count, int) else None
     data = viewer_data(cited, message, citation_idx=target.citation_idx, pdf=pdf, page_count=page_count)
@@ -303,8 +302,7 @@ def viewer_page_image(page: int | None = Query(None, ge=1, description="A 1-base
         raise NotFoundError(f"citation [{ref.citation}] is not on page {number}")
     engine = target.engine
     resource = engine.resource(ref.resource_id)
-    path, _, _ = engine.resource_content(resource.id)
-    png = page_png(engine.store.blobs, path, resource.sha256, number, page_boxes(ref, number) if boxes else ())
+    png = page_png(engine.store.blobs, engine.original_path(resource), resource.sha256, number, page_boxes(ref, number) if boxes else ())
     return PNGResponse(png, headers={"Cache-Control": "private, max-age=300", "X-Content-Type-Options": "nosniff"})
 
 
