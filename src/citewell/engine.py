@@ -327,9 +327,14 @@ class Engine:
         them; ``NOT_FOUND`` when it is not in this workspace or has none (failed or still
         processing)."""
         resource = self.store.resource(self.workspace_id, resource_id)
-        if not resource.blob_key or not self.store.blobs.exists(resource.blob_key):
+        if not self.has_original(resource):
             raise NotFoundError(f"resource {resource_id} has no stored content (status {resource.status})")
         return resource
+
+    def has_original(self, resource: Resource) -> bool:
+        """Whether ``resource`` (already read) has stored original bytes (a blob key whose
+        blob exists), without reading them or its row again."""
+        return bool(resource.blob_key) and self.store.blobs.exists(resource.blob_key)
 
     def resource_content(self, resource_id: str) -> tuple[Path, str, str]:
         """``(a local file of the original bytes, media type, file name)`` of a resource

@@ -219,7 +219,7 @@ def _cited(request: Request, target: ViewerTarget, message: Message, ref: Refere
     kind = cited.kind
     if resource is not None and kind in ("transcript", "text"):
         cited.chunks = engine.store.resource_chunks(engine.workspace_id, resource.id)
-    stored = resource is not None and _has_bytes(engine, resource.id)
+    stored = resource is not None and engine.has_original(resource)
     if stored and kind == "pdf" and message.id is not None:
         expires = signing.viewer_expiry()
         cited.page_images = {page: _relative(viewer_url(request, engine.workspace_id, message.id, str(ref.citation),
@@ -230,14 +230,6 @@ def _cited(request: Request, target: ViewerTarget, message: Message, ref: Refere
         cited.download_url = document_url(request, resource.id, engine.workspace_id, target.key_id,
                                           signing.now() + signing.DEFAULT_DOCUMENT_SECONDS)
     return cited
-
-
-def _has_bytes(engine: Engine, resource_id: str) -> bool:
-    try:
-        engine.stored_resource(resource_id)
-    except NotFoundError:
-        return False
-    return True
 
 
 @router.get("/rms/viewer", name="rms_viewer", response_class=HTMLResponse, summary="View a citation in place",
