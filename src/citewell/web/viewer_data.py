@@ -46,16 +46,15 @@ from ..models import Message, Reference
 from ..profiles.analytics import numbered_references
 from .viewer_page import (
     CONTEXT_CUES,
-    VIDEO_SUFFIXES,
     Cited,
     _cues,
     _engagement,
-    _media_field,
     _neighbours,
     _seconds,
     cited_pages,
     post_field,
-    safe_url,
+    post_links,
+    recording,
 )
 
 log = logging.getLogger("citewell.web.viewer")
@@ -141,12 +140,10 @@ def _transcript(cited: Cited, spans: list[tuple[int, int]]) -> list[dict[str, An
 
 
 def _media(cited: Cited) -> dict[str, str] | None:
-    url = safe_url(_media_field(cited, "media_url"))
-    if url is None:
+    found = recording(cited)
+    if found is None:
         return None
-    media_type = str(_media_field(cited, "media_type") or "").lower()
-    base = url.split("#", 1)[0]
-    video = media_type.startswith("video/") or base.lower().split("?", 1)[0].endswith(VIDEO_SUFFIXES)
+    base, video = found
     return {"url": base, "type": "video" if video else "audio"}
 
 
@@ -155,11 +152,7 @@ def _post(cited: Cited, spans: list[tuple[int, int]]) -> dict[str, Any]:
     pick = partial(post_field, cited)
 
     text = mention.text if mention is not None else (ref.text or "")
-    links = []
-    for candidate in (pick("url"), pick("permalink")):
-        url = safe_url(candidate)
-        if url and url not in links:
-            links.append(url)
+    links = post_links(cited)
     quote_start = quote_end = None
     if spans:
         chunk = ref.text or ""

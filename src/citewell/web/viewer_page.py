@@ -306,16 +306,26 @@ def _media_field(cited: Cited, name: str) -> Any:
     return value if value not in (None, "") else (cited.resource.custom_metadata or {}).get(name)
 
 
-def _media(cited: Cited, start: float | None, end: float | None) -> str:
+def recording(cited: Cited) -> tuple[str, bool] | None:
+    """The recording of a cited transcript: ``(its URL without a fragment, whether it is a
+    video)``, a video when its ``media_type`` is ``video/…`` or its URL's path ends in one
+    of :data:`VIDEO_SUFFIXES`; None without a safe ``media_url`` (:func:`safe_url`)."""
     url = safe_url(_media_field(cited, "media_url"))
     if url is None:
-        return ""
+        return None
     base = url.split("#", 1)[0]
+    media_type = str(_media_field(cited, "media_type") or "").lower()
+    return base, media_type.startswith("video/") or urlsplit(base).path.lower().endswith(VIDEO_SUFFIXES)
+
+
+def _media(cited: Cited, start: float | None, end: float | None) -> str:
+    found = recording(cited)
+    if found is None:
+        return ""
+    base, video = found
     fragment = ""
     if start is not None:
         fragment = f"#t={start:g}" + (f",{end:g}" if end is not None and end > start else "")
-    media_type = str(_media_field(cited, "media_type") or "").lower()
-    video = media_type.startswith("video/") or urlsplit(base).path.lower().endswith(VIDEO_SUFFIXES)
     tag = "video" if video else "audio"
     return (f'<{tag} controls preload="metadata" src="{e(base + fragment)}">'
             f'<a href="{e(base)}" rel="noopener noreferrer">the recording</a></{tag}>')
@@ -366,6 +376,17 @@ def post_field(cited: Cited, name: str) -> Any:
     return value if value not in (None, "") else cited.metadata.get(name)
 
 
+def post_links(cited: Cited) -> list[str]:
+    """The links of a cited post that are safe to show (:func:`safe_url`): its ``url``,
+    then its ``permalink`` when it differs (:func:`post_field`)."""
+    links: list[str] = []
+    for candidate in (post_field(cited, "url"), post_field(cited, "permalink")):
+        url = safe_url(candidate)
+        if url and url not in links:
+            links.append(url)
+    return links
+
+
 def _post_body(cited: Cited) -> tuple[str, str]:
     meta, mention, ref = cited.metadata, cited.mention, cited.reference
     pick = partial(post_field, cited)
@@ -380,11 +401,7 @@ def _post_body(cited: Cited) -> tuple[str, str]:
     if pick("created_at"):
         byline.append(f'<time datetime="{e(pick("created_at"))}">{e(pick("created_at"))}</time>')
     stats = "".join(f"<div><dt>{e(k)}</dt><dd>{e(v)}</dd></div>" for k, v in _engagement(mention, meta))
-    links = []
-    for candidate in (pick("url"), pick("permalink")):
-        url = safe_url(candidate)
-        if url and url not in links:
-            links.append(url)
+    links = post_links(cited)
     link_html = "".join(f'<p><a href="{e(u)}" rel="noopener noreferrer nofollow">{e(u)}</a></p>' for u in links)
     heading = f"<h2>{e(title)}</h2>" if title and str(title).strip() != text.strip() else ""
     body = (f'<article class="post">{heading}<p class="byline">{" · ".join(byline)}</p>'
@@ -421,5 +438,5 @@ def render_page(cited: Cited) -> str:
                            body=body)
 
 
-__all__ = ["PAGE", "SECURITY_HEADERS", "Cited", "cited_pages", "clock", "e", "page_boxes", "render_page",
-           "safe_url"]
+__all__ = ["PAGE", "SECURITY_HEADERS", "Cited", "cited_pages", "clock", "e", "page_boxes", "post_field",
+           "post_links", "recording", "render_page", "safe_url"]
