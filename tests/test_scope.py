@@ -5,14 +5,17 @@ cashtag, ingested by the real pipeline and asked through Engine.ask."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from citewell import Engine
 from citewell.cite.relevance import judge_relevance, question_aspects
 from citewell.scope.check import gather
-from citewell.scope.names import Name, mentions, question_names
+from citewell.scope.names import Name, mentions, question_names, ticker_definitions
 
 REPORT = (
     "Acme Corp annual report. Acme net sales were $5,000 million in 2022 and $4,800 million in 2021.\n\n"
@@ -293,3 +296,37 @@ def test_question_name_subjects() -> None:
         ("ZBX", True), ("Acme Holdings", True)]
     assert [(n.text, n.subject) for n in question_names("What was Acme's debt as of March 31, 2022?")] == [
         ("Acme", True), ("March", False)]
+
+
+#: The definition of ``Name (CODE)`` as one regular expression (scope/names.py's module
+#: docstring, "Links"): the specification that the faster scan of ``_text_definitions``
+#: must read exactly.
+_ONE_PATTERN = re.compile(
+    r"((?:[A-Z0-9][\w&.'\u2019]*(?:[ \t]+&)?[ \t-]+){0,3}[A-Z0-9][\w&.'\u2019-]*)[ \t]*\(\s*(?:[A-Z][A-Za-z]*\s*:\s*)?\$?"
+    r"([A-Z]{1,5}(?:\.[A-Z])?)\s*[;,)]")
+
+
+def _one_pattern_definitions(text: str) -> list[tuple[str, str, bool]]:
+    out = []
+    for m in _ONE_PATTERN.finditer(text):
+        company = m.group(1).strip(" -")
+        if any(c.islower() for c in company):
+            inner = text[m.end(1):m.end()]
+            out.append((company, m.group(2), "$" in inner or ":" in inner))
+    return out
+
+
+def test_ticker_definitions_read_names_and_codes() -> None:
+    text = ("Activision Blizzard (ATVI) and Amcor ($AMCR), 3M Company (NYSE: MMM); Boeing Capital "
+            "Corporation (BCC). Johnson & Johnson (JNJ) x(AB) ab Cd Ef Gh Ij Kl (MN) Foo- (X) Foo & (Y)")
+    assert ticker_definitions([text]) == [
+        ("Activision Blizzard", "ATVI", False), ("Amcor", "AMCR", True), ("3M Company", "MMM", True),
+        ("Boeing Capital Corporation", "BCC", False), ("Johnson & Johnson", "JNJ", False),
+        ("Ef Gh Ij Kl", "MN", False), ("Foo", "X", False)]
+
+
+@given(st.lists(st.sampled_from(["Acme", "Co", "inc", "3M", "&", "-", " ", "\t", "\n", "(", ")", "$", "NYSE:",
+                                 "AB", "X", ";", ",", ".", "'", "\u2019", "Ünï", "b_c", "Q.R"]), max_size=40))
+def test_ticker_definitions_match_the_one_pattern(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert ticker_definitions([text]) == _one_pattern_definitions(text)
