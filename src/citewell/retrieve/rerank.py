@@ -141,7 +141,7 @@ class Reranker:
                                if c.matches(terms) or (context and c.matches(context)))
             score = credit / total if total > 0 else 0.0
             if pair_total > 0:
-                found = math.fsum(w for a, b, w in pairs if _near(seq, a, b))
+                found = math.fsum(w for a, b, w in pairs if a in terms and b in terms and _near(seq, a, b))
                 score += self.pair_weight * found / pair_total
             if best_bm25 > 0:
                 score += self.bm25_weight * max(p.score, 0.0) / best_bm25

@@ -161,8 +161,10 @@ class Search(SQLBase):
         when a ranked row cannot be read back (then the SQL ranking answers)."""
         with self._snapshot() as conn:
             generation = self._generation(conn, SEARCH)
-            scope, _ = self._scope(conn, workspace_id)
-            mask = scope.mask(self._scope_resources(conn, workspace_id, conditions, under))
+            scope, scope_generation = self._scope(conn, workspace_id)
+            resources = self._scope_resources(conn, workspace_id, conditions, under)
+            mask = self._masks.get(scope_generation, (workspace_id, None if resources is None else frozenset(resources)),
+                                   lambda: scope.mask(resources))
             rowids, keys = rank_rows([self._term_scores(conn, generation, t) for t in terms], mask, limit)
             if not len(rowids):
                 return []

@@ -47,9 +47,10 @@ V = TypeVar("V")
 #: ``meta`` keys of the generation counters (see the module docstring)
 SEARCH = "search_generation"
 VECTORS = "vector_generation"
-#: memory budgets of a store's term-score and vector caches, in bytes
+#: memory budgets of a store's term-score, vector and scope-mask caches, in bytes
 TERM_CACHE_BYTES = 256 << 20
 VECTOR_CACHE_BYTES = 1 << 30
+MASK_CACHE_BYTES = 64 << 20
 
 
 class GenerationCache(Generic[V]):

@@ -20,8 +20,11 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Sequence
 
+import numpy as np
+
 from ..models import Chunk, Passage, Resource, utcnow
-from .searchcache import TERM_CACHE_BYTES, VECTOR_CACHE_BYTES, GenerationCache, Scope, TermScores, VectorScope
+from .searchcache import (MASK_CACHE_BYTES, TERM_CACHE_BYTES, VECTOR_CACHE_BYTES, GenerationCache, Scope, TermScores,
+                          VectorScope)
 
 #: Every column of ``resources`` but ``extracted_text`` (megabytes for a long filing): rows
 #: are read on every question, the text only by ``resource_text``.
@@ -100,7 +103,8 @@ class SQLBase:
         (:data:`TERM_CACHE_BYTES`); workspace -> :class:`Scope`; workspace -> no other
         workspace has a chunk; (workspace, words) -> document frequency; (workspace, under)
         -> ready resources; (workspace, conditions, under) -> resource ids; (workspace,
-        model, matrix?) -> :class:`VectorScope` (:data:`VECTOR_CACHE_BYTES`). The term
+        model, matrix?) -> :class:`VectorScope` (:data:`VECTOR_CACHE_BYTES`); (workspace,
+        resource ids) -> the scope's row mask (:data:`MASK_CACHE_BYTES`). The term
         scores span every workspace (the store-wide generation); the rest are a
         workspace's own (its generations, so another workspace's writes keep them)."""
         self._terms: GenerationCache[TermScores] = GenerationCache(TERM_CACHE_BYTES, lambda t: t.nbytes)
@@ -111,6 +115,8 @@ class SQLBase:
         self._resource_sets: GenerationCache[set[str]] = GenerationCache(4096, per_key=True)
         self._vectors: GenerationCache[VectorScope] = GenerationCache(VECTOR_CACHE_BYTES, lambda v: v.nbytes,
                                                                        per_key=True)
+        self._masks: GenerationCache[np.ndarray] = GenerationCache(MASK_CACHE_BYTES, lambda m: m.nbytes,
+                                                                   per_key=True)
 
     def _conn(self) -> sqlite3.Connection:
         """This thread's connection (dialect)."""
