@@ -7,6 +7,7 @@ parts end) and support checks. Offsets index the string given, in code points.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from syntok.segmenter import preprocess_with_offsets as _preprocess_with_offsets
 from syntok.segmenter import segment as _segment
@@ -15,12 +16,34 @@ from syntok.tokenizer import Tokenizer as _Tokenizer
 _RUN = re.compile(r"\S+")
 
 
+#: Texts up to this many code points (passages, quotes, questions) keep their spans in a
+#: cache of :data:`CACHED_TEXTS` entries: the generator, the cite stage and the support
+#: checks split the same passages again for every question that retrieves them. A longer
+#: text (a whole document at ingest) is split afresh each time.
+CACHED_TEXT_CHARS = 8192
+CACHED_TEXTS = 4096
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Return the half-open ``(start, end)`` code-point spans of the sentences of ``text``.
 
     A span runs from the first token of a sentence to the end of its last token, so it
     has no leading or trailing whitespace; text between spans is whitespace only.
-    Empty or whitespace-only text gives ``[]``. Never raises on any ``str``.
+    Empty or whitespace-only text gives ``[]``. Never raises on any ``str``. A new list
+    each call (texts of up to :data:`CACHED_TEXT_CHARS` are split once and cached).
+    """
+    if len(text) <= CACHED_TEXT_CHARS:
+        return list(_cached_spans(text))
+    return _spans(text)
+
+
+@lru_cache(maxsize=CACHED_TEXTS)
+def _cached_spans(text: str) -> tuple[tuple[int, int], ...]:
+    return tuple(_spans(text))
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    """:func:`sentence_spans`, computed.
 
     Linear in the length of ``text``: syntok's ``analyze`` tokenizes each paragraph at
     its offset by prefixing that many spaces (quadratic in the number of paragraphs), so
