@@ -21,6 +21,7 @@ from citewell.cite.support import (
     LINE_KEEPER,
     Support,
     apply_support,
+    check_rules,
     check_support,
     message_sentence,
     unescape_markdown,
@@ -709,3 +710,18 @@ def test_table_figures_are_read_from_their_row_and_column(sentence: str, verdict
     assert support.verdict == verdict
     if reason is not None:
         assert reason in support.reasons
+
+
+def test_a_rows_period_length_is_no_figure_to_find() -> None:
+    # the statement-rows answer writes each column as "3 months to <date>"; the header says
+    # "Three Months Ended": the 3 is the period's length, not a figure the passage must hold
+    header = "Three Months Ended December 31, 2022 2021"
+    passage = "Las Vegas Strip Resorts net revenues $ 2,297,282 $ 1,850,000"
+    sentence = ("Las Vegas Strip Resorts net revenues: $2,297,282 (3 months to December 31, 2022), "
+                "$1,850,000 (3 months to December 31, 2021).")
+    found = check_rules(sentence, passage, text_type="table", header=header)
+    assert found.verdict == "supported"
+    assert "numbers_found:2/2" in found.reasons
+    # a figure that the passage does not hold is still not found
+    wrong = check_rules(sentence.replace("2,297,282", "2,397,282"), passage, text_type="table", header=header)
+    assert wrong.verdict == "unsupported" and "number_not_found:$2,397,282" in wrong.reasons

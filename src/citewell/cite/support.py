@@ -184,7 +184,7 @@ from typing import Any, Callable
 from citewell.embed import Embedder
 from citewell.models import Message, Notice, Occurrence, Passage, Reference, SourceRef
 from citewell.text.terms import NAME_BOOST, content_terms, porter_stem, question_concepts, tokens
-from citewell.text.numbers import YEAR_PATTERN, column_periods
+from citewell.text.numbers import PERIOD_SPAN_RE, YEAR_PATTERN, column_periods
 from citewell.text.sentences import sentence_spans
 from citewell.text.tables import is_header_row, looks_tabular, row_label, row_spans, table_header
 
@@ -398,6 +398,8 @@ def _extract(text: str) -> _Items:
         return all(b <= x or a >= y for x, y in taken)
 
     for m in _LABEL_NUMBER_RE.finditer(text):
+        taken.append(m.span())
+    for m in PERIOD_SPAN_RE.finditer(text):  # "3 months to July 29, 2023": a period's length, no figure
         taken.append(m.span())
     for m in _ISO_DATE_RE.finditer(text):
         if free(*m.span()) and 1 <= int(m.group(2)) <= 12 and 1 <= int(m.group(3)) <= 31:

@@ -82,7 +82,8 @@ class Period:
         return f"{self.months} months {'to ' if self.date else ''}{when}"
 
 
-_SPAN_RE = re.compile(r"\b(three|six|nine|twelve|3|6|9|12|thirteen|fourteen|twenty[- ]six|twenty[- ]seven|"
+#: A column-group heading's span (``Three Months``, ``13 Weeks``, ``Year Ended``): a period, not a figure.
+PERIOD_SPAN_RE = re.compile(r"\b(three|six|nine|twelve|3|6|9|12|thirteen|fourteen|twenty[- ]six|twenty[- ]seven|"
                       r"thirty[- ]nine|forty|fifty[- ]two|fifty[- ]three|13|14|26|27|39|40|52|53)[- ]"
                       r"(months?|weeks?)\b|\b(quarters?|years?|fiscal years?)\s+ended\b", re.IGNORECASE)
 _WORD_NUMBERS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "thirteen": 13, "fourteen": 14,
@@ -114,7 +115,7 @@ def asks_partial_period(text: str) -> bool:
     year (``six months ended``: the column-group headings of :func:`column_periods`)."""
     if _PART_OF_YEAR_RE.search(text):
         return True
-    return any(_months(m) < 12 for m in _SPAN_RE.finditer(text))
+    return any(_months(m) < 12 for m in PERIOD_SPAN_RE.finditer(text))
 
 
 def column_periods(header: str) -> list[Period]:
@@ -132,7 +133,7 @@ def column_periods(header: str) -> list[Period]:
     ``column_periods("Three Months Ended June 30, 2023 2022 Six Months Ended 2023 2022")``
     gives ``[3 months 2023, 3 months 2022, 6 months 2023, 6 months 2022]``.
     """
-    spans = [(m.start(), _months(m)) for m in _SPAN_RE.finditer(header)]
+    spans = [(m.start(), _months(m)) for m in PERIOD_SPAN_RE.finditer(header)]
     found = list(YEAR_RE.finditer(header))
     dates = [_date_before(header, m) for m in found]
     if None in dates:  # "December 31, 2019 2018 2017": one month and day for every column, named once
