@@ -42,6 +42,7 @@ from .auth import KeyPresenceMiddleware
 from .bodylimit import BodyLimitMiddleware
 from .requestid import RequestIdMiddleware
 from .routes import ROUTERS
+from .routes.analytics import ResumeByHeader
 from .uploads import max_upload_bytes
 from .worker import TurnWorker, UploadWorker, resume_left_work
 
@@ -191,6 +192,7 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     app.state.mcp_http = None
     app.router.routes.append(Route("/mcp", endpoint=MCPEndpoint(app.state), methods=["GET", "POST", "DELETE"]))
     webapp.install(app)  # the web app at / (static files shipped in the package)
+    app.add_middleware(ResumeByHeader)  # innermost: a POST resume is the GET resume, its body never read
     app.add_middleware(BodyLimitMiddleware)
     app.add_middleware(KeyPresenceMiddleware)  # before the body limit: a keyless request reads nothing
     app.add_middleware(RequestIdMiddleware, on_error=errors.unhandled_error_response)  # outermost: ids on all

@@ -90,6 +90,7 @@ from fastapi import APIRouter, Body, Depends, Header, Query, Request
 from pydantic import BaseModel, Field, WithJsonSchema
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import StreamingResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...cite.offsets import OffsetMap
 from ...cite.stream import Event
@@ -565,17 +566,16 @@ _LAST_EVENT_ID = Header(None, alias="Last-Event-ID", include_in_schema=False)
                                                            "`Last-Event-ID: <chat_message_id>:<seq>`, which resumes "
                                                            "that answer's stream after event seq (the body is then "
                                                            "ignored; a malformed id is 400)."}})
-def analytics_sse(request: Request, body: SseBody | None = Body(None), last_event_id: str | None = _LAST_EVENT_ID,
+def analytics_sse(request: Request, body: SseBody | None = Body(None),
                   ctx: Context = Depends(context)) -> EventStreamResponse:
     """Ask in a conversation and stream the answer as Server-Sent Events: ``conversation``,
     ``search_results``, ``citation``/``answer``/``support`` …, then ``done`` (or ``error``).
     The turn runs to the end and is stored even if the client goes away. With
-    ``Last-Event-ID: <chat_message_id>:<seq>`` the body is ignored and that answer's
-    stream resumes after ``seq``. Errors come before the stream, as JSON: 400
+    ``Last-Event-ID: <chat_message_id>:<seq>`` the request never reaches this route: it is
+    the resume of :func:`analytics_sse_resume` (:class:`ResumeByHeader`), whatever the
+    body. Errors come before the stream, as JSON: 400
     ``INVALID_REQUEST_BODY`` (empty query, bad offsets/policy, bad Last-Event-ID), 400
     ``INVALID_FILTER``, 401, 404 ``NOT_FOUND`` (unknown conversation_id or message)."""
-    if last_event_id is not None and last_event_id.strip():
-        return _resume(request, ctx, *_parse_last_event_id(last_event_id))
     if body is None:
         raise ApiError("query is required and must be a string", code="INVALID_REQUEST_BODY")
     offsets = body.offsets or "codepoint"
@@ -590,6 +590,28 @@ def analytics_sse(request: Request, body: SseBody | None = Body(None), last_even
         raise
     request.app.state.turns.submit(ctx.engine, pending, job=recorder.run, stream=True)
     return EventStreamResponse(_tail(ctx.engine, recorder.message_id, 0, ReferenceLinks(request, ctx.engine, ctx.who.key_id or "")))
+
+
+class ResumeByHeader:
+    """ASGI middleware: a ``POST /v2/analytics/sse`` with a non-blank ``Last-Event-ID``
+    header is served as ``GET /v2/analytics/sse`` (the resume after that event), so its
+    body is never read or validated: a client reconnecting may send its first body again,
+    an empty one or none (seed 004's resume rule; README "Resume a stream")."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and _route_path(scope) == "/v2/analytics/sse" \
+                and any(name == b"last-event-id" and value.strip() for name, value in scope["headers"]):
+            scope = {**scope, "method": "GET"}
+        await self.app(scope, receive, send)
+
+
+def _route_path(scope: Scope) -> str:
+    """The request path below the app's ``root_path`` (what routes match)."""
+    path, root = scope["path"], scope.get("root_path", "")
+    return path[len(root):] if root and path.startswith(root) else path
 
 
 @router.get("/v2/analytics/sse", response_class=EventStreamResponse, status_code=200,
@@ -619,5 +641,5 @@ def analytics_sse_resume(
     return _resume(request, ctx, message_id, after)
 
 
-__all__ = ["EVENT_NAMES", "EVENT_SCHEMA", "TERMINAL", "EventStreamResponse", "SseBody", "router", "search_result",
-           "stream_job"]
+__all__ = ["EVENT_NAMES", "EVENT_SCHEMA", "TERMINAL", "EventStreamResponse", "ResumeByHeader", "SseBody", "router",
+           "search_result", "stream_job"]
