@@ -344,3 +344,24 @@ def test_a_change_between_two_years_is_written_with_one_pair_of_brackets() -> No
                                           [sales])
     assert text.startswith("Computed from the figures below: change in total revenues = 41,879 "
                            "(177,866 - 135,987).")
+
+
+def test_a_caption_with_a_dash_or_figures_of_its_own_states_its_row() -> None:
+    # 10-K balance sheets caption "Accounts receivable — net of allowances of $174 and $189":
+    # the values are the header's columns, the last cells; a change in receivables on the
+    # statement of cash flows is no balance
+    balance = _passage("bs-dash", "2022 2021\nCash and cash equivalents $ 3,655 $ 4,564\n"
+                                  "Marketable securities \u2014 current 238 201\n"
+                                  "Accounts receivable \u2014 net of allowances of $174 and $189 4,532 4,660\n"
+                                  "Total current liabilities 9,523 9,035",
+                       page=50, heading="ACME CORP CONSOLIDATED BALANCE SHEET (Dollars in millions)", score=0.9)
+    flows = _passage("cf-change", "2022 2021 2020\nChanges in assets and liabilities\nAccounts receivable (105) (122) 165",
+                     page=52, heading="ACME CORP CONSOLIDATED STATEMENT OF CASH FLOWS", score=1.0, index=1)
+    q = "What was ACME's quick ratio in FY2022?"
+    passages = [p.model_copy(update={"rank": i + 1}) for i, p in enumerate([flows, balance])]
+    message = apply_support(cite(ExtractiveGenerator().generate(q, passages), sources=passages))
+    assert "= 0.88 ((3,655 + 238 + 4,532) / 9,523)" in message.text
+    assert ("Accounts receivable \u2014 net of allowances of $174 and $189: 4,532 (2022), 4,660 (2021) [1]"
+            in message.text)
+    assert {r.metadata["page"] for r in message.references} == {50}
+    assert all(p.support["verdict"] == "supported" for p in message.parts if p.source is not None)

@@ -117,6 +117,31 @@ def value_cells(row: str, label: str) -> list[str]:
     return cells
 
 
+def trailing_values(row: str, count: int) -> tuple[str, list[str]]:
+    """``(label, values)`` of a row whose caption itself holds a dash or figures
+    (``Accounts receivable — net of allowances of $174 and $189 4,532 4,660``): the
+    values are the last ``count`` cells (the columns of a header with ``count``
+    periods: a statement's value columns are its right-most cells, cells as
+    :func:`value_cells` reads them) and the label is all the row says before them.
+    ``("", [])`` when the row does not end in ``count`` value cells or nothing precedes
+    them."""
+    cells = row.split()
+    kept: list[str] = []
+    i = len(cells)
+    while i > 0 and len(kept) < count:
+        cell = cells[i - 1]
+        if NUMERIC_CELL_RE.match(cell) or cell in _NIL:
+            dollar = i >= 2 and cells[i - 2] == "$"
+            kept.append(("$" if dollar else "") + cell)
+            i -= 2 if dollar else 1
+        else:
+            break
+    label = " ".join(cells[:i]).rstrip(":,; ")
+    if count <= 0 or len(kept) < count or not label or not any(c.isalpha() for c in label):
+        return "", []
+    return label, kept[::-1]
+
+
 def _rows_of(passage: Passage) -> list[tuple[int, int, str | None, tuple[int, int] | None]]:
     """``(start, end, header text, header span or None)`` of each row of a passage's
     chunk: the extractor's rows when it recorded them, else :func:`row_spans` of a table
@@ -166,14 +191,15 @@ def rows_for_items(wanted: Sequence[str], passages: Sequence[Passage], *, asked_
         statement = statement_of_heading(str(passage.chunk.metadata.get("page_heading") or ""))
         for order, (a, b, header, span) in enumerate(_rows_of(passage)):
             row = " ".join(text[a:b].split())
+            periods = column_periods(header) if header else []
             label = row_label(row)
-            items = [i for i in items_of_row(label) if i in wanted]
-            if not items:
-                continue
             values = value_cells(row, label)
-            if not values:
+            if not values:  # a caption with a dash or figures of its own: the header's columns are the last cells
+                label, values = trailing_values(row, len(periods))
+            items = [i for i in items_of_row(label) if i in wanted]
+            if not items or not values:
                 continue
-            head_years = frozenset(p.year for p in column_periods(header)) if header else frozenset()
+            head_years = frozenset(p.year for p in periods)
             found_years = head_years or frozenset(int(y) for y in years(row))
             if not found_years:  # never a figure without the period it belongs to
                 continue
