@@ -21,7 +21,7 @@ from citewell.answer.messages import stored_message, stored_messages
 from citewell.errors import NotFoundError, StoreError, UsageError
 from citewell.ingest.base import ChunkDraft, Extraction, MentionDraft
 from citewell.models import Message, Resource, utcnow
-from citewell.store.base import Condition, Store
+from citewell.store.base import Condition, Store, TextHit
 from citewell.store.ids import chunk_id_for, resource_id_for, text_hash
 
 VERSION = "conformance-1"
@@ -219,6 +219,22 @@ class SearchContract:
         assert store.search_text(ws, ["pumps"], limit=0) == []
         assert [r.id for r in store.scope_resources(ws, conditions=year)] == [one.id]
         assert [r.id for r in store.ranking_resources(ws)] == [one.id, two.id]
+
+    def test_search_hits_are_search_texts_matches_without_metadata(self, store: Store) -> None:
+        ws = store.workspace_id("acme")
+        one = ingest(store, ws, "one.txt", "Pumps run at forty bar in the plant.", "Nothing here.",
+                     metadata={"fiscal_year": 2021})
+        ingest(store, ws, "two.txt", "Pumps pumps pumps: the pump room.", "Valves, pumps.",
+               metadata={"fiscal_year": 2022})
+        year = [Condition("fiscal_year", "eq", ("2021",))]
+        source = [Condition("source", "eq", ("nothing",))]  # a chunk-level key: the SQL ranking answers
+        for terms, conditions, limit in ((["pumps"], [], 5), (["pumps", "plant"], [], 2), (["pumps"], year, 5),
+                                         (["pumps"], source, 5), (["quartz"], [], 5), (["pumps"], [], 0)):
+            passages = store.search_text(ws, terms, limit=limit, conditions=conditions)
+            hits = store.search_hits(ws, terms, limit=limit, conditions=conditions)
+            assert hits == [TextHit(p.chunk.id, p.chunk.resource_id, p.chunk.text, p.score) for p in passages]
+        assert [h.resource_id for h in store.search_hits(ws, ["plant"], limit=5)] == [one.id]
+        assert store.search_hits(ws, ["pumps"], limit=5)[0].text == "Pumps pumps pumps: the pump room."
 
     def test_term_counts(self, store: Store) -> None:
         ws = store.workspace_id("acme")

@@ -62,7 +62,7 @@ from functools import lru_cache
 
 from ..cite.support import FILLER_WORDS, periods
 from ..models import Notice, Passage, Resource
-from ..store.base import Condition, Store
+from ..store.base import Condition, Store, TextHit
 from ..text.sentences import sentence_spans
 from ..text.terms import NAME_BOOST, Concept, content_terms, porter_stem, question_concepts
 from .names import (
@@ -107,7 +107,7 @@ class NameFacts:
     name: Name
     common: bool = False
     resources: tuple[str, ...] = ()
-    passages: tuple[Passage, ...] = ()
+    passages: tuple[TextHit, ...] = ()
     aliases: tuple[str, ...] = ()
     alias_held: bool = False
     word_held: bool = False
@@ -130,7 +130,7 @@ class ScopeFacts:
 
     resources: tuple[Resource, ...] = ()
     names: tuple[NameFacts, ...] = ()
-    year_passages: Mapping[int, tuple[Passage, ...]] = field(default_factory=dict)
+    year_passages: Mapping[int, tuple[TextHit, ...]] = field(default_factory=dict)
     topics: tuple[tuple[Concept, float, bool], ...] = ()
     query: str = ""
 
@@ -173,9 +173,9 @@ def topic_concepts(question: str) -> list[Concept]:
 
 
 def _lookup(store: Store, workspace_id: str, words: Sequence[str], conditions: Sequence[Condition],
-            under: str | None) -> list[Passage]:
+            under: str | None) -> list[TextHit]:
     terms = [w.lower() for w in words if w.strip()]
-    return store.search_text(workspace_id, terms, limit=LOOKUP_LIMIT, conditions=conditions, under=under) if terms else []
+    return store.search_hits(workspace_id, terms, limit=LOOKUP_LIMIT, conditions=conditions, under=under) if terms else []
 
 
 def _words(text: str) -> list[str]:
@@ -191,32 +191,32 @@ def _name_facts(store: Store, workspace_id: str, name: Name, resources: Sequence
     if labelled and others:
         # every passage of a labelled resource matches the name by its title: look in the
         # other resources too, so that a post mentioning the name is not crowded out
-        own = {p.chunk.id for p in found}
+        own = {p.chunk_id for p in found}
         found += [p for p in _lookup(store, workspace_id, words, [*conditions, Condition("resource_id", "eq", others)],
-                                     under) if p.chunk.id not in own]
-    common = any(used_as_word(p.chunk.text, name) for p in found) if name.kind == "word" else False
-    passages = tuple(p for p in found if mentions(p.chunk.text, name, common=common))
-    texts = [p.chunk.text for p in passages]
+                                     under) if p.chunk_id not in own]
+    common = any(used_as_word(p.text, name) for p in found) if name.kind == "word" else False
+    passages = tuple(p for p in found if mentions(p.text, name, common=common))
+    texts = [p.text for p in passages]
     seen: set[str] = set()
     for _, code, explicit in ticker_definitions(texts) if depth == 0 else ():
         if not explicit and code not in seen:  # a bare code is a ticker when the sources use its cashtag
             seen.add(code)
-            if any(code in cashtags(p.chunk.text) for p in _lookup(store, workspace_id, [code], conditions, under)):
+            if any(code in cashtags(p.text) for p in _lookup(store, workspace_id, [code], conditions, under)):
                 seen.add("$" + code)
     links = ticker_links([name], resources, texts, [c[1:] for c in seen if c.startswith("$")])
     aliases = tuple(sorted(links.get(name.text, set())))
     alias_held = False
     alias_resources: list[str] = []
     expand: list[str] = []
-    own = {p.chunk.id for p in passages}
+    own = {p.chunk_id for p in passages}
     if depth == 0:
         for alias in aliases:
             other = Name(alias, "code" if alias.isupper() else "word", ticker=alias.isupper() and len(alias) <= 6)
             facts = _name_facts(store, workspace_id, other, resources, conditions, under, depth=1)
             if facts.held:
                 alias_held = True
-                alias_resources.extend((*facts.resources, *(p.chunk.resource_id for p in facts.passages)))
-            if any(p.chunk.id not in own for p in facts.passages):
+                alias_resources.extend((*facts.resources, *(p.resource_id for p in facts.passages)))
+            if any(p.chunk_id not in own for p in facts.passages):
                 expand.append(alias)
     word_held = False
     parts = _words(name.text)
@@ -247,10 +247,10 @@ def gather(store: Store, workspace_id: str, question: str, *, conditions: Sequen
     narrowed = list(conditions)
     if len(about) < len(resources):
         narrowed.append(Condition("resource_id", "eq", tuple(sorted(r.id for r in about))))
-    years: dict[int, tuple[Passage, ...]] = {}
+    years: dict[int, tuple[TextHit, ...]] = {}
     for year in sorted(question_years(question)):
         found = _lookup(store, workspace_id, [str(year), f"fy{year}", f"fy{year % 100:02d}"], narrowed, under)
-        years[year] = tuple(p for p in found if year in _text_years(p.chunk.text))
+        years[year] = tuple(p for p in found if year in _text_years(p.text))
     concepts = topic_concepts(question)
     topics: list[tuple[Concept, float, bool]] = []
     if concepts:
@@ -261,7 +261,7 @@ def gather(store: Store, workspace_id: str, question: str, *, conditions: Sequen
             df = max(counts[i:i + len(concept.words)], default=0)
             i += len(concept.words)
             words = sorted({w for alt in concept.words for w in alt})
-            present = any(concept.matches(_text_terms(p.chunk.text))
+            present = any(concept.matches(_text_terms(p.text))
                           for p in _lookup(store, workspace_id, words, narrowed, under)[:TOPIC_LOOKUP_LIMIT])
             topics.append((concept, math.log((n + 1) / (df + 0.5)), present))
     # aliases help retrieval find passages elsewhere when no resource in scope is named by the name
@@ -285,7 +285,7 @@ def _about_resources(names: Sequence[NameFacts], resources: Sequence[Resource]) 
     if not held:
         return list(resources), []
     ids = {rid for f in held for rid in (*f.resources, *f.alias_resources)}
-    ids.update(p.chunk.resource_id for f in held for p in f.passages)
+    ids.update(p.resource_id for f in held for p in f.passages)
     about = [r for r in resources if r.id in ids]
     return (about or list(resources)), [f.name.text for f in held if not f.name.weak] or [
         f.name.text for f in held]
@@ -310,7 +310,7 @@ def check_scope(question: str, facts: ScopeFacts, passages: Sequence[Passage]) -
         if latest is not None and year > latest and not looks_ahead(question):
             return ScopeAbstention(f"Not in the sources: the sources{whom} report on periods up to {latest}, "
                                    f"not on {year}.", "future_period", (str(year),))
-        if not any(p.chunk.resource_id in about_ids for p in facts.year_passages.get(year, ())):
+        if not any(p.resource_id in about_ids for p in facts.year_passages.get(year, ())):
             return ScopeAbstention(f"Not in the sources: no source{whom} mentions {year}.", "period", (str(year),))
     if len(facts.topics) >= MIN_TOPIC_CONCEPTS:
         retrieved = [_text_terms(p.chunk.text) for p in passages if p.chunk.resource_id in about_ids]

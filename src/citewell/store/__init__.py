@@ -8,7 +8,7 @@ from pathlib import Path
 from ..blobs import BlobStore
 from ..errors import StoreError
 from ..settings import configured_blobs
-from .base import Condition, FileRecord, Store
+from .base import Condition, FileRecord, Store, TextHit
 from .sqlite import SQLiteStore
 
 #: URL schemes of a PostgreSQL store (libpq accepts both)
@@ -50,4 +50,4 @@ def open_store(location: str | os.PathLike[str] | Path, *,
     return SQLiteStore(location, blobs=blobs)
 
 
-__all__ = ["POSTGRES_SCHEMES", "Condition", "FileRecord", "SQLiteStore", "Store", "is_url", "open_store"]
+__all__ = ["POSTGRES_SCHEMES", "Condition", "FileRecord", "SQLiteStore", "Store", "TextHit", "is_url", "open_store"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
@@ -131,6 +131,17 @@ class ApiKeyRecord:
 #: Chunks looked at on each side of a chunk for the rest of its page (a page has at most a
 #: few dozen 50–250-word chunks).
 PAGE_REACH = 40
+
+
+class TextHit(NamedTuple):
+    """One full-text match read without its chunk's metadata (:meth:`Store.search_hits`):
+    the chunk's ``chunk_id``, ``resource_id`` and exact ``text``, and ``score`` (the
+    negated BM25 of :meth:`Store.search_text`: higher is better)."""
+
+    chunk_id: str
+    resource_id: str
+    text: str
+    score: float
 
 
 class Store(Protocol):
@@ -330,6 +341,14 @@ class Store(Protocol):
         ``terms`` are plain words (the store quotes them); any term may match.
         ``under`` restricts to resources with a present file under that folder.
         """
+        ...
+
+    def search_hits(self, workspace_id: str, terms: Sequence[str], *, limit: int,
+                    conditions: Sequence[Condition] = (), under: str | None = None) -> list[TextHit]:
+        """:meth:`search_text`'s matches, the same chunks in the same order with the same
+        scores, as :class:`TextHit` (no metadata, no passage objects): for checks that read
+        only where a match is and what it says (the scope check reads about a thousand per
+        question)."""
         ...
 
     def ranking_resources(self, workspace_id: str, *, under: str | None = None) -> Sequence[Resource]:
