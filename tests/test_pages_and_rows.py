@@ -11,7 +11,7 @@ import pytest
 from citewell import Engine
 from citewell.cite import apply_support, cite
 from citewell.generate import ExtractiveGenerator
-from citewell.generate.extractive import CALCULATION_TEXT
+from citewell.generate.extractive import CALCULATION_TEXT, OTHER_PERIODS_TEXT
 from citewell.ingest.pdf import extract_pdf
 from citewell.models import Chunk, Passage
 from citewell.retrieve.pages import PageRanker, question_needs
@@ -365,3 +365,13 @@ def test_a_caption_with_a_dash_or_figures_of_its_own_states_its_row() -> None:
             in message.text)
     assert {r.metadata["page"] for r in message.references} == {50}
     assert all(p.support["verdict"] == "supported" for p in message.parts if p.source is not None)
+
+
+def test_rows_of_other_years_are_never_given_as_the_asked_years() -> None:
+    # the statement reports fiscal 2019 and 2018 only: asked for 2016, the answer says so first
+    passages = [INCOME.model_copy(update={"rank": 1})]
+    text = ExtractiveGenerator().generate("What was ACME's cost of goods sold in FY2016?", passages)
+    assert text.startswith(OTHER_PERIODS_TEXT.format(years="2016") + " Cost of products sold: 16,830 (December 28, "
+                                                                     "2019), 17,347 (December 29, 2018)")
+    both = ExtractiveGenerator().generate("What was ACME's cost of goods sold in 2016 and 2019?", passages)
+    assert not both.startswith(OTHER_PERIODS_TEXT.split("{")[0])  # 2019 is reported

@@ -220,6 +220,9 @@ _ADJUSTED_RE = re.compile(r"\b(?:adjusted|non[- ]?gaap|organic(?:ally)?|constant
 #: Said first when the answer is a calculation: the rows it needs follow, each cited.
 CALCULATION_TEXT = ("The sources state no single figure for this: it is a calculation for the reader, from the "
                     "figures that follow.")
+#: Said first when the question names years and no row found reports any of them: the rows
+#: that follow are for the periods the sources do report, never given as the asked year's.
+OTHER_PERIODS_TEXT = "The sources give no figure for {years}; the rows below are for the periods they report."
 _ALNUM_RE = re.compile(r"[^0-9a-z]+")
 
 
@@ -862,7 +865,11 @@ class ExtractiveGenerator:
             yield NO_EVIDENCE_TEXT
             return
         pieces = [unit.render() for unit in units]
-        if calculation is not None:  # the working first (uncited: its inputs are the rows that follow)
+        asked = sorted({int(t.term) for t in tokens(question) if t.number and is_year(t.term)})
+        if rows and asked and all(row.years and not set(asked) & row.years for row in rows):
+            # "Boeing's revenue in FY2019" over a 10-K reporting 2020-2022: no calculation from other years
+            pieces.insert(0, OTHER_PERIODS_TEXT.format(years=" and ".join(str(y) for y in asked)))
+        elif calculation is not None:  # the working first (uncited: its inputs are the rows that follow)
             pieces.insert(0, escape_quote(calculation.text))
         elif rows and (len(rows) > 1 or asks_calculation(question)):
             pieces.insert(0, CALCULATION_TEXT)
