@@ -41,6 +41,23 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "sqlite_only(reason): runs on the SQLite store alone (say why)")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Give every test a node id of its own: schemathesis names each generated test by its
+    API operation (``test_with_a_valid_key[GET /v1/sessions]``) but leaves all their node
+    ids equal, and pytest-xdist's ``--dist loadfile`` schedules by node id, so it would run
+    one operation of 39 (the README's test command runs under xdist). The id is rebuilt
+    the way pytest builds a test's id from its name (a private attribute: ``_id`` since
+    pytest 9, ``_nodeid`` before)."""
+    for item in items:
+        base, _, last = item.nodeid.rpartition("::")
+        if not base or item.name == last or item.parent is None:
+            continue
+        if hasattr(item, "_id"):
+            item._id = item.parent.id.child(item.name)
+        else:  # pragma: no cover - pytest 8
+            item._nodeid = f"{base}::{item.name}"
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize ``store_kind`` over :data:`STORE_KINDS` (SQLite alone for a
     ``sqlite_only`` test), module-scoped so a module's shared store is built once per kind."""
