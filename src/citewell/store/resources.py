@@ -257,14 +257,13 @@ class Resources(SQLBase):
                                      "AND status = 'failed'", (now(), last))
         return gone
 
-    @staticmethod
-    def _follow_rename(conn: sqlite3.Connection, resource_id: str, gone_path: str) -> None:
+    def _follow_rename(self, conn: sqlite3.Connection, resource_id: str, gone_path: str) -> None:
         """The file a resource is named after is gone but the content lives on under another
         path (a rename or move): take that path's file name, and its stem as title when
         the title was the default one."""
         row = conn.execute("SELECT file_name, title FROM resources WHERE id = ?", (resource_id,)).fetchone()
-        other = conn.execute("SELECT path FROM files WHERE resource_id = ? AND present = 1 ORDER BY path LIMIT 1",
-                             (resource_id,)).fetchone()
+        other = conn.execute(f"SELECT path FROM files WHERE resource_id = ? AND present = 1 "
+                             f"ORDER BY path{self._BYTE_ORDER} LIMIT 1", (resource_id,)).fetchone()
         if row is None or other is None or row["file_name"] != PurePath(gone_path).name:
             return
         new_name = PurePath(other["path"]).name

@@ -68,6 +68,10 @@ class SQLBase:
     _DB_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error,)
     #: ``ORDER BY`` of a table's rows in insertion order (SQLite's rowid)
     _INSERTION_ORDER = "rowid"
+    #: what follows a text column in ``ORDER BY`` so that text orders by code point on every
+    #: database (SQLite's default BINARY collation; PostgreSQL's ``"C"``, whatever the
+    #: database's own collation): file paths list the same way on both stores
+    _BYTE_ORDER = ""
     #: null-safe equality (SQLite's ``IS``; ``IS NOT DISTINCT FROM`` elsewhere)
     _IS = "IS"
     #: the ``LIMIT`` parameter that means no limit
@@ -209,9 +213,11 @@ class SQLBase:
         for i in range(0, len(resource_ids), 500):
             batch = list(resource_ids[i:i + 500])
             marks = ",".join("?" * len(batch))
-            for row in conn.execute(f"SELECT resource_id, last_resource_id, path FROM files WHERE present = 1 "
-                                    f"AND resource_id IN ({marks}) UNION SELECT resource_id, last_resource_id, path "
-                                    f"FROM files WHERE present = 1 AND last_resource_id IN ({marks}) ORDER BY path",
+            # a UNION orders by its output columns only: the collation goes on the outer query
+            for row in conn.execute(f"SELECT resource_id, last_resource_id, path FROM (SELECT resource_id, "
+                                    f"last_resource_id, path FROM files WHERE present = 1 AND resource_id IN ({marks}) "
+                                    f"UNION SELECT resource_id, last_resource_id, path FROM files WHERE present = 1 "
+                                    f"AND last_resource_id IN ({marks})) AS u ORDER BY path{self._BYTE_ORDER}",
                                     batch + batch):
                 for rid in {row["resource_id"], row["last_resource_id"]}:
                     if rid in batch:

@@ -153,6 +153,7 @@ class PostgresConnections(SQLBase):
     location: str
     _local: threading.local
     _INSERTION_ORDER = "created_at, id"
+    _BYTE_ORDER = ' COLLATE "C"'
     _IS = "IS NOT DISTINCT FROM"
     _NO_LIMIT = None
     _LOOKUP_JOIN = "JOIN"
