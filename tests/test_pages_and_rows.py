@@ -12,6 +12,7 @@ from citewell import Engine
 from citewell.cite import apply_support, cite
 from citewell.generate import ExtractiveGenerator
 from citewell.generate.extractive import CALCULATION_TEXT, OTHER_PERIODS_TEXT
+from citewell.generate.rows import trailing_values
 from citewell.ingest.pdf import extract_pdf
 from citewell.models import Chunk, Passage
 from citewell.retrieve.pages import PageRanker, question_needs
@@ -375,3 +376,36 @@ def test_rows_of_other_years_are_never_given_as_the_asked_years() -> None:
                                                                      "2019), 17,347 (December 29, 2018)")
     both = ExtractiveGenerator().generate("What was ACME's cost of goods sold in 2016 and 2019?", passages)
     assert not both.startswith(OTHER_PERIODS_TEXT.split("{")[0])  # 2019 is reported
+
+
+def test_of_a_gross_and_a_net_row_the_net_one_states_a_net_element() -> None:
+    balance = _passage("bs-net", "2022 2021\nProperty, plant and equipment 25,998 27,213\n"
+                                 "Less: Accumulated depreciation (16,820) (17,784)\n"
+                                 "Property, plant and equipment \u2014 net 9,178 9,429",
+                       page=50, heading="ACME CORP CONSOLIDATED BALANCE SHEET (Dollars in millions)")
+    text = ExtractiveGenerator().generate("What was ACME's net PP&E in FY2022?", [balance.model_copy(update={"rank": 1})])
+    assert text.startswith("Property, plant and equipment \u2014 net: 9,178 (2022), 9,429 (2021)")
+
+
+@pytest.mark.parametrize("row, count, expected", [
+    ("Accounts receivable \u2014 net of allowances of $174 and $189 4,532 4,660", 2,
+     ("Accounts receivable \u2014 net of allowances of $174 and $189", ["4,532", "4,660"])),
+    ("Accounts receivable \u2014 net of allowances of $ 174 and $ 189 4,532 4,660", 2,
+     ("Accounts receivable \u2014 net of allowances of $ 174 and $ 189", ["4,532", "4,660"])),
+    # a blank column: the caption's figure is never taken for a value
+    ("Accounts receivable \u2014 net of allowances of $174 and $189 4,532", 2, ("", [])),
+    ("Pension net of tax of $0, ($2) and $0 (3) 6", 3, ("", [])),
+    # more figures than periods (years of a schedule, a segment table): no row to read
+    ("$241 and $284. Estimated amortization expense 2023 2024 2025 2026 2027", 2, ("", [])),
+    ("Goodwill - January 1, 2016 $ 2,012 $ 719 $ 1,028 $ 3,759", 2, ("", [])),
+])
+def test_trailing_values_reads_only_the_columns_of_the_header(row: str, count: int, expected: tuple) -> None:
+    assert trailing_values(row, count) == expected
+
+
+def test_a_quarter_dated_in_the_year_before_its_fiscal_year_reports_it() -> None:
+    # Q2 of fiscal 2023 ends on December 31, 2022: a dated column is within a year of the name
+    quarter = _passage("q2", "Net sales $ 3,642 $ 3,799", page=7, header="Three Months Ended December 31, 2022 2021",
+                       heading="ACME CONDENSED CONSOLIDATED STATEMENT OF INCOME (in millions)")
+    text = ExtractiveGenerator().generate("What were ACME's net sales in Q2 FY2023?", [quarter.model_copy(update={"rank": 1})])
+    assert "no figure" not in text and text.startswith("Net sales: $3,642 (3 months 2022), $3,799 (3 months 2021)")

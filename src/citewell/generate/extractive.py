@@ -186,7 +186,8 @@ from itertools import pairwise
 
 from citewell.cite.links import format_link
 from citewell.generate.calc import Calculation, calculate
-from citewell.generate.rows import FoundRow, find_rows, measure_rows, render_row, restate_row, rows_for_items
+from citewell.generate.rows import (FoundRow, find_rows, measure_rows, render_row, reports_year, restate_row,
+                                    rows_for_items)
 from citewell.text.finance import mentions, statements_named
 from citewell.text.names import QuestionNames, names_source
 from citewell.text.questions import asks_calculation, asks_figure, asks_why
@@ -866,7 +867,7 @@ class ExtractiveGenerator:
             return
         pieces = [unit.render() for unit in units]
         asked = sorted({int(t.term) for t in tokens(question) if t.number and is_year(t.term)})
-        if rows and asked and all(row.years and not set(asked) & row.years for row in rows):
+        if rows and asked and all(row.years and not any(reports_year(row, y) for y in asked) for row in rows):
             # "Boeing's revenue in FY2019" over a 10-K reporting 2020-2022: no calculation from other years
             pieces.insert(0, OTHER_PERIODS_TEXT.format(years=" and ".join(str(y) for y in asked)))
         elif calculation is not None:  # the working first (uncited: its inputs are the rows that follow)

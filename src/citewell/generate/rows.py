@@ -19,7 +19,9 @@ retrieved passages that states it:
   part of the group); then the one whose label is most nearly the caption itself
   (:func:`~citewell.text.finance.caption_share`: ``Total net revenues`` before
   ``Subscription, licensing, and other revenues`` or ``Product sales``: a total before
-  its parts); then the one whose column header reports more of the years asked; then
+  its parts); then, for an element that is a net amount (``PropertyPlantAndEquipmentNet``),
+  the one whose label says "net"; then the one whose column header reports more of the
+  years asked; then
   the better-ranked passage; then the earlier row.
 
 Each row is rendered (:func:`render_row`) as ``Label: v1 (period 1), v2 (period 2) …``
@@ -32,12 +34,15 @@ PDF extractor recorded for the chunk (:func:`citewell.text.tables.table_header`)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from citewell.cite.support import declared_scales
 from citewell.models import Passage
 from citewell.text.finance import (
+    CONJUNCTIONS,
+    PREPOSITIONS,
     caption_share,
     item_mentions,
     items_of_row,
@@ -117,29 +122,60 @@ def value_cells(row: str, label: str) -> list[str]:
     return cells
 
 
+#: A US-GAAP element that reports an amount net of something (``AccountsReceivableNetCurrent``,
+#: ``PropertyPlantAndEquipmentNet``; not ``NetIncomeLoss``, whose caption starts with "net").
+_NET_ELEMENT_RE = re.compile(r"(?<=[a-z])Net(?=[A-Z]|$)")
+_NET_WORD_RE = re.compile(r"\bnet\b", re.IGNORECASE)
+
+
+def _states_net(label: str, item: str) -> bool:
+    """Whether ``label`` says "net" for an item whose element is the net amount: of two rows
+    that both state the caption (``Property, plant and equipment`` and ``Property, plant and
+    equipment — net``), the net one is the element's."""
+    return bool(_NET_ELEMENT_RE.search(item) and _NET_WORD_RE.search(label))
+
+
+def reports_year(row: FoundRow, year: int) -> bool:
+    """Whether a column of ``row`` may be fiscal ``year``: a column the header names by its
+    year alone (``2022``: the year as the company names it) is that year; a dated column
+    or a part of a year (``December 31, 2022``, ``3 months 2022``) is within a year of it,
+    since a fiscal year is named by the calendar year it ends in or, for some retailers,
+    the one it starts in, and a quarter of fiscal 2023 may end in December 2022."""
+    periods = column_periods(row.header) if row.header else []
+    if not periods:
+        return year in row.years
+    return any(p.year == year or ((p.date is not None or (p.months or 12) < 12) and abs(p.year - year) <= 1)
+               for p in periods)
+
+
 def trailing_values(row: str, count: int) -> tuple[str, list[str]]:
     """``(label, values)`` of a row whose caption itself holds a dash or figures
-    (``Accounts receivable — net of allowances of $174 and $189 4,532 4,660``): the
-    values are the last ``count`` cells (the columns of a header with ``count``
+    (``Accounts receivable — net of allowances of $174 and $189 4,532 4,660``): the row
+    must end in exactly ``count`` value cells (the columns of a header with ``count``
     periods: a statement's value columns are its right-most cells, cells as
-    :func:`value_cells` reads them) and the label is all the row says before them.
-    ``("", [])`` when the row does not end in ``count`` value cells or nothing precedes
-    them."""
+    :func:`value_cells` reads them) once the figures the caption speaks of are left to
+    it (a figure right after a preposition or conjunction: ``of $174 and $189``), and
+    the label is all the row says before them. ``("", [])`` otherwise: a row with a blank column or more figures
+    than periods is no row to read a figure from."""
     cells = row.split()
-    kept: list[str] = []
+    run: list[str] = []
     i = len(cells)
-    while i > 0 and len(kept) < count:
+    while i > 0:
         cell = cells[i - 1]
-        if NUMERIC_CELL_RE.match(cell) or cell in _NIL:
-            dollar = i >= 2 and cells[i - 2] == "$"
-            kept.append(("$" if dollar else "") + cell)
-            i -= 2 if dollar else 1
-        else:
+        if not (NUMERIC_CELL_RE.match(cell) or cell in _NIL):
             break
+        dollar = i >= 2 and cells[i - 2] == "$"
+        run.append(("$" if dollar else "") + cell)
+        i -= 2 if dollar else 1
+    run.reverse()
+    # a figure right after a preposition or conjunction is the caption's ("of $174 and $189")
+    while run and i > 0 and cells[i - 1].lower() in PREPOSITIONS | CONJUNCTIONS:
+        first = run.pop(0)
+        i += 2 if first.startswith("$") and cells[i] == "$" else 1
     label = " ".join(cells[:i]).rstrip(":,; ")
-    if count <= 0 or len(kept) < count or not label or not any(c.isalpha() for c in label):
+    if count <= 0 or len(run) != count or not any(c.isalpha() for c in label):
         return "", []
-    return label, kept[::-1]
+    return label, run
 
 
 def _rows_of(passage: Passage) -> list[tuple[int, int, str | None, tuple[int, int] | None]]:
@@ -207,7 +243,9 @@ def rows_for_items(wanted: Sequence[str], passages: Sequence[Passage], *, asked_
             for item in items:
                 # the statement the question names, else the one that presents the item
                 home = statement is not None and statement in (named or statements_of_items([item]))
-                key = (not home, -round(caption_share(label, item), 6), -covered, index, order)
+                net = _states_net(label, item)  # "net" is the element's own word: no extra word of the label
+                share = caption_share(_NET_WORD_RE.sub(" ", label) if net else label, item)
+                key = (not home, -round(share, 6), -net, -covered, index, order)
                 if item not in best or key < best[item][0]:
                     best[item] = (key, FoundRow(item, index, a, b, label, tuple(values), header, span,
                                                 found_years, _scale(passage, a, header)))

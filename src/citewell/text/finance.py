@@ -133,8 +133,9 @@ def caption_share(label: str, key: str) -> float:
 #: what the row is *about*, not what it states (``Assets held for sale``, ``Percentage of
 #: total revenue``, ``Issuance of long-term debt``, ``Effect of exchange rate changes on
 #: cash``). ``by`` is not one: cash-flow captions read ``provided by … activities``.
-_PREPOSITIONS = frozenset({"for", "of", "from", "to", "in", "on", "at", "per", "as"})
-_CONJUNCTIONS = frozenset({"and", "or"})
+PREPOSITIONS = frozenset({"for", "of", "from", "to", "in", "on", "at", "per", "as"})
+#: Words that coordinate two parts of a label (``Sales and marketing``).
+CONJUNCTIONS = frozenset({"and", "or"})
 _PARENTHETICAL_RE = re.compile(r"\([^()]*\)")
 
 
@@ -145,12 +146,12 @@ def _states(toks: list, start: int, end: int) -> bool:
     an ``and`` or ``or`` after it before any preposition)."""
     content = [i for i, t in enumerate(toks) if t.content]
     first, last = content[start], content[end - 1]
-    if any(t.surface in _PREPOSITIONS for t in toks[:first]):
+    if any(t.surface in PREPOSITIONS for t in toks[:first]):
         return False
     for t in toks[last + 1:]:
-        if t.surface in _PREPOSITIONS:
+        if t.surface in PREPOSITIONS:
             break
-        if t.surface in _CONJUNCTIONS:
+        if t.surface in CONJUNCTIONS:
             return False
     return True
 
