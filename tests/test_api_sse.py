@@ -422,6 +422,16 @@ def test_a_resume_after_the_turn_finished_replays_from_the_store(server: Server)
             assert [e.stable for e in rest.events] == [e.stable for e in full.events[cut:]], (method, cut)
 
 
+def test_a_blank_last_event_id_on_a_post_is_no_resume(server: Server) -> None:
+    # blank as the routes read it (str.strip of the latin-1 value): no-break spaces
+    server.gate_files()
+    for blank in (b"\xa0", b"\xa0\xa0"):
+        response, read = server.read_all("POST", "/v2/analytics/sse", json={"query": QUESTION},
+                                         headers=[(b"Last-Event-ID", blank)])
+        assert response.status_code == 200, blank
+        assert read.events[0].event == "conversation" and read.events[-1].event == "done"
+
+
 def test_a_turn_that_fails_midway_ends_with_error_and_is_stored_failed(server: Server) -> None:
     server.gate_files("fail")
     try:

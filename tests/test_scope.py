@@ -330,3 +330,11 @@ def test_ticker_definitions_read_names_and_codes() -> None:
 def test_ticker_definitions_match_the_one_pattern(parts: list[str]) -> None:
     text = "".join(parts)
     assert ticker_definitions([text]) == _one_pattern_definitions(text)
+
+
+def test_ticker_definitions_after_long_runs_of_name_characters() -> None:
+    # four words before the code, whatever precedes them
+    text = "Word " * 2000 + "Foo Bar (AB)"
+    assert ticker_definitions([text]) == _one_pattern_definitions(text) == [("Word Word Foo Bar", "AB", False)]
+    # a 20,000-digit token is no name (read in bounded time: a name starts at most MAX_NAME_CHARS before its code)
+    assert ticker_definitions(["Acme " + "1" * 20000 + " x (AB)"]) == []

@@ -71,6 +71,10 @@ _CASHTAG_RE = re.compile(r"\$([A-Za-z]{1,6}(?:\.[A-Z]{1,2})?)\b")
 _DEFINED_NAME_RE = re.compile(r"(?:[A-Z0-9][\w&.'\u2019]*(?:[ \t]+&)?[ \t-]+){0,3}[A-Z0-9][\w&.'\u2019-]*")
 #: ... then the parenthesised code, which is found first (a name is looked for only before one).
 _DEFINED_CODE_RE = re.compile(r"\(\s*(?:[A-Z][A-Za-z]*\s*:\s*)?\$?([A-Z]{1,5}(?:\.[A-Z])?)\s*[;,)]")
+#: A defined name is looked for in at most this many characters before its code (four words;
+#: a run of name characters longer than that, such as a 5,000-digit token, is no name and
+#: would cost time quadratic in its length).
+MAX_NAME_CHARS = 256
 #: The characters a defined name and the blanks after it are made of (``\w`` is ``str.isalnum`` or ``_``).
 _NAME_CHARS = frozenset("_&.'\u2019- \t")
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?:]\s+|\n\s*)$")
@@ -293,14 +297,15 @@ def _text_definitions(text: str) -> tuple[tuple[str, str, bool], ...]:
     looked for only in the run of name characters before each (a code ends in ``;``, ``,``
     or ``)``, none of them a name character, so two definitions never overlap). That
     reads the same definitions as one regular expression trying every capitalised word
-    as a start (tests/test_scope.py), about twenty times faster on filing pages."""
+    as a start (tests/test_scope.py), about twenty times faster on filing pages, except
+    that a name starts at most :data:`MAX_NAME_CHARS` before its code."""
     out: list[tuple[str, str, bool]] = []
     for code in _DEFINED_CODE_RE.finditer(text):
         end = code.start()
         while end and text[end - 1] in " \t":
             end -= 1
         start = end
-        while start and (text[start - 1].isalnum() or text[start - 1] in _NAME_CHARS):
+        while start > end - MAX_NAME_CHARS and start and (text[start - 1].isalnum() or text[start - 1] in _NAME_CHARS):
             start -= 1
         for first in range(start, end):
             if ("A" <= text[first] <= "Z" or "0" <= text[first] <= "9") \

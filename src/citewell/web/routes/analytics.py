@@ -603,9 +603,18 @@ class ResumeByHeader:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST" and _route_path(scope) == "/v2/analytics/sse" \
-                and any(name == b"last-event-id" and value.strip() for name, value in scope["headers"]):
+                and _last_event_id(scope).strip():
             scope = {**scope, "method": "GET"}
         await self.app(scope, receive, send)
+
+
+def _last_event_id(scope: Scope) -> str:
+    """The request's first ``Last-Event-ID`` header as the routes read it (Starlette's
+    ``Headers.get``: latin-1), or ``""``; blank is what ``str.strip`` leaves empty."""
+    for name, value in scope["headers"]:
+        if name.lower() == b"last-event-id":
+            return value.decode("latin-1")
+    return ""
 
 
 def _route_path(scope: Scope) -> str:
