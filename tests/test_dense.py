@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from citewell import Engine
 from citewell.cli.app import main
 from citewell.retrieve import BM25Retriever
 from citewell.retrieve import embedder as embedder_mod
+from citewell.retrieve.dense import DenseRetriever
 from citewell.retrieve.hybrid import BM25_WEIGHT, HybridRetriever, convex, rrf
 
 from .conftest import sql_rows
@@ -476,3 +478,26 @@ def test_a_long_text_costs_the_embedder_a_bounded_pass(monkeypatch: pytest.Monke
     assert sum(n for n, _ in passes) == 46 and max(n for n, _ in passes) == 32  # short texts still share passes
     alone = model.embed([long_texts[0]])
     assert np.allclose(vectors[1], alone[0], atol=1e-5) and np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+
+
+def test_a_question_embedded_ahead_is_embedded_once_and_waited_for() -> None:
+    class Held(_CountingEmbedder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.go = threading.Event()
+
+        def embed(self, texts):  # noqa: ANN001, ANN201
+            self.go.wait(10)
+            return super().embed(texts)
+
+    embedder = Held()
+    dense = DenseRetriever(None, "ws", embedder)  # type: ignore[arg-type] - no store is read here
+    dense.prefetch("What was the capex?")
+    dense.prefetch("What was the capex?")  # already ahead: not embedded twice
+    embedder.go.set()
+    vector = dense._query_vector("What was the capex?")  # waits for the embedding ahead
+    assert embedder.texts == ["What was the capex?"] and vector.shape == (3,)
+    assert dense._query_vector("What was the capex?") is vector  # kept as the last question
+    dense.prefetch("Another question?")
+    assert dense._query_vector("A third one?").shape == (3,)  # not the one ahead: embedded directly
+    assert "A third one?" in embedder.texts

@@ -221,7 +221,13 @@ class Retrieval:
         return one_per_post(lambda n: retriever.retrieve(search, k=n, conditions=conditions, under=under), k)
 
     def scope_facts(self, query: str, *, conditions: Sequence[Condition], under: str | None) -> ScopeFacts:
-        """What the scope holds of ``query``'s names, years and topic (the scope check's facts)."""
+        """What the scope holds of ``query``'s names, years and topic (the scope check's facts).
+        In a dense or hybrid mode the question is embedded meanwhile
+        (:meth:`~citewell.retrieve.dense.DenseRetriever.prefetch`): its dense ranking
+        usually follows with the same text."""
+        dense = getattr(self.retriever, "dense", None) if self.custom is None and self.mode != "lexical" else None
+        if isinstance(dense, DenseRetriever):
+            dense.prefetch(query)
         return gather(self.store, self.workspace_id, query, conditions=conditions, under=under)
 
     def explain(self, question: str, *, k: int, conditions: Sequence[Condition], under: str | None) -> list[Ranked]:

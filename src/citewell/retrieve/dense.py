@@ -13,7 +13,9 @@ are not ranked here (the hybrid retriever's BM25 side still sees them).
 
 from __future__ import annotations
 
+import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -122,6 +124,11 @@ def _embed_batches(store: Store, workspace_id: str, embedder: Embedder, todo: Se
     return done
 
 
+#: Threads that embed a question ahead of its dense ranking (:meth:`DenseRetriever.prefetch`):
+#: the model's inference releases the GIL, so it runs while the scope check reads the store.
+_PREFETCH = ThreadPoolExecutor(max_workers=2, thread_name_prefix="citewell-embed-question")
+
+
 class DenseRetriever:
     """Ranks a workspace's embedded chunks by cosine similarity to the question.
 
@@ -136,13 +143,32 @@ class DenseRetriever:
         self.workspace_id = workspace_id
         self.embedder = embedder
         self._last: tuple[str, np.ndarray] | None = None  # the last question and its vector
+        self._ahead: tuple[str, Future] | None = None  # a question being embedded ahead (prefetch)
+        self._lock = threading.Lock()
+
+    def prefetch(self, question: str) -> None:
+        """Start embedding ``question`` in a background thread, so that the embedding and
+        the work before the dense ranking (the scope check's lookups) overlap; the next
+        :meth:`_query_vector` of the same question waits for it. Only the latest question
+        is kept ahead; an embedding error is raised where the vector is asked for."""
+        if not question.strip():
+            return
+        with self._lock:
+            last, ahead = self._last, self._ahead
+            if (last is not None and last[0] == question) or (ahead is not None and ahead[0] == question):
+                return
+            self._ahead = (question, _PREFETCH.submit(self.embedder.embed, [question]))
 
     def _query_vector(self, question: str) -> np.ndarray:
-        """The question's unit vector (the last one is kept: hybrid fusion asks twice)."""
-        last = self._last
+        """The question's unit vector (the last one is kept: hybrid fusion asks twice; one
+        embedded ahead by :meth:`prefetch` is waited for)."""
+        with self._lock:
+            last, ahead = self._last, self._ahead
+            if ahead is not None and ahead[0] == question:
+                self._ahead = None
         if last is not None and last[0] == question:
             return last[1]
-        vector = self.embedder.embed([question])[0]
+        vector = ahead[1].result()[0] if ahead is not None and ahead[0] == question else self.embedder.embed([question])[0]
         self._last = (question, vector)
         return vector
 
