@@ -14,7 +14,7 @@ SQL, any filter), ``_term_scores`` (one term's rows and score parts, cached),
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from .base import Condition, TextHit
 from .filters import CHUNK_KEYS, filter_sql, under_sql
 from .searchcache import SEARCH, GenerationCache, Scope, TermScores, rank_rows
 from .sqlbase import SQLBase
+
+#: what a search gives: passages (:meth:`Search.search_text`) or hits (:meth:`Search.search_hits`)
+R = TypeVar("R")
 
 
 class Search(SQLBase):
@@ -59,31 +62,16 @@ class Search(SQLBase):
         rank from the cached per-term scores (:func:`~citewell.store.searchcache.rank_rows`):
         the same rows, order and scores as the SQL ranking, which the others still use.
         """
-        words = [t for t in terms if t.strip()]
-        if not words or limit <= 0:
-            return []
-        if not any(c.key in CHUNK_KEYS for c in conditions):
-            found = self._search_cached(workspace_id, words, limit, conditions, under)
-            if found is not None:
-                return found
-        return self._ranked_search(workspace_id, terms, limit, conditions, under)
+        return self._search(workspace_id, terms, limit, conditions, under, self._read_passages, list)
 
     def search_hits(self, workspace_id: str, terms: Sequence[str], *, limit: int,
                     conditions: Sequence[Condition] = (), under: str | None = None) -> list[TextHit]:
         """:meth:`search_text` as :class:`TextHit` (see :meth:`Store.search_hits`): ranked
-        from the caches as :meth:`search_text` ranks, then only four columns of each row
-        are read (a passage's metadata and model cost about three times as much)."""
-        words = [t for t in terms if t.strip()]
-        if not words or limit <= 0:
-            return []
-        if not any(c.key in CHUNK_KEYS for c in conditions):
-            with self._snapshot() as conn:
-                ranked = self._cached_ranking(conn, workspace_id, words, limit, conditions, under)
-                found = [] if not len(ranked[0]) else self._chunk_texts(conn, workspace_id, *ranked)
-            if found is not None:
-                return found
-        return [TextHit(p.chunk.id, p.chunk.resource_id, p.chunk.text, p.score)
-                for p in self._ranked_search(workspace_id, terms, limit, conditions, under)]
+        the same way, then only four columns of each row are read (a passage's metadata and
+        model cost about three times as much)."""
+        return self._search(workspace_id, terms, limit, conditions, under, self._read_hits,
+                            lambda passages: [TextHit(p.chunk.id, p.chunk.resource_id, p.chunk.text, p.score)
+                                              for p in passages])
 
     def term_counts(self, workspace_id: str, groups: Sequence[Sequence[str]]) -> tuple[int, list[int]]:
         """Chunk count and per-group document frequencies (see :class:`Store.term_counts`).
@@ -172,22 +160,35 @@ class Search(SQLBase):
         return {row[0] for row in conn.execute(sql + where, [workspace_id, *folder_params, *args])}
 
 
-    def _search_cached(self, workspace_id: str, terms: Sequence[str], limit: int,
-                       conditions: Sequence[Condition], under: str | None) -> list[Passage] | None:
-        """:meth:`search_text` from the caches (resource-level ``conditions`` only); None
-        when a ranked row cannot be read back (then the SQL ranking answers)."""
-        with self._snapshot() as conn:
-            rowids, keys = self._cached_ranking(conn, workspace_id, terms, limit, conditions, under)
-            if not len(rowids):
-                return []
-            wanted = [int(r) for r in rowids]
-            rows, resources = self._chunk_rows(conn, workspace_id, "rowid", wanted)
+    def _search(self, workspace_id: str, terms: Sequence[str], limit: int, conditions: Sequence[Condition],
+                under: str | None, read: Callable[[sqlite3.Connection, str, list[int], np.ndarray], list[R] | None],
+                from_passages: Callable[[list[Passage]], list[R]]) -> list[R]:
+        """The search of :meth:`search_text` and :meth:`search_hits`: ranked from the caches
+        when every condition is resource-level (:meth:`_cached_ranking`) and the ranked rows
+        are ``read(conn, workspace_id, rowids, bm25 values)``; by the SQL ranking, turned
+        into the same results by ``from_passages``, when a condition is chunk-level or
+        ``read`` gives None (a ranked row that cannot be read back)."""
+        words = [t for t in terms if t.strip()]
+        if not words or limit <= 0:
+            return []
+        if not any(c.key in CHUNK_KEYS for c in conditions):
+            with self._snapshot() as conn:
+                rowids, keys = self._cached_ranking(conn, workspace_id, words, limit, conditions, under)
+                found = read(conn, workspace_id, [int(r) for r in rowids], keys) if len(rowids) else []
+            if found is not None:
+                return found
+        return from_passages(self._ranked_search(workspace_id, terms, limit, conditions, under))
+
+    def _read_passages(self, conn: sqlite3.Connection, workspace_id: str, wanted: list[int],
+                       keys: np.ndarray) -> list[Passage] | None:
+        """The passages of the ranked rows ``wanted`` (``keys``: their bm25 values), ranks
+        from 1; None when a row cannot be read back or its resource is no longer ready."""
+        rows, resources = self._chunk_rows(conn, workspace_id, "rowid", wanted)
         if len(rows) != len(wanted) or any(r["status"] != "ready" for r in resources.values()) \
                 or any(row["resource_id"] not in resources for row in rows.values()):
             return None
         return [self._passage(rows[rid], resources[rows[rid]["resource_id"]], score=-float(key), rank=i + 1)
                 for i, (rid, key) in enumerate(zip(wanted, keys))]
-
 
     def _cached_ranking(self, conn: sqlite3.Connection, workspace_id: str, terms: Sequence[str], limit: int,
                         conditions: Sequence[Condition], under: str | None) -> tuple[np.ndarray, np.ndarray]:
@@ -201,12 +202,10 @@ class Search(SQLBase):
                                lambda: scope.mask(resources))
         return rank_rows([self._term_scores(conn, generation, t) for t in terms], mask, limit)
 
-    def _chunk_texts(self, conn: sqlite3.Connection, workspace_id: str, rowids: np.ndarray,
-                     keys: np.ndarray) -> list[TextHit] | None:
-        """The :class:`TextHit` of each ranked row (``keys``: their bm25 values); None when a
-        row cannot be read back or its resource is no longer ready (then the SQL ranking
-        answers, as for :meth:`_search_cached`)."""
-        wanted = [int(r) for r in rowids]
+    def _read_hits(self, conn: sqlite3.Connection, workspace_id: str, wanted: list[int],
+                   keys: np.ndarray) -> list[TextHit] | None:
+        """The :class:`TextHit` of each ranked row ``wanted`` (``keys``: their bm25 values);
+        None when a row cannot be read back or its resource is no longer ready."""
         cur = conn.cursor()
         cur.row_factory = None
         rows: dict[int, tuple[str, str, str]] = {}
