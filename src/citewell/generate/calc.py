@@ -42,7 +42,7 @@ from decimal import ROUND_HALF_UP, Decimal, DivisionByZero, InvalidOperation
 
 from citewell.generate.rows import FoundRow
 from citewell.text.finance import item_mentions, mentions
-from citewell.text.numbers import asks_partial_period, column_periods, is_year
+from citewell.text.numbers import asked_years, asks_partial_period, column_periods, is_year
 from citewell.text.questions import lead
 from citewell.text.terms import tokens
 from citewell.text.vocabulary import LINE_ITEMS
@@ -367,7 +367,7 @@ class _Plan:
 def _plan(question: str) -> _Plan | None:
     """What to compute for ``question`` (module docstring, steps 1-5), or None."""
     ask = lead(question)
-    asked = sorted({int(t.term) for t in tokens(question) if t.number and is_year(t.term)})
+    asked = sorted(asked_years(question))
     target = asked[-1] if asked else None
     definition = _DEFINITION_RE.search(question)
     if definition:

@@ -193,7 +193,7 @@ from citewell.text.names import QuestionNames, names_source
 from citewell.text.questions import asks_calculation, asks_figure, asks_why
 from citewell.models import Passage
 from citewell.generate.base import GenerationRequest
-from citewell.text.numbers import is_year, states_value, years as _years
+from citewell.text.numbers import asked_years, is_year, states_value, years as _years
 from citewell.text.sentences import cut_at_words, sentence_spans, word_count
 from citewell.text.tables import ends_in_value as _ends_in_value
 from citewell.text.tables import is_header_row as _is_header
@@ -376,7 +376,7 @@ _POSSESSIVE_NAME_RE = re.compile(r"\b[A-Z0-9][\w&.\-]*(?:['\u2019]s\b|s['\u2019]
 def _figure_answer_in(question: str, passages: Sequence[Passage], ratio: bool,
                       resource_id: str) -> tuple[list[FoundRow], Calculation | None]:
     """:func:`figure_answer` from the passages of one document."""
-    asked = frozenset(int(t.term) for t in tokens(question) if t.number and is_year(t.term))
+    asked = asked_years(question)
     named = frozenset(statements_named(question))
 
     def rows_for(keys: tuple[str, ...]) -> dict[str, FoundRow]:
@@ -866,7 +866,7 @@ class ExtractiveGenerator:
             yield NO_EVIDENCE_TEXT
             return
         pieces = [unit.render() for unit in units]
-        asked = sorted({int(t.term) for t in tokens(question) if t.number and is_year(t.term)})
+        asked = sorted(asked_years(question))
         if rows and asked and all(row.years and not any(reports_year(row, y) for y in asked) for row in rows):
             # "Boeing's revenue in FY2019" over a 10-K reporting 2020-2022: no calculation from other years
             pieces.insert(0, OTHER_PERIODS_TEXT.format(years=" and ".join(str(y) for y in asked)))

@@ -168,7 +168,8 @@ class DenseRetriever:
                 self._ahead = None
         if last is not None and last[0] == question:
             return last[1]
-        vector = ahead[1].result()[0] if ahead is not None and ahead[0] == question else self.embedder.embed([question])[0]
+        waited = ahead is not None and ahead[0] == question
+        vector = ahead[1].result()[0] if waited else self.embedder.embed([question])[0]  # type: ignore[index]
         self._last = (question, vector)
         return vector
 

@@ -175,7 +175,9 @@ def topic_concepts(question: str) -> list[Concept]:
 def _lookup(store: Store, workspace_id: str, words: Sequence[str], conditions: Sequence[Condition],
             under: str | None) -> list[TextHit]:
     terms = [w.lower() for w in words if w.strip()]
-    return store.search_hits(workspace_id, terms, limit=LOOKUP_LIMIT, conditions=conditions, under=under) if terms else []
+    if not terms:
+        return []
+    return store.search_hits(workspace_id, terms, limit=LOOKUP_LIMIT, conditions=conditions, under=under)
 
 
 def _words(text: str) -> list[str]:
