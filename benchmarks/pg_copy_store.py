@@ -4,6 +4,7 @@ Run by hand (not part of the test suite)::
 
     python benchmarks/pg_copy_store.py /work/eval/lat/citewell.sqlite postgresql://postgres@127.0.0.1:5433/lat
     python benchmarks/pg_copy_store.py STORE URL --serve /work/eval/pg1m/pgdata --port 5433  # start a server too
+    python benchmarks/pg_copy_store.py STORE URL --lexical-only  # rebuild the lexical index of a copy
 
 The benchmarks need a PostgreSQL store of 100k to 1M chunks, and ingesting that through
 ``Engine.ingest`` on PostgreSQL (one transaction per file, postings inserted row by row)
@@ -19,7 +20,8 @@ own writes would, in bulk:
    finish filling them meanwhile) as :meth:`PostgresLexicalIndex._index_chunk` builds it
    (the same tokenizer, title = ``index_title`` of the resource, postings per column and
    term, token counts) for the chunks SQLite's full-text index holds, in two processes,
-   and copied; its primary key is added after the load;
+   and copied; its keys are added after the load (then ``VACUUM``, so that a term's
+   postings are read from the primary key alone);
 4. the HNSW index of each model is built after the load (``maintenance_work_mem`` 3 GB,
    two parallel workers), and its build time printed.
 
@@ -62,7 +64,7 @@ def postings(rows: list[tuple[int, str, str]]) -> tuple[bytes, bytes]:
     for rowid, title, text in rows:
         places, size = chunk_postings(title, text)
         for (col, term), where in places.items():
-            out.append(f"{rowid}\t{col}\t{_escape(term)}\t{{{','.join(map(str, where))}}}\n")
+            out.append(f"{rowid}\t{col}\t{_escape(term)}\t{{{','.join(map(str, where))}}}\t{len(where)}\t{size}\n")
         docs.append(f"{rowid}\t{size}\n")
     return "".join(out).encode(), "".join(docs).encode()
 
@@ -103,6 +105,69 @@ def serve(folder: Path, port: int) -> None:
               pgdata=server.data, user=server.user, timeout=300)
 
 
+def copy_postings(lite: sqlite3.Connection, conn, log) -> int:  # noqa: ANN001 - a psycopg connection, print-like
+    """Build the lexical index of the chunks SQLite's full-text index holds into the
+    emptied ``lexical_postings`` and ``lexical_docs`` (keys dropped; :func:`add_lexical_keys`
+    adds them after the load). Returns the number of chunks indexed."""
+    from citewell.store.sqlbase import index_title
+
+    t0 = time.perf_counter()
+    titles = {rid: index_title(title, json.loads(meta)) for rid, title, meta in
+              lite.execute("SELECT id, title, metadata FROM resources")}
+    conn.execute("ALTER TABLE lexical_postings DROP CONSTRAINT lexical_postings_pkey")
+    conn.execute("DROP INDEX IF EXISTS lexical_postings_by_row")
+    rows = lite.execute("SELECT c.rowid, c.resource_id, c.text FROM chunks c WHERE c.rowid IN "
+                        "(SELECT rowid FROM chunk_fts) ORDER BY c.rowid")  # what SQLite's index holds
+
+    def batches():  # noqa: ANN202
+        while part := rows.fetchmany(BATCH):
+            yield [(rowid, titles[rid], text) for rowid, rid, text in part]
+
+    done = 0
+    with Pool(2) as pool:
+        for post, docs in pool.imap(postings, batches()):
+            with conn.cursor().copy("COPY lexical_postings FROM STDIN") as copy:
+                copy.write(post)
+            with conn.cursor().copy("COPY lexical_docs FROM STDIN") as copy:
+                copy.write(docs)
+            done += docs.count(b"\n")
+            if done % 100_000 < BATCH:
+                log(f"  lexical: {done} chunks ({time.perf_counter() - t0:.0f} s)")
+    log(f"lexical postings: {time.perf_counter() - t0:.0f} s")
+    return done
+
+
+def add_lexical_keys(conn) -> None:  # noqa: ANN001 - a psycopg connection
+    """The keys of the lexical tables, as :data:`~citewell.store.postgres.lexical.LEXICAL_TABLES` declares them."""
+    conn.execute("SET maintenance_work_mem = '3GB'")
+    conn.execute("ALTER TABLE lexical_postings ADD PRIMARY KEY (term, rowid, col) INCLUDE (freq, doclen)")
+    conn.execute("CREATE INDEX lexical_postings_by_row ON lexical_postings (rowid)")
+    conn.execute("VACUUM ANALYZE lexical_postings")  # sets the visibility map: index-only scans
+
+
+def rebuild_lexical(store: Path, url: str, *, log=print) -> int:  # noqa: ANN001 - print-like
+    """Rebuild only the lexical index of a copy made earlier (after a change of the index's
+    layout: the tables are made again as this citewell declares them). Returns the chunks indexed."""
+    import psycopg
+
+    from citewell.store.migrate import HEAD, SCHEMA_VERSION
+    from citewell.store.postgres.lexical import LEXICAL_TABLES
+
+    lite = sqlite3.connect(f"file:{store}?mode=ro", uri=True, check_same_thread=False)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP TABLE lexical_postings, lexical_docs")
+        for ddl in LEXICAL_TABLES:
+            conn.execute(ddl)
+        done = copy_postings(lite, conn, log)
+        t0 = time.perf_counter()
+        add_lexical_keys(conn)
+        log(f"lexical keys: {time.perf_counter() - t0:.0f} s")
+        conn.execute("UPDATE alembic_version SET version_num = %s", (HEAD,))
+        conn.execute("UPDATE meta SET value = %s WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+    lite.close()
+    return done
+
+
 def copy_store(store: Path, url: str, *, wait: bool = False, log=print) -> int:  # noqa: ANN001 - print-like
     """Copy the SQLite store at ``store`` (only read) into the empty citewell store at
     PostgreSQL ``url`` (see the module docstring); ``wait``: for the vectors of a store
@@ -124,29 +189,7 @@ def copy_store(store: Path, url: str, *, wait: bool = False, log=print) -> int: 
                     copy.write_row(row)
             log(f"{table}: {time.perf_counter() - t0:.0f} s")
         conn.execute("SELECT setval(pg_get_serial_sequence('chunks', 'rowid'), (SELECT max(rowid) FROM chunks))")
-        t0 = time.perf_counter()
-        titles = {rid: index_title(title, json.loads(meta)) for rid, title, meta in
-                  lite.execute("SELECT id, title, metadata FROM resources")}
-        conn.execute("ALTER TABLE lexical_postings DROP CONSTRAINT lexical_postings_pkey")
-        conn.execute("DROP INDEX IF EXISTS lexical_postings_by_row")
-        rows = lite.execute("SELECT c.rowid, c.resource_id, c.text FROM chunks c WHERE c.rowid IN "
-                            "(SELECT rowid FROM chunk_fts) ORDER BY c.rowid")  # what SQLite's index holds
-
-        def batches():  # noqa: ANN202
-            while part := rows.fetchmany(BATCH):
-                yield [(rowid, titles[rid], text) for rowid, rid, text in part]
-
-        done = 0
-        with Pool(2) as pool:
-            for post, docs in pool.imap(postings, batches()):
-                with conn.cursor().copy("COPY lexical_postings FROM STDIN") as copy:
-                    copy.write(post)
-                with conn.cursor().copy("COPY lexical_docs FROM STDIN") as copy:
-                    copy.write(docs)
-                done += docs.count(b"\n")
-                if done % 100_000 < BATCH:
-                    log(f"  lexical: {done} chunks ({time.perf_counter() - t0:.0f} s)")
-        log(f"lexical postings: {time.perf_counter() - t0:.0f} s")
+        done = copy_postings(lite, conn, log)
         while wait and (missing := lite.execute(
                 "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE "
                 "v.workspace_id = c.workspace_id AND v.text_hash = c.text_hash)").fetchone()[0]):
@@ -164,8 +207,7 @@ def copy_store(store: Path, url: str, *, wait: bool = False, log=print) -> int: 
         log(f"chunk_vectors: {time.perf_counter() - t0:.0f} s")
         t0 = time.perf_counter()
         conn.execute("SET maintenance_work_mem = '3GB'")
-        conn.execute("ALTER TABLE lexical_postings ADD PRIMARY KEY (term, rowid, col)")
-        conn.execute("CREATE INDEX lexical_postings_by_row ON lexical_postings (rowid)")
+        add_lexical_keys(conn)
         log(f"lexical keys: {time.perf_counter() - t0:.0f} s")
         conn.execute("ANALYZE")
         for model, dim in models:
@@ -188,6 +230,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=5433)
     parser.add_argument("--wait", action="store_true", help="wait until every chunk has a vector (a store "
                         "latency_bench.py is still filling) before copying the vectors")
+    parser.add_argument("--lexical-only", action="store_true", help="rebuild only the lexical index of an "
+                        "existing copy at URL (after a change of its layout), then stamp it at this citewell's schema")
     args = parser.parse_args()
     import psycopg
 
@@ -195,6 +239,9 @@ def main() -> None:
 
     if args.serve is not None:
         serve(args.serve, args.port)
+    if args.lexical_only:
+        rebuild_lexical(args.store, args.url, log=lambda line: print(line, flush=True))
+        return
     base, name = args.url.rsplit("/", 1)
     with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')

@@ -275,6 +275,8 @@ def test_a_v10_store_gets_its_vector_column_and_indexes(postgres_server: Postgre
         conn.execute(f"DROP INDEX {index_name('m', 3)}")
         conn.execute("ALTER TABLE chunk_vectors DROP COLUMN embedding")
         conn.execute("DROP TABLE jobs, job_lanes")  # v12's
+        conn.execute("ALTER TABLE lexical_postings DROP CONSTRAINT lexical_postings_pkey, "  # v13's
+                     "DROP COLUMN freq, DROP COLUMN doclen, ADD PRIMARY KEY (term, rowid, col)")
         conn.execute("UPDATE alembic_version SET version_num = 'v10'")
         conn.execute("UPDATE meta SET value = '10' WHERE key = 'schema_version'")
     store = PostgresStore(url)
@@ -288,6 +290,37 @@ def test_a_v10_store_gets_its_vector_column_and_indexes(postgres_server: Postgre
     chunks = store.resource_chunks(ws, resource.id)
     best = store.nearest_chunks(ws, "m", np.array([1, 1.5, 2.1], "<f4") / np.linalg.norm([1, 1.5, 2.1]), limit=2)
     assert [cid for cid, _ in best] == [chunks[1].id, chunks[0].id] and abs(best[0][1] - 1.0) < 1e-6
+    store.close()
+
+
+def test_a_v12_store_gets_the_counts_of_its_postings(postgres_server: PostgresServer) -> None:
+    """Revision v13 on a PostgreSQL store of v12: every posting gets its number of positions
+    and its row's tokens, the primary key includes both, and BM25 ranks as before."""
+    url = postgres_server.new_database()
+    store = PostgresStore(url)
+    ws = store.workspace_id("acme")
+    for file_name, pieces in DOCUMENTS.items():
+        ingest(store, ws, file_name, *pieces)
+    queries = [["pumps"], ["u.s.", "segment"], ["capital", "expenditure"]]
+    before = [[(p.chunk.id, p.score) for p in store.search_text(ws, q, limit=4)] for q in queries]
+    with psycopg.connect(url) as conn:
+        counts = conn.execute("SELECT term, rowid, col, freq, doclen FROM lexical_postings ORDER BY 1, 2, 3").fetchall()
+    assert ("pump", ) in {(row[0],) for row in counts} and any(row[3] == 3 for row in counts)  # "pumps pumps" and one more
+    store.close()
+    with psycopg.connect(url, autocommit=True) as conn:  # back to v12
+        conn.execute("ALTER TABLE lexical_postings DROP CONSTRAINT lexical_postings_pkey, "
+                     "DROP COLUMN freq, DROP COLUMN doclen, ADD PRIMARY KEY (term, rowid, col)")
+        conn.execute("UPDATE alembic_version SET version_num = 'v12'")
+        conn.execute("UPDATE meta SET value = '12' WHERE key = 'schema_version'")
+    store = PostgresStore(url)
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD,)] and HEAD == "v13"
+        assert conn.execute("SELECT term, rowid, col, freq, doclen FROM lexical_postings "
+                            "ORDER BY 1, 2, 3").fetchall() == counts
+        key = conn.execute("SELECT pg_get_indexdef('lexical_postings_pkey'::regclass)").fetchone()[0]
+        assert key.endswith("(term, rowid, col) INCLUDE (freq, doclen)")
+    assert [[(p.chunk.id, p.score) for p in store.search_text(ws, q, limit=4)] for q in queries] == before
+    assert all(before)
     store.close()
 
 

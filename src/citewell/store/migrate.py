@@ -2,7 +2,8 @@
 
 Revisions live in ``citewell/store/migrations/versions/`` and are named after the schema
 version they bring (``v10`` is the baseline: the schema citewell's own migrations v1–v10
-made, see :mod:`citewell.store.sqlite.schema`; ``v11`` adds PostgreSQL's vector column, ``v12`` the jobs). :func:`upgrade` runs
+made, see :mod:`citewell.store.sqlite.schema`; ``v11`` adds PostgreSQL's vector column, ``v12`` the jobs, ``v13`` the counts
+of PostgreSQL's lexical postings). :func:`upgrade` runs
 inside the caller's transaction (a dialect holds its lock around it: ``BEGIN IMMEDIATE``
 on SQLite), so concurrent openers migrate once:
 
@@ -35,7 +36,7 @@ BASELINE = "v10"
 #: the newest revision, which a store that needs nothing is at: opening such a store reads
 #: it and imports neither Alembic nor SQLAlchemy (a second of start-up on a busy machine);
 #: a test holds it equal to the script directory's head
-HEAD = "v12"
+HEAD = "v13"
 #: the schema version of :data:`HEAD` (``v10`` → 10): what table ``meta`` records as
 #: ``schema_version``, so that a citewell of before Alembic refuses a newer store
 SCHEMA_VERSION = int(HEAD.lstrip("v"))

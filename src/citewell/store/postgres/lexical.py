@@ -8,8 +8,14 @@ same passages in the same order from either store:
   remove_diacritics 2``, the SQLite store's, run on an in-memory table with ``fts5vocab``),
   so both stores see the same stemmed terms at the same positions;
 - **postings** (``lexical_postings``): per chunk row, column (0 the index title, 1 the
-  text) and term, the term's positions; **documents** (``lexical_docs``): per chunk row,
-  its number of tokens over both columns;
+  text) and term, the term's positions, their number (``freq``) and the row's number of
+  tokens over both columns (``doclen``); **documents** (``lexical_docs``): per chunk row,
+  that number of tokens again (BM25's ``N`` and ``avgdl`` are read from it);
+- **reads**: the primary key ``(term, rowid, col)`` carries ``freq`` and ``doclen``
+  (``INCLUDE``), so a term's statistics are one contiguous range of that index (an
+  index-only scan: no table page per posting), returned as one packed ``bytea``
+  (:data:`POSTING`) and scored with numpy; positions are read only to check a phrase of
+  several tokens, and only in the rows that hold all of them;
 - **ranking** follows FTS5's ``bm25()`` step by step in the same floating-point order:
   for a phrase (a quoted term; several tokens must be consecutive), ``idf = log((N - n +
   0.5) / (n + 0.5))`` (1e-6 when not positive) over the ``N`` indexed rows of the whole
@@ -44,10 +50,16 @@ B = 0.75
 #: the index's own tables (a new store gets them with the shared tables)
 LEXICAL_TABLES = (
     "CREATE TABLE IF NOT EXISTS lexical_postings (rowid BIGINT NOT NULL, col SMALLINT NOT NULL, term TEXT NOT NULL, "
-    "positions INTEGER[] NOT NULL, PRIMARY KEY (term, rowid, col))",
+    "positions INTEGER[] NOT NULL, freq INTEGER NOT NULL, doclen INTEGER NOT NULL, "
+    "PRIMARY KEY (term, rowid, col) INCLUDE (freq, doclen))",
     "CREATE INDEX IF NOT EXISTS lexical_postings_by_row ON lexical_postings (rowid)",
     "CREATE TABLE IF NOT EXISTS lexical_docs (rowid BIGINT PRIMARY KEY, tokens INTEGER NOT NULL)",
 )
+#: one posting as :meth:`PostgresLexicalIndex._postings` reads it: the row, the column, the
+#: term's occurrences there and the row's tokens (big-endian, as ``int8send`` … write them)
+POSTING = np.dtype([("rowid", ">i8"), ("col", ">i2"), ("freq", ">i4"), ("doclen", ">i4")])
+_POSTINGS_SQL = ("SELECT string_agg(int8send(rowid) || int2send(col) || int4send(freq) || int4send(doclen), "
+                 "''::bytea) FROM lexical_postings WHERE term = ?")
 
 _tokenizers = threading.local()
 
@@ -115,8 +127,10 @@ class PostgresLexicalIndex(SQLBase):
     def _index_chunk(conn: Any, rowid: int, title: str, text: str) -> None:
         """Index chunk row ``rowid``: its postings and its token count."""
         positions, size = chunk_postings(title, text)
-        conn.executemany("INSERT INTO lexical_postings VALUES (?, ?, ?, ?)",
-                         [(rowid, col, term, places) for (col, term), places in positions.items()])
+        conn.executemany("INSERT INTO lexical_postings (rowid, col, term, positions, freq, doclen) "
+                         "VALUES (?, ?, ?, ?, ?, ?)",
+                         [(rowid, col, term, places, len(places), size)
+                          for (col, term), places in positions.items()])
         conn.execute("INSERT INTO lexical_docs VALUES (?, ?)", (rowid, size))
 
     @staticmethod
@@ -141,50 +155,77 @@ class PostgresLexicalIndex(SQLBase):
 
     # -- reads --------------------------------------------------------------------------
     @staticmethod
-    def _phrase(conn: Any, term: str, *, column: int | None = None) -> dict[int, float]:
-        """Rows holding the phrase of ``term`` (in ``column`` only, when given) and its
-        weighted frequency in each (the sum of the column weights of its occurrences)."""
-        tokens = [t for t, _ in tokenize(term)]
-        if not tokens:
-            return {}
-        sql = "SELECT rowid, col, term, positions FROM lexical_postings WHERE term = ANY(?)"
-        params: list[Any] = [sorted(set(tokens))]
+    def _postings(conn: Any, token: str, column: int | None) -> np.ndarray:
+        """The postings of one token (:data:`POSTING` records, sorted by row then column;
+        of ``column`` only, when given), read from the primary key alone."""
+        sql, params = _POSTINGS_SQL, [token]
         if column is not None:
             sql += " AND col = ?"
             params.append(column)
         cur = conn.cursor()
         cur.row_factory = None
-        rows = cur.execute(sql, params).fetchall()
-        freq: dict[int, float] = defaultdict(float)
-        for (rowid, col), count in sorted(_phrase_rows(rows, tokens).items()):
-            for _ in range(count):
-                freq[rowid] += BM25_WEIGHTS[col]
-        return dict(freq)
+        packed = cur.execute(sql, params).fetchone()[0]
+        found = np.frombuffer(packed or b"", dtype=POSTING)
+        return found[np.lexsort((found["col"], found["rowid"]))]
+
+    @classmethod
+    def _phrase(cls, conn: Any, term: str, *, column: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows holding the phrase of ``term`` (in ``column`` only, when given): their rowids
+        (int64, ascending), the phrase's weighted frequency in each (float64: the sum of the
+        column weights :data:`BM25_WEIGHTS` of its occurrences) and each row's tokens (int64)."""
+        tokens = [t for t, _ in tokenize(term)]
+        if not tokens:
+            return np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.int64)
+        weights = np.array(BM25_WEIGHTS, dtype=np.float64)
+        found = {t: cls._postings(conn, t, column) for t in dict.fromkeys(tokens)}
+        first = found[tokens[0]]
+        if len(found) == 1 and len(tokens) == 1:
+            rowids, cols, counts, sizes = first["rowid"], first["col"], first["freq"], first["doclen"]
+            cols, counts = cols.astype(np.int64), counts.astype(np.int64)
+        else:  # several tokens: count consecutive occurrences where every token is present
+            keys = [p["rowid"].astype(np.int64) * 2 + p["col"] for p in found.values()]
+            both = keys[0]
+            for other in keys[1:]:
+                both = np.intersect1d(both, other, assume_unique=True)
+            if not len(both):
+                return np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.int64)
+            cur = conn.cursor()
+            cur.row_factory = None
+            rows = cur.execute("SELECT rowid, col, term, positions FROM lexical_postings WHERE term = ANY(?) "
+                               "AND rowid = ANY(?)", [sorted(found), np.unique(both // 2).tolist()]).fetchall()
+            wanted = set(both.tolist())
+            occurrences = _phrase_rows([r for r in rows if r[0] * 2 + r[1] in wanted], tokens)
+            if not occurrences:
+                return np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.int64)
+            places = sorted(occurrences)
+            rowids = np.array([k[0] for k in places], dtype=np.int64)
+            cols = np.array([k[1] for k in places], dtype=np.int64)
+            counts = np.array([occurrences[k] for k in places], dtype=np.int64)
+            at = np.searchsorted(first["rowid"], rowids)
+            sizes = first["doclen"][at]
+        rowids = rowids.astype(np.int64)
+        unique, starts = np.unique(rowids, return_index=True)
+        # the weights are multiples of 0.5: these sums are exact whatever their order
+        freq = np.add.reduceat(weights[cols] * counts, starts) if len(rowids) else np.zeros(0, np.float64)
+        return unique, freq, sizes[starts].astype(np.int64)
 
     def _term_scores(self, conn: Any, generation: tuple[int, ...], term: str) -> TermScores:
         """The rows ``term`` matches and its share of their BM25 (cached per search generation)."""
         def load() -> TermScores:
-            freq = self._phrase(conn, term)
-            if not freq:
+            rowids, f, d = self._phrase(conn, term)
+            if not len(rowids):
                 return TermScores(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
             total, tokens = self._doc_stats.get(generation, None, lambda: tuple(conn.execute(
                 "SELECT count(*), COALESCE(sum(tokens), 0) FROM lexical_docs").fetchone()))
             avgdl = float(tokens) / float(total)
-            hits = len(freq)
+            hits = len(rowids)
             idf = math.log((total - hits + 0.5) / (hits + 0.5))
             if idf <= 0.0:
                 idf = 1e-6
-            rowids = sorted(freq)
-            cur = conn.cursor()
-            cur.row_factory = None
-            sizes = dict(cur.execute("SELECT rowid, tokens FROM lexical_docs WHERE rowid = ANY(?)",
-                                     (rowids,)).fetchall())
-            parts = []
-            for rowid in rowids:
-                f = freq[rowid]
-                d = float(sizes[rowid])
-                parts.append(0.0 + idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl))))
-            return TermScores(np.array(rowids, dtype=np.int64), np.array(parts, dtype=np.float64))
+            # FTS5's bm25() for one phrase, element by element in its order of operations
+            d = d.astype(np.float64)
+            parts = 0.0 + idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl)))
+            return TermScores(rowids, parts)
 
         return self._terms.get(generation, term, load)
 
@@ -195,8 +236,8 @@ class PostgresLexicalIndex(SQLBase):
         if not words:
             return None
         conn = self._conn()
-        rows = sorted({rowid for word in words for rowid in self._phrase(conn, word)})
-        return f"{alias}.rowid = ANY(?)", [rows]
+        rows = np.unique(np.concatenate([self._phrase(conn, word)[0] for word in words]))
+        return f"{alias}.rowid = ANY(?)", [rows.tolist()]
 
     def _ranked_search(self, workspace_id: str, terms: Sequence[str], limit: int,
                        conditions: Sequence[Condition], under: str | None) -> list[Passage]:
@@ -244,12 +285,12 @@ class PostgresLexicalIndex(SQLBase):
         words = [w for w in group if w.strip()]
         if not words:
             return 0
-        rows: set[int] | None = None
+        rows: np.ndarray | None = None
         for word in words:
-            found = set(self._phrase(conn, word, column=1))
-            rows = found if rows is None else rows & found
-        if not rows:
+            found = self._phrase(conn, word, column=1)[0]
+            rows = found if rows is None else np.intersect1d(rows, found, assume_unique=True)
+        if rows is None or not len(rows):
             return 0
         if scope.fts_covered:
             return len(rows)
-        return int(np.isin(np.fromiter(rows, dtype=np.int64), scope.rowids).sum())
+        return int(np.isin(rows, scope.rowids).sum())
