@@ -147,10 +147,11 @@ def add_lexical_keys(conn) -> None:  # noqa: ANN001 - a psycopg connection
 
 def rebuild_lexical(store: Path, url: str, *, log=print) -> int:  # noqa: ANN001 - print-like
     """Rebuild only the lexical index of a copy made earlier (after a change of the index's
-    layout: the tables are made again as this citewell declares them). Returns the chunks indexed."""
+    layout: the tables are made again as this citewell declares them, and the store is
+    migrated to its schema). Returns the chunks indexed."""
     import psycopg
 
-    from citewell.store.migrate import HEAD, SCHEMA_VERSION
+    from citewell.store.postgres import PostgresStore
     from citewell.store.postgres.lexical import LEXICAL_TABLES
 
     lite = sqlite3.connect(f"file:{store}?mode=ro", uri=True, check_same_thread=False)
@@ -158,12 +159,11 @@ def rebuild_lexical(store: Path, url: str, *, log=print) -> int:  # noqa: ANN001
         conn.execute("DROP TABLE lexical_postings, lexical_docs")
         for ddl in LEXICAL_TABLES:
             conn.execute(ddl)
+        PostgresStore(url).close()  # the other revisions up to this citewell's (v13 finds its columns made)
         done = copy_postings(lite, conn, log)
         t0 = time.perf_counter()
         add_lexical_keys(conn)
         log(f"lexical keys: {time.perf_counter() - t0:.0f} s")
-        conn.execute("UPDATE alembic_version SET version_num = %s", (HEAD,))
-        conn.execute("UPDATE meta SET value = %s WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
     lite.close()
     return done
 
@@ -231,7 +231,7 @@ def main() -> None:
     parser.add_argument("--wait", action="store_true", help="wait until every chunk has a vector (a store "
                         "latency_bench.py is still filling) before copying the vectors")
     parser.add_argument("--lexical-only", action="store_true", help="rebuild only the lexical index of an "
-                        "existing copy at URL (after a change of its layout), then stamp it at this citewell's schema")
+                        "existing copy at URL (after a change of its layout), migrating it to this citewell's schema")
     args = parser.parse_args()
     import psycopg
 

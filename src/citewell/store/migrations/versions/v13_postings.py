@@ -22,8 +22,10 @@ depends_on = None
 def upgrade() -> None:
     """Add and fill ``freq`` and ``doclen``, then rebuild the primary key with them included."""
     bind = op.get_bind()
-    if bind.dialect.name != "postgresql":
-        return
+    if bind.dialect.name != "postgresql" or bind.exec_driver_sql(
+            "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = 'lexical_postings' AND column_name = 'freq'").fetchone():
+        return  # nothing to do on SQLite, nor for postings made with their counts
     for ddl in (
         "ALTER TABLE lexical_postings ADD COLUMN freq INTEGER, ADD COLUMN doclen INTEGER",
         "UPDATE lexical_postings p SET freq = cardinality(p.positions), doclen = d.tokens "
