@@ -355,3 +355,80 @@ def test_financebench_dev_questions_rank_the_same_on_both_stores(postgres_server
     assert differ == []
     assert len(found["sqlite"]) == 78 and all(found["sqlite"])
     assert sum(len(top) == 20 for top in found["sqlite"]) >= 39  # real rankings were compared
+
+
+def _backends(conn: psycopg.Connection) -> int:
+    """The store's connections (``application_name`` citewell) to the database of ``conn``."""
+    return int(conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                            "AND application_name = 'citewell'").fetchone()[0])
+
+
+def test_threads_share_a_bounded_pool_and_a_lost_connection_is_replaced(postgres_server: PostgresServer,
+                                                                        monkeypatch) -> None:
+    """Eight threads reading and writing through one store open at most
+    CITEWELL_PG_POOL_SIZE connections, every answer right; after the server drops them all
+    (a restart), the next read and the next write succeed on new connections."""
+    import threading
+    import time
+
+    monkeypatch.setenv("CITEWELL_PG_POOL_SIZE", "2")
+    url = postgres_server.new_database()
+    store = PostgresStore(url)
+    ws = store.workspace_id("acme")
+    for file_name, pieces in DOCUMENTS.items():
+        ingest(store, ws, file_name, *pieces)
+    expected = [p.chunk.id for p in store.search_text(ws, ["pumps"], limit=3)]
+    seen: list[int] = []
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        with psycopg.connect(url, autocommit=True) as conn:
+            while not stop.is_set():
+                seen.append(_backends(conn))
+
+    def work(n: int) -> None:
+        try:
+            for i in range(15):
+                assert [p.chunk.id for p in store.search_text(ws, ["pumps"], limit=3)] == expected
+                assert store.workspace_name(store.workspace_id(f"w{n}-{i}")) == f"w{n}-{i}"
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stop.set()
+    watcher.join()
+    assert errors == []
+    assert len(store.workspace_ids()) == 1 + 8 * 15
+    assert seen and max(seen) <= 2 and max(seen) >= 1  # never more than the pool's size
+    with psycopg.connect(url, autocommit=True) as conn:  # the server drops every connection of the store
+        dropped = conn.execute("SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                               "WHERE datname = current_database() AND pid <> pg_backend_pid()) t").fetchone()[0]
+    assert dropped >= 1
+    assert [p.chunk.id for p in store.search_text(ws, ["pumps"], limit=3)] == expected
+    assert store.workspace_name(store.workspace_id("after")) == "after"
+    store.close()
+    with psycopg.connect(url, autocommit=True) as conn:  # close ends every connection (the server notices soon)
+        for _ in range(100):
+            if not _backends(conn):
+                break
+            time.sleep(0.05)
+        assert _backends(conn) == 0
+
+
+def test_a_bad_pool_size_is_a_store_error(postgres_server: PostgresServer, monkeypatch) -> None:
+    """CITEWELL_PG_POOL_SIZE must be a positive integer: STORE_ERROR naming it otherwise."""
+    store = PostgresStore(postgres_server.new_database())
+    monkeypatch.setenv("CITEWELL_PG_POOL_SIZE", "0")
+    with pytest.raises(StoreError, match="CITEWELL_PG_POOL_SIZE must be a positive integer, not '0'") as info:
+        store.workspace_ids()
+    assert info.value.code == "STORE_ERROR"
+    monkeypatch.delenv("CITEWELL_PG_POOL_SIZE")
+    assert store.workspace_ids() == []
+    store.close()

@@ -83,6 +83,8 @@ class PostgresStore(PostgresConnections, PostgresLexicalIndex, PgVectorIndex, Po
         self.location = safe_location(self.url)
         self.blobs: BlobStore = blob_store(blobs, default_blob_dir(self.url))
         self._local = threading.local()
+        self._pool_lock = threading.Lock()
+        self._pool_object = None
         self._open_caches()  # the retrieval caches, as on SQLite
         self._doc_stats: GenerationCache[tuple[int, int]] = GenerationCache(1)  # the lexical index's N and tokens
         self._indexed: set[tuple[str, int]] = set()  # (model, dim) with an HNSW index (the vector index)

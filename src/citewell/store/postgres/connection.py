@@ -1,24 +1,39 @@
 """PostgreSQL connections and locks (a dialect piece of the store).
 
-One psycopg connection per thread, in autocommit mode with transactions begun here:
-every write is one ``BEGIN … COMMIT`` (rows are locked by the statements themselves;
-uniqueness constraints make concurrent writers of the same content converge, as on
-SQLite), every consistent read one ``REPEATABLE READ READ ONLY`` transaction (a snapshot,
-like SQLite's WAL read). The generation counters of :mod:`~citewell.store.searchcache`
-live in table ``meta`` as on SQLite.
+Connections come from one pool per store object (psycopg's ``ConnectionPool``: at most
+:data:`POOL_SIZE` connections, ``CITEWELL_PG_POOL_SIZE`` to change it), in autocommit mode
+with transactions begun here: every write is one ``BEGIN … COMMIT`` (rows are locked by
+the statements themselves; uniqueness constraints make concurrent writers of the same
+content converge, as on SQLite), every consistent read one ``REPEATABLE READ READ ONLY``
+transaction (a snapshot, like SQLite's WAL read). The generation counters of
+:mod:`~citewell.store.searchcache` live in table ``meta`` as on SQLite.
+
+A thread holds a pooled connection only as long as it needs one: a statement outside a
+transaction borrows one for that statement (its rows are read before it goes back), and
+``BEGIN`` keeps one until ``COMMIT`` or ``ROLLBACK``. So many threads (an API process's
+request threads, its workers) share a few database connections, and a thread waits
+(:data:`POOL_TIMEOUT_S` at most, then ``STORE_ERROR``) when all are in use. Nothing is
+kept on a connection between transactions (settings are ``SET LOCAL``, locks
+``pg_advisory_xact_lock``). A connection that has been idle for a while is checked before
+it is lent, and a broken one is dropped and replaced (with every idle one checked then:
+a server restart drops them all), so a restart costs the statements in flight, not the
+process; a read or a ``BEGIN`` whose connection turns out broken runs again once.
 
 The concern modules speak the SQL both databases share, with ``?`` parameters and rows
-read by name or position; :class:`Connection` is the thin layer that gives a psycopg
-connection that shape (``?`` becomes ``%s``; :class:`Row` is read by name or position like
+read by name or position; :class:`Connection` is the thin layer that gives the pool that
+shape (``?`` becomes ``%s``; :class:`Row` is read by name or position like
 ``sqlite3.Row``; ``total_changes`` counts the rows the statements changed, which is how a
 write knows whether to bump a generation).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import threading
+import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -27,7 +42,20 @@ from ..sqlbase import SQLBase
 
 #: seconds a statement waits for a row lock before failing (SQLite's busy timeout)
 LOCK_TIMEOUT_S = 30.0
+#: connections a store object keeps at most (``CITEWELL_PG_POOL_SIZE`` overrides): each
+#: API or worker process has one store, so a deployment opens about processes × this
+POOL_SIZE = 10
+#: seconds a thread waits for a free connection before the statement fails
+POOL_TIMEOUT_S = 30.0
+#: the ``application_name`` of the store's connections, unless the URL gives one
+APPLICATION_NAME = "citewell"
+#: a connection idle for longer is checked (one empty query) before it is lent
+IDLE_CHECK_S = 5.0
 _PARAM = re.compile(r"\?")
+_TRANSACTION = re.compile(r"\s*(BEGIN|COMMIT|ROLLBACK)\b", re.IGNORECASE)
+#: statements that may run again after their connection broke outside a transaction (they
+#: change nothing: a read, or the start of a transaction)
+_RETRYABLE = re.compile(r"\s*(SELECT|WITH|BEGIN)\b", re.IGNORECASE)
 
 
 class Row(tuple):  # noqa: SLOT001 - a tuple with names, like sqlite3.Row
@@ -68,51 +96,112 @@ def _translate(sql: str) -> str:
 
 
 class Cursor:
-    """A psycopg cursor in the sqlite3 cursor's shape: ``execute``, ``fetchone``,
-    ``fetchall``, iteration, ``rowcount``; ``row_factory = None`` reads plain tuples."""
+    """A cursor in the sqlite3 cursor's shape: ``execute``, ``fetchone``, ``fetchall``,
+    iteration, ``rowcount``; ``row_factory = None`` reads plain tuples. Each statement
+    runs on its :class:`Connection`'s connection of the moment (see the module docstring),
+    and its rows are read before that connection goes back to the pool."""
 
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
-        self._cursor = connection.raw.cursor()
         self.row_factory: Any = _row_factory
+        self._rows: list[Any] = []
+        self._rowcount = -1
+
+    def _run(self, sql: str, params: Any, *, many: bool) -> Cursor:
+        import psycopg
+
+        for attempt in (1, 2):
+            try:
+                with self._connection.statement(sql) as raw:
+                    if raw is None:
+                        self._rows, self._rowcount = [], -1
+                        return self
+                    cursor = raw.cursor()
+                    cursor.row_factory = self.row_factory or (lambda cursor: tuple)
+                    if many:
+                        cursor.executemany(_translate(sql), [tuple(p) for p in params])
+                    else:
+                        cursor.execute(_translate(sql), tuple(params))
+                    self._rows = cursor.fetchall() if cursor.description else []
+                    self._rowcount = int(cursor.rowcount)
+                    self._connection.count(cursor)
+                return self
+            except psycopg.OperationalError:
+                # a connection the server closed since its last use (a restart, a failover):
+                # what it cannot have done is run again once on another, and only that
+                if attempt == 2 or not (self._connection.broke and _RETRYABLE.match(sql)):
+                    raise
+        raise AssertionError("unreachable")
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
         """Run one statement (``?`` parameters)."""
-        self._cursor.row_factory = self.row_factory or (lambda cursor: tuple)
-        self._cursor.execute(_translate(sql), tuple(params))
-        self._connection.count(self._cursor)
-        return self
+        return self._run(sql, params, many=False)
 
     def executemany(self, sql: str, seq: Sequence[Sequence[Any]]) -> Cursor:
         """Run one statement for every parameter tuple of ``seq``."""
-        self._cursor.executemany(_translate(sql), [tuple(p) for p in seq])
-        self._connection.count(self._cursor)
-        return self
+        return self._run(sql, seq, many=True)
 
     @property
     def rowcount(self) -> int:
         """Rows the last statement changed (or returned)."""
-        return int(self._cursor.rowcount)
+        return self._rowcount
 
     def fetchone(self) -> Any:
         """The next row, or None."""
-        return self._cursor.fetchone() if self._cursor.description else None
+        return self._rows.pop(0) if self._rows else None
 
     def fetchall(self) -> list[Any]:
         """The remaining rows."""
-        return self._cursor.fetchall() if self._cursor.description else []
+        rows, self._rows = self._rows, []
+        return rows
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.fetchall())
 
 
 class Connection:
-    """One psycopg connection in the sqlite3 connection's shape (see the module docstring)."""
+    """One thread's use of the store's pool, in the sqlite3 connection's shape (see the
+    module docstring): :attr:`raw` is the psycopg connection held for an open transaction,
+    None between transactions."""
 
-    def __init__(self, raw: Any) -> None:
-        self.raw = raw
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+        self.raw: Any = None
+        #: whether the last statement's connection broke under it
+        self.broke = False
         #: rows changed by the statements run so far (INSERT, UPDATE, DELETE)
         self.total_changes = 0
+
+    @contextmanager
+    def statement(self, sql: str) -> Iterator[Any | None]:
+        """The psycopg connection to run ``sql`` on: the transaction's, else one borrowed
+        for this statement; ``BEGIN`` keeps it, ``COMMIT`` and ``ROLLBACK`` give it back.
+        None for a ``ROLLBACK`` on a broken connection: its transaction is gone already."""
+        word = (m.group(1).upper() if (m := _TRANSACTION.match(sql)) else "")
+        self.broke = False
+        if self.raw is None:
+            raw = self.pool.getconn()
+            try:
+                yield raw
+            except BaseException:
+                self.broke = bool(raw.broken)
+                self.pool.putconn(raw)
+                if self.broke:  # the server dropped it: likely the others too (a restart)
+                    self.pool.check()
+                raise
+            if word == "BEGIN":
+                self.raw = raw
+            else:
+                self.pool.putconn(raw)
+            return
+        if word in ("COMMIT", "ROLLBACK"):
+            raw, self.raw = self.raw, None
+            try:
+                yield None if word == "ROLLBACK" and (raw.broken or raw.closed) else raw
+            finally:
+                self.pool.putconn(raw)
+            return
+        yield self.raw
 
     def count(self, cursor: Any) -> None:
         """Add the rows a statement changed to :attr:`total_changes`."""
@@ -135,13 +224,35 @@ class Connection:
     @property
     def in_transaction(self) -> bool:
         """Whether a transaction is open."""
-        from psycopg.pq import TransactionStatus
+        return self.raw is not None
 
-        return bool(self.raw.info.transaction_status != TransactionStatus.IDLE)
 
-    def close(self) -> None:
-        """Close the connection."""
-        self.raw.close()
+def _configure(raw: Any) -> None:
+    """Settings of a new pooled connection: :data:`LOCK_TIMEOUT_S`."""
+    raw.execute(f"SET lock_timeout = '{int(LOCK_TIMEOUT_S * 1000)}ms'")
+
+
+def _check(raw: Any) -> None:
+    """Before a connection is lent: drop a broken one; ping one idle for :data:`IDLE_CHECK_S`
+    (raising makes the pool replace it)."""
+    if raw.broken or raw.closed:
+        raise OSError("connection broken")
+    last = getattr(raw, "_citewell_used", 0.0)
+    now = time.monotonic()
+    if now - last > IDLE_CHECK_S:
+        raw.execute("")
+    raw._citewell_used = now
+
+
+def pool_size() -> int:
+    """:data:`POOL_SIZE`, or ``CITEWELL_PG_POOL_SIZE`` when set (raises :class:`StoreError`
+    when it is not a positive integer)."""
+    value = os.environ.get("CITEWELL_PG_POOL_SIZE", "").strip()
+    if not value:
+        return POOL_SIZE
+    if not value.isdigit() or int(value) < 1:
+        raise StoreError(f"CITEWELL_PG_POOL_SIZE must be a positive integer, not {value!r}")
+    return int(value)
 
 
 class PostgresConnections(SQLBase):
@@ -171,16 +282,33 @@ class PostgresConnections(SQLBase):
     def _insert_rowid(conn: Any, sql: str, values: Sequence[Any]) -> int:
         return int(conn.execute(sql + " RETURNING rowid", values).fetchone()[0])
 
-    def _conn(self) -> Connection:  # type: ignore[override]
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            import psycopg
+    def _pool(self) -> Any:
+        """The store's connection pool, opened on first use (again after :meth:`close`)."""
+        with self._pool_lock:
+            if self._pool_object is None:
+                from psycopg.conninfo import conninfo_to_dict
+                from psycopg_pool import ConnectionPool
 
-            try:
-                raw = psycopg.connect(self.url, autocommit=True)
-                raw.execute(f"SET lock_timeout = '{int(LOCK_TIMEOUT_S * 1000)}ms'")
-            except psycopg.Error as exc:
-                raise StoreError(f"cannot open the store {self.location}: {exc}") from exc
-            conn = Connection(raw)
+                kwargs: dict[str, Any] = {"autocommit": True}
+                if "application_name" not in conninfo_to_dict(self.url):  # how pg_stat_activity names them
+                    kwargs["application_name"] = APPLICATION_NAME
+                self._pool_object = ConnectionPool(
+                    self.url, min_size=1, max_size=pool_size(), timeout=POOL_TIMEOUT_S, kwargs=kwargs,
+                    configure=_configure, check=_check, name=f"citewell {self.location}", open=True)
+            return self._pool_object
+
+    def _conn(self) -> Connection:  # type: ignore[override]
+        pool = self._pool()
+        conn = getattr(self._local, "conn", None)
+        if conn is None or conn.pool is not pool:
+            conn = Connection(pool)
             self._local.conn = conn
         return conn
+
+    def close(self) -> None:
+        """Close the store's connections (a later call opens the pool again)."""
+        with self._pool_lock:
+            pool, self._pool_object = self._pool_object, None
+        if pool is not None:
+            pool.close()
+        self._local.conn = None
