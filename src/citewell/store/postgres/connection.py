@@ -105,6 +105,7 @@ class Cursor:
         self._connection = connection
         self.row_factory: Any = _row_factory
         self._rows: list[Any] = []
+        self._next = 0  # the index of the row fetchone gives next
         self._rowcount = -1
 
     def _run(self, sql: str, params: Any, *, many: bool) -> Cursor:
@@ -114,7 +115,7 @@ class Cursor:
             try:
                 with self._connection.statement(sql) as raw:
                     if raw is None:
-                        self._rows, self._rowcount = [], -1
+                        self._rows, self._next, self._rowcount = [], 0, -1
                         return self
                     cursor = raw.cursor()
                     cursor.row_factory = self.row_factory or (lambda cursor: tuple)
@@ -122,7 +123,7 @@ class Cursor:
                         cursor.executemany(_translate(sql), [tuple(p) for p in params])
                     else:
                         cursor.execute(_translate(sql), tuple(params))
-                    self._rows = cursor.fetchall() if cursor.description else []
+                    self._rows, self._next = (cursor.fetchall() if cursor.description else []), 0
                     self._rowcount = int(cursor.rowcount)
                     self._connection.count(cursor)
                 return self
@@ -148,11 +149,15 @@ class Cursor:
 
     def fetchone(self) -> Any:
         """The next row, or None."""
-        return self._rows.pop(0) if self._rows else None
+        if self._next >= len(self._rows):
+            return None
+        self._next += 1
+        return self._rows[self._next - 1]
 
     def fetchall(self) -> list[Any]:
         """The remaining rows."""
-        rows, self._rows = self._rows, []
+        rows = self._rows[self._next:] if self._next else self._rows
+        self._rows, self._next = [], 0
         return rows
 
     def __iter__(self) -> Iterator[Any]:

@@ -96,10 +96,9 @@ def chunk_postings(title: str, text: str) -> tuple[dict[tuple[int, str], list[in
 
 
 def _phrase_rows(rows: Sequence[Any], tokens: Sequence[str]) -> dict[tuple[int, int], int]:
-    """Occurrences of the phrase ``tokens`` per ``(rowid, col)`` from the postings ``rows``
-    ``(rowid, col, term, positions)`` of its tokens: places where they stand consecutively."""
-    if len(tokens) == 1:
-        return {(row[0], row[1]): len(row[3]) for row in rows}
+    """Occurrences of the phrase ``tokens`` (two or more) per ``(rowid, col)`` from the
+    postings ``rows`` ``(rowid, col, term, positions)`` of its tokens: places where they
+    stand consecutively."""
     places: dict[tuple[int, int], dict[str, set[int]]] = defaultdict(dict)
     for rowid, col, term, positions in rows:
         places[(rowid, col)][term] = set(positions)
@@ -155,9 +154,10 @@ class PostgresLexicalIndex(SQLBase):
 
     # -- reads --------------------------------------------------------------------------
     @staticmethod
-    def _postings(conn: Any, token: str, column: int | None) -> np.ndarray:
-        """The postings of one token (:data:`POSTING` records, sorted by row then column;
-        of ``column`` only, when given), read from the primary key alone."""
+    def _postings(conn: Any, token: str, column: int | None) -> dict[str, np.ndarray]:
+        """The postings of one token (of ``column`` only, when given), read from the primary
+        key alone: ``rowid``, ``col``, ``freq`` and ``doclen`` (int64 arrays of
+        :data:`POSTING`'s fields), sorted by row then column."""
         sql, params = _POSTINGS_SQL, [token]
         if column is not None:
             sql += " AND col = ?"
@@ -166,7 +166,12 @@ class PostgresLexicalIndex(SQLBase):
         cur.row_factory = None
         packed = cur.execute(sql, params).fetchone()[0]
         found = np.frombuffer(packed or b"", dtype=POSTING)
-        return found[np.lexsort((found["col"], found["rowid"]))]
+        out = {name: found[name].astype(np.int64) for name in POSTING.names}
+        key = out["rowid"] * 2 + out["col"]
+        if len(key) > 1 and not bool((key[1:] > key[:-1]).all()):  # parallel workers' parts come in any order
+            order = np.argsort(key, kind="stable")
+            out = {name: values[order] for name, values in out.items()}
+        return out
 
     @classmethod
     def _phrase(cls, conn: Any, term: str, *, column: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -181,9 +186,8 @@ class PostgresLexicalIndex(SQLBase):
         first = found[tokens[0]]
         if len(found) == 1 and len(tokens) == 1:
             rowids, cols, counts, sizes = first["rowid"], first["col"], first["freq"], first["doclen"]
-            cols, counts = cols.astype(np.int64), counts.astype(np.int64)
         else:  # several tokens: count consecutive occurrences where every token is present
-            keys = [p["rowid"].astype(np.int64) * 2 + p["col"] for p in found.values()]
+            keys = [p["rowid"] * 2 + p["col"] for p in found.values()]
             both = keys[0]
             for other in keys[1:]:
                 both = np.intersect1d(both, other, assume_unique=True)
@@ -203,11 +207,10 @@ class PostgresLexicalIndex(SQLBase):
             counts = np.array([occurrences[k] for k in places], dtype=np.int64)
             at = np.searchsorted(first["rowid"], rowids)
             sizes = first["doclen"][at]
-        rowids = rowids.astype(np.int64)
         unique, starts = np.unique(rowids, return_index=True)
         # the weights are multiples of 0.5: these sums are exact whatever their order
         freq = np.add.reduceat(weights[cols] * counts, starts) if len(rowids) else np.zeros(0, np.float64)
-        return unique, freq, sizes[starts].astype(np.int64)
+        return unique, freq, sizes[starts]
 
     def _term_scores(self, conn: Any, generation: tuple[int, ...], term: str) -> TermScores:
         """The rows ``term`` matches and its share of their BM25 (cached per search generation)."""
