@@ -32,6 +32,7 @@ import os
 import re
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -300,6 +301,10 @@ class PostgresConnections(SQLBase):
                 self._pool_object = ConnectionPool(
                     self.url, min_size=1, max_size=pool_size(), timeout=POOL_TIMEOUT_S, kwargs=kwargs,
                     configure=_configure, check=_check, name=f"citewell {self.location}", open=True)
+                # a store dropped without close() closes its pool then, on the thread that
+                # dropped it (left to the garbage collector, the pool may be collected on one
+                # of its own threads, which cannot stop themselves)
+                weakref.finalize(self, self._pool_object.close)
             return self._pool_object
 
     def _conn(self) -> Connection:  # type: ignore[override]
