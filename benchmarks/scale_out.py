@@ -23,7 +23,9 @@ PDFs), ``--sse`` streamed answers (``POST /v2/analytics/sse``, read to their ``d
 at most ``--concurrency`` requests in flight. Printed: wall time, ingest throughput
 (files until all are ready or failed), time to first event and total time of the
 streams, latency of the asks (p50/p95), and errors (HTTP errors, failed turns, a stream
-without ``done``; target: none). Retrieval is lexical (``CITEWELL_RETRIEVAL_MODE``), so
+without ``done``; target: none) and, on PostgreSQL, the most connections citewell's
+processes held to the database at once (sampled every 0.2 s; each process's pool keeps at
+most ``CITEWELL_PG_POOL_SIZE``, default 10). Retrieval is lexical (``CITEWELL_RETRIEVAL_MODE``), so
 the figures measure the jobs, the store and the replicas, not the embedding model.
 """
 
@@ -37,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -180,6 +183,17 @@ async def _load(bases: list[str], key: str, args: argparse.Namespace) -> dict[st
             "errors": len(errors), "first errors": errors[:5]}
 
 
+def _count_connections(url: str, stop: threading.Event, counts: list[int]) -> None:
+    """Append, every 0.2 s until ``stop``, how many connections citewell's processes hold
+    to the database at ``url`` (``application_name`` citewell: the store's pools)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        while not stop.wait(0.2):
+            counts.append(int(conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                                           "AND application_name = 'citewell'").fetchone()[0]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", choices=("postgresql", "sqlite"), default="postgresql")
@@ -236,7 +250,15 @@ def main() -> None:
                         break
                     except httpx.TransportError:
                         time.sleep(0.1)
+            stop = threading.Event()
+            peak: list[int] = []
+            if serve_only:  # the store's connections to the database (application_name citewell), sampled
+                sampler = threading.Thread(target=_count_connections, args=(location, stop, peak), daemon=True)
+                sampler.start()
             load = asyncio.run(_load(bases, key, args))
+            stop.set()
+            if peak:
+                load["most database connections"] = max(peak)
         finally:
             for process in processes:
                 process.terminate()
