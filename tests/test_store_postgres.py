@@ -432,3 +432,38 @@ def test_a_bad_pool_size_is_a_store_error(postgres_server: PostgresServer, monke
     monkeypatch.delenv("CITEWELL_PG_POOL_SIZE")
     assert store.workspace_ids() == []
     store.close()
+
+
+def test_a_thread_waits_for_a_free_connection_then_gets_a_store_error(postgres_server: PostgresServer,
+                                                                      monkeypatch) -> None:
+    """With every pooled connection held by an open transaction, another thread's read
+    waits the pool's timeout and fails with STORE_ERROR naming the setting; once the
+    transaction ends, reads work again."""
+    import threading
+
+    from citewell.store.postgres import connection
+
+    monkeypatch.setenv("CITEWELL_PG_POOL_SIZE", "1")
+    monkeypatch.setattr(connection, "POOL_TIMEOUT_S", 0.5)
+    store = PostgresStore(postgres_server.new_database())
+    ws = store.workspace_id("acme")
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store._write():
+            holding.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(30)
+    try:
+        with pytest.raises(StoreError, match=r"no connection to the store was free within 0.5 s \(1 at most, "
+                                             r"CITEWELL_PG_POOL_SIZE\)") as info:
+            store.workspace_name(ws)
+        assert info.value.code == "STORE_ERROR"
+    finally:
+        release.set()
+        holder.join()
+    assert store.workspace_name(ws) == "acme"
+    store.close()

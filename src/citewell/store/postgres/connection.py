@@ -186,7 +186,7 @@ class Connection:
         word = (m.group(1).upper() if (m := _TRANSACTION.match(sql)) else "")
         self.broke = False
         if self.raw is None:
-            raw = self.pool.getconn()
+            raw = self._borrow()
             try:
                 yield raw
             except BaseException:
@@ -208,6 +208,18 @@ class Connection:
                 self.pool.putconn(raw)
             return
         yield self.raw
+
+    def _borrow(self) -> Any:
+        """A connection from the pool; :class:`StoreError` when none is free within the
+        pool's timeout (:data:`POOL_TIMEOUT_S`) or the database cannot be reached."""
+        from psycopg_pool import PoolTimeout
+
+        try:
+            return self.pool.getconn()
+        except PoolTimeout as exc:
+            raise StoreError(f"no connection to the store was free within {self.pool.timeout:g} s "
+                             f"({self.pool.max_size} at most, CITEWELL_PG_POOL_SIZE) or the database cannot be "
+                             f"reached ({self.pool.name})") from exc
 
     def count(self, cursor: Any) -> None:
         """Add the rows a statement changed to :attr:`total_changes`."""
