@@ -429,6 +429,9 @@ def test_a_bad_pool_size_is_a_store_error(postgres_server: PostgresServer, monke
     with pytest.raises(StoreError, match="CITEWELL_PG_POOL_SIZE must be a positive integer, not '0'") as info:
         store.workspace_ids()
     assert info.value.code == "STORE_ERROR"
+    monkeypatch.setenv("CITEWELL_PG_POOL_SIZE", "²")  # a digit to str.isdigit, not to int()
+    with pytest.raises(StoreError, match="CITEWELL_PG_POOL_SIZE must be a positive integer, not '²'"):
+        store.workspace_ids()
     monkeypatch.delenv("CITEWELL_PG_POOL_SIZE")
     assert store.workspace_ids() == []
     store.close()
@@ -467,3 +470,24 @@ def test_a_thread_waits_for_a_free_connection_then_gets_a_store_error(postgres_s
         holder.join()
     assert store.workspace_name(ws) == "acme"
     store.close()
+
+
+def test_a_token_longer_than_a_btree_entry_is_indexed_and_ranked_as_on_sqlite(postgres_server: PostgresServer,
+                                                                               tmp_path) -> None:
+    """A run of 1,000 CJK characters is one FTS5 token of 3,000 UTF-8 bytes, more than a
+    PostgreSQL btree entry holds: the chunk is indexed all the same (keyed by a digest),
+    found by that token and by its neighbours, with SQLite's passages, order and scores."""
+    long_token = "漢字" * 500
+    pieces = [f"Intro {long_token} outro text.", "Other text about outro.", f"{long_token}"]
+    lite = SQLiteStore(tmp_path / "s.sqlite")
+    pg = PostgresStore(postgres_server.new_database())
+    got = []
+    for store in (lite, pg):
+        ws = store.workspace_id("acme")
+        ingest(store, ws, "cjk.txt", *pieces)
+        got.append([[(p.chunk.chunk_index, p.score) for p in store.search_text(ws, q, limit=4)]
+                    for q in ([long_token], ["outro"], [f"intro {long_token}"], ["漢字"])])
+    assert got[0] == got[1]
+    assert [i for i, _ in got[0][0]] == [2, 0] and [i for i, _ in got[0][1]] == [0, 1] and got[0][3] == []
+    lite.close()
+    pg.close()

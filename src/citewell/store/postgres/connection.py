@@ -48,6 +48,14 @@ LOCK_TIMEOUT_S = 30.0
 POOL_SIZE = 10
 #: seconds a thread waits for a free connection before the statement fails
 POOL_TIMEOUT_S = 30.0
+#: seconds the pool keeps retrying (1, 2, 4 … s apart) to open a connection the database
+#: refused before it stops; a thread waiting for a connection then makes it try again
+#: (:data:`ASK_AGAIN_S`). Kept short so that after an outage a request connects within
+#: seconds of the database's return, not at the pool's next doubled retry (psycopg_pool's
+#: default keeps doubling for 5 minutes: 64 s, 128 s apart)
+RECONNECT_S = 8.0
+#: seconds between a waiting thread's requests to the pool (each may start a new attempt)
+ASK_AGAIN_S = 2.0
 #: the ``application_name`` of the store's connections, unless the URL gives one
 APPLICATION_NAME = "citewell"
 #: a connection idle for longer is checked (one empty query) before it is lent
@@ -214,12 +222,18 @@ class Connection:
         pool's timeout (:data:`POOL_TIMEOUT_S`) or the database cannot be reached."""
         from psycopg_pool import PoolTimeout
 
-        try:
-            return self.pool.getconn()
-        except PoolTimeout as exc:
-            raise StoreError(f"no connection to the store was free within {self.pool.timeout:g} s "
+        deadline = time.monotonic() + self.pool.timeout
+        while True:  # asking again every few seconds makes a pool that gave up reconnecting try again
+            try:
+                return self.pool.getconn(timeout=max(0.01, min(ASK_AGAIN_S, deadline - time.monotonic())))
+            except PoolTimeout as exc:
+                if time.monotonic() < deadline:
+                    continue
+                error = exc
+                break
+        raise StoreError(f"no connection to the store was free within {self.pool.timeout:g} s "
                              f"({self.pool.max_size} at most, CITEWELL_PG_POOL_SIZE) or the database cannot be "
-                             f"reached ({self.pool.name})") from exc
+                             f"reached ({self.pool.name})") from error
 
     def count(self, cursor: Any) -> None:
         """Add the rows a statement changed to :attr:`total_changes`."""
@@ -262,13 +276,25 @@ def _check(raw: Any) -> None:
     raw._citewell_used = now
 
 
+def connect_kwargs(url: str) -> dict[str, Any]:
+    """psycopg's connection arguments for the store at ``url``: autocommit, and
+    :data:`APPLICATION_NAME` unless the URL names the application (how ``pg_stat_activity``
+    shows the store's connections)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    kwargs: dict[str, Any] = {"autocommit": True}
+    if "application_name" not in conninfo_to_dict(url):
+        kwargs["application_name"] = APPLICATION_NAME
+    return kwargs
+
+
 def pool_size() -> int:
     """:data:`POOL_SIZE`, or ``CITEWELL_PG_POOL_SIZE`` when set (raises :class:`StoreError`
     when it is not a positive integer)."""
     value = os.environ.get("CITEWELL_PG_POOL_SIZE", "").strip()
     if not value:
         return POOL_SIZE
-    if not value.isdigit() or int(value) < 1:
+    if not (value.isascii() and value.isdigit()) or int(value) < 1:
         raise StoreError(f"CITEWELL_PG_POOL_SIZE must be a positive integer, not {value!r}")
     return int(value)
 
@@ -304,15 +330,13 @@ class PostgresConnections(SQLBase):
         """The store's connection pool, opened on first use (again after :meth:`close`)."""
         with self._pool_lock:
             if self._pool_object is None:
-                from psycopg.conninfo import conninfo_to_dict
                 from psycopg_pool import ConnectionPool
 
-                kwargs: dict[str, Any] = {"autocommit": True}
-                if "application_name" not in conninfo_to_dict(self.url):  # how pg_stat_activity names them
-                    kwargs["application_name"] = APPLICATION_NAME
                 self._pool_object = ConnectionPool(
-                    self.url, min_size=1, max_size=pool_size(), timeout=POOL_TIMEOUT_S, kwargs=kwargs,
-                    configure=_configure, check=_check, name=f"citewell {self.location}", open=True)
+                    self.url, min_size=1, max_size=pool_size(), timeout=POOL_TIMEOUT_S,
+                    kwargs=connect_kwargs(self.url),
+                    configure=_configure, check=_check, name=f"citewell {self.location}", open=True,
+                    reconnect_timeout=RECONNECT_S)
                 # a store dropped without close() closes its pool then, on the thread that
                 # dropped it (left to the garbage collector, the pool may be collected on one
                 # of its own threads, which cannot stop themselves)

@@ -34,18 +34,29 @@ class PostgresJobs(Jobs):
     def listen_jobs(self, on_job: Callable[[str], None], stop: threading.Event) -> bool:
         """``LISTEN citewell_jobs`` on a connection of its own and call ``on_job(kind)`` for
         each notification until ``stop`` is set (looking at ``stop`` every second); a lost
-        connection is opened again after a second. Returns True once stopped."""
+        connection is opened again after a second (one warning when it is lost, one when it
+        is back). The connection is outside the store's pool: one per job runner. Returns
+        True once stopped."""
         import psycopg
 
+        from .connection import connect_kwargs
+
+        failing = False
         while not stop.is_set():
             try:
-                with psycopg.connect(self.url, autocommit=True) as conn:
+                with psycopg.connect(self.url, **connect_kwargs(self.url)) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
+                    if failing:
+                        log.warning("listening for jobs again")
+                        failing = False
                     while not stop.is_set():
                         for note in conn.notifies(timeout=1.0):
                             on_job(note.payload)
-            except psycopg.Error:
-                log.warning("listening for jobs failed; polling until the connection is back", exc_info=True)
+            except psycopg.Error as exc:
+                if not failing:  # one line per outage, not one a second
+                    log.warning("listening for jobs failed (%s); polling until the connection is back",
+                                str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+                    failing = True
                 stop.wait(1.0)
         return True
 

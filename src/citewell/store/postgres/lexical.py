@@ -28,6 +28,7 @@ same passages in the same order from either store:
 
 from __future__ import annotations
 
+import hashlib
 import math
 import sqlite3
 import threading
@@ -62,6 +63,19 @@ _POSTINGS_SQL = ("SELECT string_agg(int8send(rowid) || int2send(col) || int4send
                  "''::bytea) FROM lexical_postings WHERE term = ?")
 
 _tokenizers = threading.local()
+#: UTF-8 bytes of a term above which the index keys it by :func:`term_key`'s digest form:
+#: a btree entry holds at most 2,704 bytes on PostgreSQL, and FTS5 indexes a token of any
+#: length (a run of about 900 CJK characters with no separator is one token)
+MAX_TERM_BYTES = 512
+
+
+def term_key(term: str) -> str:
+    """How the index keys ``term``: itself, or, when longer than :data:`MAX_TERM_BYTES` in
+    UTF-8, its first 64 characters, a space and the SHA-256 of the whole (hex). A token of
+    the tokenizer never holds a space, so no key of a long term equals a short term."""
+    if len(term) * 4 <= MAX_TERM_BYTES or len(term.encode("utf-8")) <= MAX_TERM_BYTES:
+        return term
+    return f"{term[:64]} {hashlib.sha256(term.encode('utf-8')).hexdigest()}"
 
 
 def tokenize(text: str) -> list[tuple[str, int]]:
@@ -83,7 +97,7 @@ def tokenize(text: str) -> list[tuple[str, int]]:
 
 def chunk_postings(title: str, text: str) -> tuple[dict[tuple[int, str], list[int]], int]:
     """The postings of one chunk: ``{(column, term): [position, …]}`` (column 0 the title,
-    1 the text; positions as :func:`tokenize` gives them) and the chunk's token count
+    1 the text; terms as :func:`term_key` keys them; positions as :func:`tokenize` gives them) and the chunk's token count
     (both columns), what ``lexical_postings`` and ``lexical_docs`` hold for it."""
     positions: dict[tuple[int, str], list[int]] = defaultdict(list)
     size = 0
@@ -91,7 +105,7 @@ def chunk_postings(title: str, text: str) -> tuple[dict[tuple[int, str], list[in
         tokens = tokenize(value)
         size += len(tokens)
         for term, position in tokens:
-            positions[(col, term)].append(position)
+            positions[(col, term_key(term))].append(position)
     return positions, size
 
 
@@ -178,7 +192,7 @@ class PostgresLexicalIndex(SQLBase):
         """Rows holding the phrase of ``term`` (in ``column`` only, when given): their rowids
         (int64, ascending), the phrase's weighted frequency in each (float64: the sum of the
         column weights :data:`BM25_WEIGHTS` of its occurrences) and each row's tokens (int64)."""
-        tokens = [t for t, _ in tokenize(term)]
+        tokens = [term_key(t) for t, _ in tokenize(term)]
         if not tokens:
             return np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.int64)
         weights = np.array(BM25_WEIGHTS, dtype=np.float64)
