@@ -49,7 +49,8 @@ class FileRecord:
 class Condition:
     """One filter condition: ``key`` (canonical name), ``op`` (eq, ge, le), ``values``.
 
-    ``eq`` with several values means any of them; values are already normalised
+    ``eq`` with several values means any of them; ``ne`` (``resource_id`` only, made by
+    the scope check, never parsed from a request) means none of them; values are already normalised
     (lower-cased strings; fiscal_quarter "1".."4"; fiscal_year an integer string).
     """
 

@@ -21,7 +21,7 @@ import numpy as np
 from ..models import Passage, Resource
 from .base import Condition, TextHit
 from .filters import CHUNK_KEYS, filter_sql, under_sql
-from .searchcache import SEARCH, GenerationCache, Scope, TermScores, rank_rows
+from .searchcache import SEARCH, GenerationCache, Scope, TermScores, rank_rows, select
 from .sqlbase import SQLBase
 
 #: what a search gives: passages (:meth:`Search.search_text`) or hits (:meth:`Search.search_hits`)
@@ -197,9 +197,16 @@ class Search(SQLBase):
         first (:func:`~citewell.store.searchcache.rank_rows`)."""
         generation = self._generation(conn, SEARCH)
         scope, scope_generation = self._scope(conn, workspace_id)
-        resources = self._scope_resources(conn, workspace_id, conditions, under)
+        # "none of these resources" (``ne``) clears their rows from the mask of the other conditions
+        # instead of caching a set and a mask for every list of exceptions
+        excluded = {v for c in conditions if c.key == "resource_id" and c.op == "ne" for v in c.values}
+        rest = [c for c in conditions if not (c.key == "resource_id" and c.op == "ne")]
+        resources = self._scope_resources(conn, workspace_id, rest, under)
         mask = self._masks.get(scope_generation, (workspace_id, None if resources is None else frozenset(resources)),
                                lambda: scope.mask(resources))
+        if excluded:
+            mask = mask.copy()
+            mask[scope.rowids[select(scope.resource_index, scope.resource_ids, excluded)]] = False
         return rank_rows([self._term_scores(conn, generation, t) for t in terms], mask, limit)
 
     def _read_hits(self, conn: sqlite3.Connection, workspace_id: str, wanted: list[int],
