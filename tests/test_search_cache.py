@@ -14,6 +14,7 @@ import pytest
 from citewell import Engine
 from citewell.store.base import Condition
 from citewell.store import Store, open_store
+from citewell.store.searchcache import TermScores, _dense_totals, _sparse_totals, rank_rows
 from citewell.store.sqlite import fts_query
 
 from .conftest import is_sqlite, sql_rows
@@ -229,3 +230,67 @@ def test_another_workspaces_writes_leave_a_workspaces_caches_alone(tmp_path: Pat
         b.ingest([_write(tmp_path / "b2", {"cooling.txt": TEXTS["cooling.txt"]})])  # b's own write: new objects
         assert b.store.ranking_resources(ws) is not resources
         assert b.store.term_counts(ws, [["pump"], ["valv"]]) == (4, [counts[1][0] + 1, counts[1][1]])
+
+
+def test_none_of_some_resources_searches_the_others(tmp_path: Path, store_path: Path) -> None:
+    """``resource_id ne`` (the scope check's "not the labelled ones") finds what listing every
+    other resource finds: from the caches, and in SQL (a chunk-level filter takes that path)."""
+    with Engine(store_path) as engine, Engine(store_path, workspace="other") as other:
+        engine.ingest([_write(tmp_path / "docs", TEXTS)])
+        other.ingest([_write(tmp_path / "elsewhere", {"pumps.txt": "Other pumps, other pressure."})])
+        ws = engine.workspace_id
+        ids = {r.file_name: r.id for r in engine.store.ranking_resources(ws)}
+        left_out = tuple(sorted(ids[n] for n in ("pumps.txt", "notes.txt")))
+        rest = tuple(sorted(rid for rid in ids.values() if rid not in left_out))
+        since = [Condition("created_at", "ge", ("2000-01-01",))]
+        for terms in (["pressure"], ["pumps", "pressure", "march"], ["plant", "north"]):
+            for extra in ([], since):
+                none_of = [*extra, Condition("resource_id", "ne", left_out)]
+                any_of = [*extra, Condition("resource_id", "eq", rest)]
+                assert engine.store.search_hits(ws, terms, limit=50, conditions=none_of) \
+                    == engine.store.search_hits(ws, terms, limit=50, conditions=any_of)
+                assert _ranking(engine.store, ws, terms, 50, conditions=none_of) \
+                    == _ranking(engine.store, ws, terms, 50, conditions=any_of)
+        names = sorted({p.file_name for p in engine.store.search_text(
+            ws, ["pressure"], limit=50, conditions=[Condition("resource_id", "ne", left_out)])})
+        assert names == ["boilers.txt", "valves.txt"]
+        assert engine.store.scope_resources(ws, conditions=[Condition("resource_id", "ne", left_out)]) \
+            == tuple(r for r in engine.store.ranking_resources(ws) if r.id not in left_out)
+        assert engine.store.search_hits(ws, ["pressure"], limit=50, conditions=[Condition("resource_id", "ne", ())]) \
+            == engine.store.search_hits(ws, ["pressure"], limit=50)
+
+
+def _summed_in_order(terms: list[TermScores], mask: np.ndarray, limit: int) -> tuple[list[int], list[float]]:
+    """rank_rows by hand: each row's parts added from 0.0 in term order, best (lowest
+    negated sum) first, ties by rowid."""
+    total: dict[int, float] = {}
+    for t in terms:
+        for row, part in zip(t.rowids.tolist(), t.parts.tolist()):
+            if row < len(mask) and mask[row]:
+                total[row] = total.get(row, 0.0) + part
+    ranked = sorted(((-1.0 * s, row) for row, s in total.items()))[:limit]
+    return [row for _, row in ranked], [key for key, _ in ranked]
+
+
+def test_rank_rows_sums_sparse_and_dense_terms_alike() -> None:
+    """Few matched rows are summed over those rows, many over a mask-long array: both add
+    the parts in term order (values whose sum depends on that order show it)."""
+    rng = np.random.default_rng(7)
+    for trial in range(200):
+        size = int(rng.integers(1, 400))
+        terms = []
+        for _ in range(int(rng.integers(0, 6))):
+            rows = rng.choice(size + 20, size=int(rng.integers(0, size + 20)), replace=False).astype(np.int64)
+            parts = rng.choice([1e16, 1.0, -1e16, 0.1, 0.2, 0.3, 3.5e-7], size=len(rows)) * rng.random(len(rows))
+            terms.append(TermScores(rows, parts))
+        mask = rng.random(size) < 0.7
+        dense, sparse = _dense_totals(terms, mask), _sparse_totals(terms, mask)
+        assert dense[0].dtype == sparse[0].dtype == np.int64 and dense[1].dtype == sparse[1].dtype == np.float64
+        assert dense[0].tolist() == sparse[0].tolist() and dense[1].tolist() == sparse[1].tolist()
+        for limit in (1, 5, 1000):
+            rows, keys = rank_rows(terms, mask, limit)
+            assert (rows.tolist(), keys.tolist()) == _summed_in_order(terms, mask, limit)
+    one = TermScores(np.array([3, 1, 2], dtype=np.int64), np.array([0.5, 2.0, 0.5]))
+    two = TermScores(np.array([2, 9], dtype=np.int64), np.array([1.5, 4.0]))
+    rows, keys = rank_rows([one, two], np.array([True, True, True, True, False]), 3)
+    assert rows.tolist() == [1, 2, 3] and keys.tolist() == [-2.0, -2.0, -0.5]
