@@ -294,3 +294,25 @@ def test_rank_rows_sums_sparse_and_dense_terms_alike() -> None:
     two = TermScores(np.array([2, 9], dtype=np.int64), np.array([1.5, 4.0]))
     rows, keys = rank_rows([one, two], np.array([True, True, True, True, False]), 3)
     assert rows.tolist() == [1, 2, 3] and keys.tolist() == [-2.0, -2.0, -0.5]
+
+
+@pytest.mark.sqlite_only("counts the statements a search runs with SQLite's trace hook")
+def test_a_search_reads_the_counters_once_and_its_rows_with_their_status(tmp_path: Path, store_path: Path) -> None:
+    """Inside one snapshot the generation counters cannot move: a cached search reads them
+    in one statement, and its hits with their resources' status in one more (a warm search
+    of a workspace is those two, BEGIN and COMMIT); the next snapshot reads them again and
+    sees another store's write."""
+    with Engine(store_path) as a, Engine(store_path) as b:
+        a.ingest([_write(tmp_path / "docs", {k: TEXTS[k] for k in ("pumps.txt", "valves.txt")})])
+        ws = a.workspace_id
+        a.store.search_hits(ws, ["pressure"], limit=5)  # warm: scope, terms
+        reads: list[str] = []
+        a.store._conn().set_trace_callback(reads.append)
+        hits = a.store.search_hits(ws, ["pressure"], limit=5)
+        a.store._conn().set_trace_callback(None)
+        assert [p.text.split()[0] for p in hits] == ["Valves", "Pumps"]
+        assert [sql.split()[0] for sql in reads] == ["BEGIN", "SELECT", "SELECT", "COMMIT"]
+        assert "FROM meta" in reads[1] and "JOIN resources" in reads[2]
+        b.ingest([_write(tmp_path / "more", {"notes.txt": TEXTS["notes.txt"]})])
+        assert len(a.store.search_hits(ws, ["pressure"], limit=5)) == 3
+        assert a.store.search_hits(ws, ["pressure"], limit=5, conditions=[Condition("kind", "eq", ("pdf",))]) == []
