@@ -9,22 +9,22 @@ expression per resource. Both are exact: they only skip resources and companies 
 labels cannot contain the name's key (its letters and digits, lower-cased), then decide
 the rest with the same tests.
 
-:func:`label_index` keeps the index of the last few scopes. The store hands one shared,
-read-only tuple of resources per search generation (:meth:`Store.ranking_resources`), so
-an index keyed by that tuple's identity lives exactly as long as that generation: an
-ingest, delete or rename makes a new tuple, and so a new index. Other sequences (a list,
-or a tuple no cache keeps) are indexed afresh on each call.
+:func:`label_index` keeps the index of the last few scopes
+(:class:`~citewell.tuplecache.TupleCache`). The store hands one shared, read-only tuple of
+resources per search generation (:meth:`Store.ranking_resources`), so an index keyed by
+that tuple's identity lives exactly as long as that generation: an ingest, delete or
+rename makes a new tuple, and so a new index. Other sequences (a list) are indexed afresh
+on each call.
 """
 
 from __future__ import annotations
 
 import bisect
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..models import Resource
+from ..tuplecache import TupleCache
 from .names import _ALNUM_RE as ALNUM_RE
 from .names import Name, labels
 from .names import _strings as metadata_strings
@@ -126,28 +126,14 @@ class LabelIndex:
         return [self.pairs[i] for i in found]
 
 
-_cache: OrderedDict[int, tuple[tuple[Resource, ...], LabelIndex]] = OrderedDict()
-_lock = threading.Lock()
+_indexes: TupleCache[LabelIndex] = TupleCache(LabelIndex.of, CACHE_SIZE)
 
 
 def label_index(resources: Sequence[Resource]) -> LabelIndex:
-    """The :class:`LabelIndex` of ``resources``: cached by identity for a tuple (the
-    store's shared tuple of one search generation), made afresh for anything else."""
-    if not isinstance(resources, tuple):
-        return LabelIndex.of(resources)
-    key = id(resources)
-    with _lock:
-        held = _cache.get(key)
-        if held is not None and held[0] is resources:
-            _cache.move_to_end(key)
-            return held[1]
-    index = LabelIndex.of(resources)
-    with _lock:
-        _cache[key] = (resources, index)
-        _cache.move_to_end(key)
-        while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
-    return index
+    """The :class:`LabelIndex` of ``resources``: kept for a tuple (the store's shared tuple
+    of one search generation, :class:`~citewell.tuplecache.TupleCache`), made afresh for
+    anything else."""
+    return _indexes.get(resources)
 
 
 __all__ = ["CACHE_SIZE", "LabelIndex", "label_index"]
