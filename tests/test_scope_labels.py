@@ -140,3 +140,32 @@ def test_the_labels_follow_ingest_rename_and_delete_in_their_workspace(tmp_path:
         e.delete_resource(next(r.id for r in e.store.ranking_resources(ws) if r.file_name == "ACME_2022_report.txt"))
         assert _labelled(e, question) == {"Acme": ["acme_tickers.txt"], "Zorblax": ["notes.txt"]}
         assert _labelled(other, question) == {"Acme": [], "Zorblax": ["ZORBLAX_2022.txt"]}
+
+
+def test_gather_reads_in_one_snapshot(tmp_path: Path, store_path: Path) -> None:
+    """The scope check's lookups share one read transaction (Store.reading): on SQLite one
+    BEGIN and one read of the counters for the whole gather; the facts are those of
+    lookups made one by one."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ACME_2022_report.txt").write_text("Acme net sales were $5,000 million in 2022.\n", encoding="utf-8")
+    (docs / "posts.txt").write_text("Acme Corp (ACME) sales in 2022 beat the plan.\n", encoding="utf-8")
+    question = "What were Acme's net sales in 2022?"
+    with Engine(store_path) as e:
+        e.ingest([docs])
+        ws = e.workspace_id
+        first = gather(e.store, ws, question)
+        with e.store.reading(), e.store.reading():  # nested: the outer snapshot serves
+            assert gather(e.store, ws, question) == first
+        assert [f.name.text for f in first.names] == ["Acme"]
+        assert sorted(p.text for p in first.names[0].passages) == [
+            "Acme Corp (ACME) sales in 2022 beat the plan.", "Acme net sales were $5,000 million in 2022."]
+        assert sorted(len(v) for v in first.year_passages.values()) == [2]
+        if str(store_path).startswith("postgresql://"):
+            return
+        reads: list[str] = []
+        e.store._conn().set_trace_callback(reads.append)
+        assert gather(e.store, ws, question) == first
+        e.store._conn().set_trace_callback(None)
+        assert [sql for sql in reads if sql.startswith(("BEGIN", "COMMIT"))] == ["BEGIN", "COMMIT"]
+        assert len([sql for sql in reads if "FROM meta" in sql]) == 1

@@ -242,7 +242,15 @@ def gather(store: Store, workspace_id: str, question: str, *, conditions: Sequen
     """Read the :class:`ScopeFacts` of ``question`` from the store: the scope's resources,
     one full-text lookup (at most :data:`LOOKUP_LIMIT` passages) per question name, linked
     alias and year, and the document frequencies of the topic concepts. About a
-    millisecond per lookup on the SQLite store; never raises for any question text."""
+    millisecond per lookup on the SQLite store; never raises for any question text. The
+    reads share one snapshot (:meth:`Store.reading`)."""
+    with store.reading():
+        return _gather(store, workspace_id, question, conditions, under)
+
+
+def _gather(store: Store, workspace_id: str, question: str, conditions: Sequence[Condition],
+            under: str | None) -> ScopeFacts:
+    """:func:`gather`, inside its snapshot."""
     resources = tuple(store.scope_resources(workspace_id, conditions=conditions, under=under))
     names = tuple(_name_facts(store, workspace_id, n, resources, conditions, under)
                   for n in question_names(question))

@@ -168,6 +168,12 @@ class SQLBase:
             self._local.counters = None
             conn.execute("COMMIT")
 
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """One :meth:`_snapshot` for a block of reads (see :meth:`Store.reading`)."""
+        with self._snapshot():
+            yield
+
     def _generation(self, conn: sqlite3.Connection, *keys: str) -> tuple[int, ...]:
         """The counters ``keys`` (``SEARCH``, ``VECTORS``) as stored now (0 when never bumped).
         Inside a :meth:`_snapshot` they cannot change: each is read once, and the first read
