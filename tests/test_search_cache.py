@@ -14,7 +14,7 @@ import pytest
 from citewell import Engine
 from citewell.store.base import Condition
 from citewell.store import Store, open_store
-from citewell.store.searchcache import TermScores, _dense_totals, _sparse_totals, rank_rows
+from citewell.store.searchcache import TermScores, _dense_totals, _sparse_totals, rank_rows, select
 from citewell.store.sqlite import fts_query
 
 from .conftest import is_sqlite, sql_rows
@@ -316,3 +316,15 @@ def test_a_search_reads_the_counters_once_and_its_rows_with_their_status(tmp_pat
         b.ingest([_write(tmp_path / "more", {"notes.txt": TEXTS["notes.txt"]})])
         assert len(a.store.search_hits(ws, ["pressure"], limit=5)) == 3
         assert a.store.search_hits(ws, ["pressure"], limit=5, conditions=[Condition("kind", "eq", ("pdf",))]) == []
+
+
+def test_select_marks_the_rows_of_the_resources_asked() -> None:
+    """select: each row whose resource is one of those asked, from few ids or from many
+    (every id, unknown ids too), the same as comparing every row's resource."""
+    index = np.array([0, 1, 2, 1, 0, 3, 3], dtype=np.int32)
+    ids = ("a", "b", "c", "d")
+    for asked in (None, set(), {"a"}, {"b", "d"}, {"x"}, {"a", "b", "c", "d"}, {"a", "b", "c", "d", "x"}):
+        expected = [asked is None or ids[i] in asked for i in index]
+        assert select(index, ids, asked).tolist() == expected
+    assert select(index, ids, {"b", "d"}).tolist() == [False, True, False, True, False, True, True]
+    assert select(np.zeros(0, dtype=np.int32), (), {"a"}).tolist() == []

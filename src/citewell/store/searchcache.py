@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from functools import lru_cache
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -162,8 +163,20 @@ def select(resource_index: np.ndarray, resource_ids: tuple[str, ...],
     """Boolean (n,) over rows: whose resource is in ``resources`` (None: all rows)."""
     if resources is None:
         return np.ones(len(resource_index), dtype=bool)
-    wanted = np.fromiter((i for i, rid in enumerate(resource_ids) if rid in resources), dtype=np.int32)
-    return np.isin(resource_index, wanted)
+    positions = _positions(resource_ids)
+    wanted = np.zeros(len(resource_ids), dtype=bool)  # by resource position: one of ``resources``
+    if len(resources) < len(resource_ids):
+        wanted[[positions[rid] for rid in resources if rid in positions]] = True
+    else:
+        wanted[[i for i, rid in enumerate(resource_ids) if rid in resources]] = True
+    return wanted[resource_index]
+
+
+@lru_cache(maxsize=64)
+def _positions(resource_ids: tuple[str, ...]) -> dict[str, int]:
+    """Each resource id's position in ``resource_ids`` (cached: a scope's ids are asked about
+    on every filtered search)."""
+    return {rid: i for i, rid in enumerate(resource_ids)}
 
 
 def rank_rows(terms: list[TermScores], mask: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
