@@ -251,6 +251,15 @@ def test_none_of_some_resources_searches_the_others(tmp_path: Path, store_path: 
                     == engine.store.search_hits(ws, terms, limit=50, conditions=any_of)
                 assert _ranking(engine.store, ws, terms, 50, conditions=none_of) \
                     == _ranking(engine.store, ws, terms, 50, conditions=any_of)
+        folder = str(tmp_path / "docs")
+        for conditions in ([Condition("resource_id", "ne", left_out)], [Condition("resource_id", "eq", rest)],
+                           [Condition("resource_id", "eq", left_out), Condition("kind", "eq", ("text",))],
+                           [Condition("resource_id", "eq", left_out), Condition("resource_id", "ne", left_out[:1])],
+                           [Condition("resource_id", "eq", ("no-such-id",))]):
+            for under in (None, folder, str(tmp_path / "elsewhere")):  # the cached masks against SQL's ranking
+                sql = [(p.chunk.id, p.score) for p in engine.store._ranked_search(ws, ["pressure", "pumps"], 50,
+                                                                                conditions, under)]
+                assert _ranking(engine.store, ws, ["pressure", "pumps"], 50, conditions=conditions, under=under) == sql
         names = sorted({p.file_name for p in engine.store.search_text(
             ws, ["pressure"], limit=50, conditions=[Condition("resource_id", "ne", left_out)])})
         assert names == ["boilers.txt", "valves.txt"]

@@ -197,16 +197,23 @@ class Search(SQLBase):
         first (:func:`~citewell.store.searchcache.rank_rows`)."""
         scope, scope_generation = self._scope(conn, workspace_id)  # first: it reads every counter needed
         generation = self._generation(conn, SEARCH)
-        # "none of these resources" (``ne``) clears their rows from the mask of the other conditions
-        # instead of caching a set and a mask for every list of exceptions
-        excluded = {v for c in conditions if c.key == "resource_id" and c.op == "ne" for v in c.values}
-        rest = [c for c in conditions if not (c.key == "resource_id" and c.op == "ne")]
+        # a list of resources (``eq``) or of exceptions (``ne``) narrows the cached mask of the other
+        # conditions: the scope's rows are its ready resources' already, so no query, and no set or
+        # mask cached for every list a question makes
+        by_id = [c for c in conditions if c.key == "resource_id"]
+        rest = [c for c in conditions if c.key != "resource_id"]
         resources = self._scope_resources(conn, workspace_id, rest, under)
         mask = self._masks.get(scope_generation, (workspace_id, None if resources is None else frozenset(resources)),
                                lambda: scope.mask(resources))
-        if excluded:
-            mask = mask.copy()
-            mask[scope.rowids[select(scope.resource_index, scope.resource_ids, excluded)]] = False
+        for c in by_id:
+            rows = scope.rowids[select(scope.resource_index, scope.resource_ids, set(c.values))]
+            if c.op == "ne":
+                mask = mask.copy()
+                mask[rows] = False
+            else:
+                kept = np.zeros_like(mask)
+                kept[rows] = mask[rows]
+                mask = kept
         return rank_rows([self._term_scores(conn, generation, t) for t in terms], mask, limit)
 
     def _read_hits(self, conn: sqlite3.Connection, workspace_id: str, wanted: list[int],
