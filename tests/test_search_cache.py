@@ -14,7 +14,7 @@ import pytest
 from citewell import Engine
 from citewell.store.base import Condition
 from citewell.store import Store, open_store
-from citewell.store.searchcache import TermScores, _dense_totals, _sparse_totals, rank_rows, select
+from citewell.store.searchcache import Scope, TermScores, _dense_totals, _sparse_totals, rank_rows, select
 from citewell.store.sqlite import fts_query
 
 from .conftest import is_sqlite, sql_rows
@@ -337,3 +337,20 @@ def test_select_marks_the_rows_of_the_resources_asked() -> None:
         assert select(index, ids, asked).tolist() == expected
     assert select(index, ids, {"b", "d"}).tolist() == [False, True, False, True, False, True, True]
     assert select(np.zeros(0, dtype=np.int32), (), {"a"}).tolist() == []
+
+
+def test_a_scopes_rows_of_some_resources_are_those_its_mask_selects() -> None:
+    """Scope.rows_of (one sort of the scope by resource, then the runs of those asked) holds
+    the rows Scope.mask marks, grouped by resource in rowid order."""
+    scope = Scope(np.array([2, 3, 5, 7, 8, 11], dtype=np.int64), np.array([1, 0, 1, 2, 0, 1], dtype=np.int32),
+                  ("a", "b", "c"), False)
+    assert scope.rows_of({"b", "c"}).tolist() == [2, 5, 11, 7]
+    assert scope.rows_of({"x"}).tolist() == [] and scope.rows_of(set()).dtype == np.int64
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        n, k = int(rng.integers(0, 60)), int(rng.integers(1, 8))
+        rowids = np.sort(rng.choice(200, size=n, replace=False)).astype(np.int64)
+        scope = Scope(rowids, rng.integers(0, k, size=n).astype(np.int32), tuple(f"r{i}" for i in range(k)), False)
+        asked = {f"r{i}" for i in range(k + 2) if rng.random() < 0.4}
+        expected = scope.rowids[scope.mask(asked)[scope.rowids]] if n else np.zeros(0, dtype=np.int64)
+        assert sorted(scope.rows_of(asked).tolist()) == expected.tolist()

@@ -21,7 +21,7 @@ import numpy as np
 from ..models import Passage, Resource
 from .base import Condition, TextHit
 from .filters import CHUNK_KEYS, filter_sql, under_sql
-from .searchcache import SEARCH, GenerationCache, Scope, TermScores, rank_rows, select
+from .searchcache import SEARCH, GenerationCache, Scope, TermScores, rank_rows
 from .sqlbase import SQLBase
 
 #: what a search gives: passages (:meth:`Search.search_text`) or hits (:meth:`Search.search_hits`)
@@ -206,7 +206,7 @@ class Search(SQLBase):
         mask = self._masks.get(scope_generation, (workspace_id, None if resources is None else frozenset(resources)),
                                lambda: scope.mask(resources))
         for c in by_id:
-            rows = scope.rowids[select(scope.resource_index, scope.resource_ids, set(c.values))]
+            rows = scope.rows_of(frozenset(c.values))
             if c.op == "ne":
                 mask = mask.copy()
                 mask[rows] = False
