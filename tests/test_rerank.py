@@ -12,6 +12,7 @@ from citewell import Engine
 from citewell.models import Chunk, Passage, Resource
 from citewell.retrieve.query import question_terms, search_terms
 from citewell.retrieve.rerank import Reranker, resource_context, resource_priors
+from citewell.text.names import QuestionNames, names_source
 from citewell.text.questions import asks_for_figure
 from citewell.text.terms import porter_stem, question_concepts, tokens
 
@@ -186,3 +187,37 @@ def test_identical_passages_from_two_files_count_once() -> None:
             p("c", "other", "OCR engines were rule based.", 1.0)]
     ranked = Reranker().rerank("How did deep learning change OCR?", pool, k=5)
     assert [x.chunk.id for x in ranked] == ["a", "c"]
+
+
+def test_resource_priors_name_what_names_source_names_of_each_resource() -> None:
+    """The indexed priors (NamedSources) are those of names_source asked of every resource,
+    in resource order; a tuple's index is kept until another tuple (a new store generation)."""
+    resources = (
+        _resource("MGMRESORTS_2022Q4_EARNINGS", company_names=["MGM Resorts"], tickers=["MGM"], fiscal_year=2022),
+        _resource("BESTBUY_2024Q2_10Q", company_names=["Best Buy"], tickers=["BBY"], fiscal_year=2024),
+        _resource("BOEING_2022_10K", company_names=["Boeing", "The Boeing Company"], tickers=["BA"], fiscal_year=2022),
+        _resource("3M_2023Q2_10Q", company_names=["3M Company"], tickers="MMM", fiscal_year="2023"),
+        _resource("AMCOR_2023_10K", company_names=None, tickers=None),
+        _resource("Johnson & Johnson annual report", company_names=["Johnson & Johnson"]),
+        _resource("Inc report 2022", company_names=["", "Inc"]),
+    )
+    questions = ["What was MGM's interest coverage in FY2022?", "Which Best Buy category performed best?",
+                 "Is Boeing cyclical?", "Does 3M pay a dividend in 2023?", "Does M pay?", "What did AMCOR report?",
+                 "How did Johnson & Johnson do?", "What did the Boeing Company report in 2022?", "", "Inc report?",
+                 "what is the best way to ba careful"]
+    for question in questions:
+        asked = QuestionNames.of(question)
+        expected = {}
+        for r in resources:
+            meta = r.metadata or {}
+            if names_source(asked, r.title, meta.get("tickers") or [], meta.get("company_names") or []):
+                year = meta.get("fiscal_year")
+                expected[r.id] = 1.5 if year is not None and str(year) in asked.years else 1.0
+        priors = resource_priors(question, resources)
+        assert priors == expected and list(priors) == list(expected), question
+    assert resource_priors("Does 3M pay a dividend in 2023?", resources) == {resources[3].id: 1.5}
+    assert resource_priors("Does M pay?", resources) == {resources[3].id: 1.0}  # "MMM" iterated: its letters
+    assert resource_priors("What did the Boeing Company report in 2022?", resources) == {resources[2].id: 1.5}
+    assert resource_priors("How did Johnson & Johnson do?", resources) == {resources[5].id: 1.0}
+    assert resource_priors("Is Boeing cyclical?", resources[:2]) == {}  # another tuple: its own index
+    assert resource_priors("Is Boeing cyclical?", list(resources)) == {resources[2].id: 1.0}

@@ -14,6 +14,7 @@ import pytest
 from citewell import Engine
 from citewell.store.base import Condition
 from citewell.store import Store, open_store
+from citewell.store.searchcache import Scope, TermScores, _dense_totals, _sparse_totals, rank_rows, select
 from citewell.store.sqlite import fts_query
 
 from .conftest import is_sqlite, sql_rows
@@ -229,3 +230,127 @@ def test_another_workspaces_writes_leave_a_workspaces_caches_alone(tmp_path: Pat
         b.ingest([_write(tmp_path / "b2", {"cooling.txt": TEXTS["cooling.txt"]})])  # b's own write: new objects
         assert b.store.ranking_resources(ws) is not resources
         assert b.store.term_counts(ws, [["pump"], ["valv"]]) == (4, [counts[1][0] + 1, counts[1][1]])
+
+
+def test_none_of_some_resources_searches_the_others(tmp_path: Path, store_path: Path) -> None:
+    """``resource_id ne`` (the scope check's "not the labelled ones") finds what listing every
+    other resource finds: from the caches, and in SQL (a chunk-level filter takes that path)."""
+    with Engine(store_path) as engine, Engine(store_path, workspace="other") as other:
+        engine.ingest([_write(tmp_path / "docs", TEXTS)])
+        other.ingest([_write(tmp_path / "elsewhere", {"pumps.txt": "Other pumps, other pressure."})])
+        ws = engine.workspace_id
+        ids = {r.file_name: r.id for r in engine.store.ranking_resources(ws)}
+        left_out = tuple(sorted(ids[n] for n in ("pumps.txt", "notes.txt")))
+        rest = tuple(sorted(rid for rid in ids.values() if rid not in left_out))
+        since = [Condition("created_at", "ge", ("2000-01-01",))]
+        for terms in (["pressure"], ["pumps", "pressure", "march"], ["plant", "north"]):
+            for extra in ([], since):
+                none_of = [*extra, Condition("resource_id", "ne", left_out)]
+                any_of = [*extra, Condition("resource_id", "eq", rest)]
+                assert engine.store.search_hits(ws, terms, limit=50, conditions=none_of) \
+                    == engine.store.search_hits(ws, terms, limit=50, conditions=any_of)
+                assert _ranking(engine.store, ws, terms, 50, conditions=none_of) \
+                    == _ranking(engine.store, ws, terms, 50, conditions=any_of)
+        folder = str(tmp_path / "docs")
+        for conditions in ([Condition("resource_id", "ne", left_out)], [Condition("resource_id", "eq", rest)],
+                           [Condition("resource_id", "eq", left_out), Condition("kind", "eq", ("text",))],
+                           [Condition("resource_id", "eq", left_out), Condition("resource_id", "ne", left_out[:1])],
+                           [Condition("resource_id", "eq", ("no-such-id",))]):
+            for under in (None, folder, str(tmp_path / "elsewhere")):  # the cached masks against SQL's ranking
+                sql = [(p.chunk.id, p.score) for p in engine.store._ranked_search(ws, ["pressure", "pumps"], 50,
+                                                                                conditions, under)]
+                assert _ranking(engine.store, ws, ["pressure", "pumps"], 50, conditions=conditions, under=under) == sql
+        names = sorted({p.file_name for p in engine.store.search_text(
+            ws, ["pressure"], limit=50, conditions=[Condition("resource_id", "ne", left_out)])})
+        assert names == ["boilers.txt", "valves.txt"]
+        assert engine.store.scope_resources(ws, conditions=[Condition("resource_id", "ne", left_out)]) \
+            == tuple(r for r in engine.store.ranking_resources(ws) if r.id not in left_out)
+        assert engine.store.search_hits(ws, ["pressure"], limit=50, conditions=[Condition("resource_id", "ne", ())]) \
+            == engine.store.search_hits(ws, ["pressure"], limit=50)
+
+
+def _summed_in_order(terms: list[TermScores], mask: np.ndarray, limit: int) -> tuple[list[int], list[float]]:
+    """rank_rows by hand: each row's parts added from 0.0 in term order, best (lowest
+    negated sum) first, ties by rowid."""
+    total: dict[int, float] = {}
+    for t in terms:
+        for row, part in zip(t.rowids.tolist(), t.parts.tolist()):
+            if row < len(mask) and mask[row]:
+                total[row] = total.get(row, 0.0) + part
+    ranked = sorted(((-1.0 * s, row) for row, s in total.items()))[:limit]
+    return [row for _, row in ranked], [key for key, _ in ranked]
+
+
+def test_rank_rows_sums_sparse_and_dense_terms_alike() -> None:
+    """Few matched rows are summed over those rows, many over a mask-long array: both add
+    the parts in term order (values whose sum depends on that order show it)."""
+    rng = np.random.default_rng(7)
+    for trial in range(200):
+        size = int(rng.integers(1, 400))
+        terms = []
+        for _ in range(int(rng.integers(0, 6))):
+            rows = rng.choice(size + 20, size=int(rng.integers(0, size + 20)), replace=False).astype(np.int64)
+            parts = rng.choice([1e16, 1.0, -1e16, 0.1, 0.2, 0.3, 3.5e-7], size=len(rows)) * rng.random(len(rows))
+            terms.append(TermScores(rows, parts))
+        mask = rng.random(size) < 0.7
+        dense, sparse = _dense_totals(terms, mask), _sparse_totals(terms, mask)
+        assert dense[0].dtype == sparse[0].dtype == np.int64 and dense[1].dtype == sparse[1].dtype == np.float64
+        assert dense[0].tolist() == sparse[0].tolist() and dense[1].tolist() == sparse[1].tolist()
+        for limit in (1, 5, 1000):
+            rows, keys = rank_rows(terms, mask, limit)
+            assert (rows.tolist(), keys.tolist()) == _summed_in_order(terms, mask, limit)
+    one = TermScores(np.array([3, 1, 2], dtype=np.int64), np.array([0.5, 2.0, 0.5]))
+    two = TermScores(np.array([2, 9], dtype=np.int64), np.array([1.5, 4.0]))
+    rows, keys = rank_rows([one, two], np.array([True, True, True, True, False]), 3)
+    assert rows.tolist() == [1, 2, 3] and keys.tolist() == [-2.0, -2.0, -0.5]
+
+
+@pytest.mark.sqlite_only("counts the statements a search runs with SQLite's trace hook")
+def test_a_search_reads_the_counters_once_and_its_rows_with_their_status(tmp_path: Path, store_path: Path) -> None:
+    """Inside one snapshot the generation counters cannot move: a cached search reads them
+    in one statement, and its hits with their resources' status in one more (a warm search
+    of a workspace is those two, BEGIN and COMMIT); the next snapshot reads them again and
+    sees another store's write."""
+    with Engine(store_path) as a, Engine(store_path) as b:
+        a.ingest([_write(tmp_path / "docs", {k: TEXTS[k] for k in ("pumps.txt", "valves.txt")})])
+        ws = a.workspace_id
+        a.store.search_hits(ws, ["pressure"], limit=5)  # warm: scope, terms
+        reads: list[str] = []
+        a.store._conn().set_trace_callback(reads.append)
+        hits = a.store.search_hits(ws, ["pressure"], limit=5)
+        a.store._conn().set_trace_callback(None)
+        assert [p.text.split()[0] for p in hits] == ["Valves", "Pumps"]
+        assert [sql.split()[0] for sql in reads] == ["BEGIN", "SELECT", "SELECT", "COMMIT"]
+        assert "FROM meta" in reads[1] and "JOIN resources" in reads[2]
+        b.ingest([_write(tmp_path / "more", {"notes.txt": TEXTS["notes.txt"]})])
+        assert len(a.store.search_hits(ws, ["pressure"], limit=5)) == 3
+        assert a.store.search_hits(ws, ["pressure"], limit=5, conditions=[Condition("kind", "eq", ("pdf",))]) == []
+
+
+def test_select_marks_the_rows_of_the_resources_asked() -> None:
+    """select: each row whose resource is one of those asked, from few ids or from many
+    (every id, unknown ids too), the same as comparing every row's resource."""
+    index = np.array([0, 1, 2, 1, 0, 3, 3], dtype=np.int32)
+    ids = ("a", "b", "c", "d")
+    for asked in (None, set(), {"a"}, {"b", "d"}, {"x"}, {"a", "b", "c", "d"}, {"a", "b", "c", "d", "x"}):
+        expected = [asked is None or ids[i] in asked for i in index]
+        assert select(index, ids, asked).tolist() == expected
+    assert select(index, ids, {"b", "d"}).tolist() == [False, True, False, True, False, True, True]
+    assert select(np.zeros(0, dtype=np.int32), (), {"a"}).tolist() == []
+
+
+def test_a_scopes_rows_of_some_resources_are_those_its_mask_selects() -> None:
+    """Scope.rows_of (one sort of the scope by resource, then the runs of those asked) holds
+    the rows Scope.mask marks, grouped by resource in rowid order."""
+    scope = Scope(np.array([2, 3, 5, 7, 8, 11], dtype=np.int64), np.array([1, 0, 1, 2, 0, 1], dtype=np.int32),
+                  ("a", "b", "c"), False)
+    assert scope.rows_of({"b", "c"}).tolist() == [2, 5, 11, 7]
+    assert scope.rows_of({"x"}).tolist() == [] and scope.rows_of(set()).dtype == np.int64
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        n, k = int(rng.integers(0, 60)), int(rng.integers(1, 8))
+        rowids = np.sort(rng.choice(200, size=n, replace=False)).astype(np.int64)
+        scope = Scope(rowids, rng.integers(0, k, size=n).astype(np.int32), tuple(f"r{i}" for i in range(k)), False)
+        asked = {f"r{i}" for i in range(k + 2) if rng.random() < 0.4}
+        expected = scope.rowids[scope.mask(asked)[scope.rowids]] if n else np.zeros(0, dtype=np.int64)
+        assert sorted(scope.rows_of(asked).tolist()) == expected.tolist()

@@ -47,10 +47,17 @@ class BM25Retriever:
 
     def retrieve(self, question: str, *, k: int, conditions: Sequence[Condition] = (),
                  under: str | None = None) -> list[Passage]:
-        """Top ``k`` passages for ``question`` (see :class:`~citewell.retrieve.base.Retriever`)."""
+        """Top ``k`` passages for ``question`` (see :class:`~citewell.retrieve.base.Retriever`);
+        the store's reads share one snapshot (:meth:`Store.reading`)."""
         terms = search_terms(question)
         if not terms or k <= 0:
             return []
+        with self.store.reading():
+            return self._retrieve(question, terms, k, conditions, under)
+
+    def _retrieve(self, question: str, terms: list[str], k: int, conditions: Sequence[Condition],
+                  under: str | None) -> list[Passage]:
+        """:meth:`retrieve` of the question's ``terms``, inside its snapshot."""
         if not self.rerank:
             return self.store.search_text(self.workspace_id, terms, limit=k, conditions=conditions, under=under)
         limit = min(max(self.pool_min, self.pool_factor * k), max(self.pool_max, k))

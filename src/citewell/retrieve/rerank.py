@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..models import Passage, Resource
-from ..text.names import QuestionNames, names_source
+from ..text.names import NamedSources, QuestionNames
+from ..tuplecache import TupleCache
 from ..text.questions import asks_for_figure
 from ..text.terms import Concept, question_concepts, tokens
 
@@ -65,13 +66,21 @@ def resource_priors(question: str, resources: Sequence[Resource]) -> dict[str, f
     """
     asked = QuestionNames.of(question)
     out: dict[str, float] = {}
-    for res in resources:
-        meta = res.metadata or {}
-        named = names_source(asked, res.title, meta.get("tickers") or [], meta.get("company_names") or [])
-        if named:
-            year = meta.get("fiscal_year")
-            out[res.id] = 1.5 if year is not None and str(year) in asked.years else 1.0
+    for i in _named_sources.get(resources).named(asked):  # names_source of each resource, indexed
+        res = resources[i]
+        year = (res.metadata or {}).get("fiscal_year")
+        out[res.id] = 1.5 if year is not None and str(year) in asked.years else 1.0
     return out
+
+
+def _source_names(resources: Sequence[Resource]) -> NamedSources:
+    """The :class:`~citewell.text.names.NamedSources` of ``resources`` (what names each)."""
+    return NamedSources.of((res.title, (res.metadata or {}).get("tickers") or [],
+                            (res.metadata or {}).get("company_names") or []) for res in resources)
+
+
+#: the index of the resources of each recent scope (the store's tuple of one search generation)
+_named_sources: TupleCache[NamedSources] = TupleCache(_source_names)
 
 
 @dataclass(frozen=True)

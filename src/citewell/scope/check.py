@@ -70,12 +70,12 @@ from .names import (
     alias_query,
     cashtags,
     mentions,
-    names_resource,
     question_names,
     ticker_definitions,
     ticker_links,
     used_as_word,
 )
+from .labelindex import label_index
 from .periods import latest_period, looks_ahead, question_years
 
 #: Share of the topic weight that, missing from the sources about the question, makes it
@@ -187,15 +187,16 @@ def _words(text: str) -> list[str]:
 def _name_facts(store: Store, workspace_id: str, name: Name, resources: Sequence[Resource],
                 conditions: Sequence[Condition], under: str | None, *, depth: int = 0) -> NameFacts:
     words = _words(name.text.lstrip("$"))
-    labelled = tuple(r.id for r in resources if names_resource(r, name))
+    labelled = label_index(resources).named(name)
     found = _lookup(store, workspace_id, words, conditions, under)
-    others = tuple(sorted(r.id for r in resources if r.id not in labelled))
-    if labelled and others:
+    if labelled and len(labelled) < len(resources):
         # every passage of a labelled resource matches the name by its title: look in the
-        # other resources too, so that a post mentioning the name is not crowded out
+        # other resources of the scope too (the scope's conditions, and none of the labelled
+        # ones), so that a post mentioning the name is not crowded out
         own = {p.chunk_id for p in found}
-        found += [p for p in _lookup(store, workspace_id, words, [*conditions, Condition("resource_id", "eq", others)],
-                                     under) if p.chunk_id not in own]
+        others = Condition("resource_id", "ne", tuple(sorted(labelled)))
+        found += [p for p in _lookup(store, workspace_id, words, [*conditions, others], under)
+                  if p.chunk_id not in own]
     common = any(used_as_word(p.text, name) for p in found) if name.kind == "word" else False
     passages = tuple(p for p in found if mentions(p.text, name, common=common))
     texts = [p.text for p in passages]
@@ -241,7 +242,15 @@ def gather(store: Store, workspace_id: str, question: str, *, conditions: Sequen
     """Read the :class:`ScopeFacts` of ``question`` from the store: the scope's resources,
     one full-text lookup (at most :data:`LOOKUP_LIMIT` passages) per question name, linked
     alias and year, and the document frequencies of the topic concepts. About a
-    millisecond per lookup on the SQLite store; never raises for any question text."""
+    millisecond per lookup on the SQLite store; never raises for any question text. The
+    reads share one snapshot (:meth:`Store.reading`)."""
+    with store.reading():
+        return _gather(store, workspace_id, question, conditions, under)
+
+
+def _gather(store: Store, workspace_id: str, question: str, conditions: Sequence[Condition],
+            under: str | None) -> ScopeFacts:
+    """:func:`gather`, inside its snapshot."""
     resources = tuple(store.scope_resources(workspace_id, conditions=conditions, under=under))
     names = tuple(_name_facts(store, workspace_id, n, resources, conditions, under)
                   for n in question_names(question))

@@ -260,21 +260,19 @@ def ticker_links(names: Iterable[Name], resources: Sequence[Resource], texts: It
     one of ``tickers`` (cashtags seen in the sources) or of a resource's metadata; other
     parenthesised codes define abbreviations (``Boeing Capital Corporation (BCC)``) and
     link nothing. A name without links is left out."""
+    from .labelindex import label_index  # the index reads this module's labels
+
+    index = label_index(resources)
     wanted = list(names)
     out: dict[str, set[str]] = {}
-    pairs: list[tuple[str, str]] = []
-    known = {t.upper().lstrip("$") for t in tickers}
-    for r in resources:
-        meta = r.metadata or {}
-        known.update(t.upper() for t in _strings(meta.get("tickers")))
-        for t in _strings(meta.get("tickers")):
-            for c in _strings(meta.get("company_names")):
-                pairs.append((c, t.upper()))
+    defined: list[tuple[str, str]] = []
+    known = index.known | {t.upper().lstrip("$") for t in tickers}
     for company, code, explicit in ticker_definitions(texts):
         if explicit or code in known:
-            pairs.append((company, code))
+            defined.append((company, code))
     for name in wanted:
-        for company, ticker in pairs:
+        # the metadata pairs that can link to the name (:meth:`LabelIndex.linked_pairs`), then the texts'
+        for company, ticker in (*index.linked_pairs(name), *defined):
             if name.ticker and name.text.upper() == ticker:
                 out.setdefault(name.text, set()).add(_short(company))
             elif not name.ticker and (mentions(company, name) or name.key == _ALNUM_RE.sub("", company.lower())):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Protocol, Sequence
 
 import numpy as np
@@ -49,7 +50,8 @@ class FileRecord:
 class Condition:
     """One filter condition: ``key`` (canonical name), ``op`` (eq, ge, le), ``values``.
 
-    ``eq`` with several values means any of them; values are already normalised
+    ``eq`` with several values means any of them; ``ne`` (``resource_id`` only, made by
+    the scope check, never parsed from a request) means none of them; values are already normalised
     (lower-cased strings; fiscal_quarter "1".."4"; fiscal_year an integer string).
     """
 
@@ -349,6 +351,13 @@ class Store(Protocol):
         scores, as :class:`TextHit` (no metadata, no passage objects): for checks that read
         only where a match is and what it says (the scope check reads about a thousand per
         question)."""
+        ...
+
+    def reading(self) -> AbstractContextManager[None]:
+        """One read snapshot for the reads of this thread inside the ``with`` block: they see
+        one state of the store and share its round trips (one transaction, the generation
+        counters read once) instead of each opening its own. Reads only: no write may
+        run inside it."""
         ...
 
     def ranking_resources(self, workspace_id: str, *, under: str | None = None) -> Sequence[Resource]:

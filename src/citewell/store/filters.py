@@ -63,6 +63,10 @@ def filter_sql(conditions: Sequence[Condition]) -> tuple[str, list[Any]]:
         elif cond.key == "kind":
             clauses.append(f"r.kind IN ({marks})")
             args += values
+        elif cond.key == "resource_id" and cond.op == "ne":  # none of them (nothing to leave out: no clause)
+            if values:
+                clauses.append(f"r.id NOT IN ({marks})")
+                args += values
         elif cond.key == "resource_id":
             clauses.append(f"r.id IN ({marks})")
             args += values

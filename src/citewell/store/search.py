@@ -195,32 +195,44 @@ class Search(SQLBase):
         """The best ``limit`` rows of the workspace's scope for ``terms`` from the cached
         term scores (resource-level ``conditions`` only): ``(rowids, bm25 values)``, best
         first (:func:`~citewell.store.searchcache.rank_rows`)."""
+        scope, scope_generation = self._scope(conn, workspace_id)  # first: it reads every counter needed
         generation = self._generation(conn, SEARCH)
-        scope, scope_generation = self._scope(conn, workspace_id)
-        resources = self._scope_resources(conn, workspace_id, conditions, under)
+        # a list of resources (``eq``) or of exceptions (``ne``) narrows the cached mask of the other
+        # conditions: the scope's rows are its ready resources' already, so no query, and no set or
+        # mask cached for every list a question makes
+        by_id = [c for c in conditions if c.key == "resource_id"]
+        rest = [c for c in conditions if c.key != "resource_id"]
+        resources = self._scope_resources(conn, workspace_id, rest, under)
         mask = self._masks.get(scope_generation, (workspace_id, None if resources is None else frozenset(resources)),
                                lambda: scope.mask(resources))
+        for c in by_id:
+            rows = scope.rows_of(frozenset(c.values))
+            if c.op == "ne":
+                mask = mask.copy()
+                mask[rows] = False
+            else:
+                kept = np.zeros_like(mask)
+                kept[rows] = mask[rows]
+                mask = kept
         return rank_rows([self._term_scores(conn, generation, t) for t in terms], mask, limit)
 
     def _read_hits(self, conn: sqlite3.Connection, workspace_id: str, wanted: list[int],
                    keys: np.ndarray) -> list[TextHit] | None:
         """The :class:`TextHit` of each ranked row ``wanted`` (``keys``: their bm25 values);
-        None when a row cannot be read back or its resource is no longer ready."""
+        None when a row cannot be read back or its resource is no longer ready (each row is
+        read with its resource's status: one query per 500 rows)."""
         cur = conn.cursor()
         cur.row_factory = None
         rows: dict[int, tuple[str, str, str]] = {}
+        ready = True
         for i in range(0, len(wanted), 500):
             batch = wanted[i:i + 500]
-            rows.update((r[0], (r[1], r[2], r[3])) for r in cur.execute(
-                f"SELECT rowid, id, resource_id, text FROM chunks WHERE rowid IN ({','.join('?' * len(batch))}) "
-                "AND workspace_id = ?", [*batch, workspace_id]))
-        ids = sorted({row[1] for row in rows.values()})
-        ready = 0
-        for i in range(0, len(ids), 500):
-            batch = ids[i:i + 500]
-            ready += cur.execute(f"SELECT count(*) FROM resources WHERE id IN ({','.join('?' * len(batch))}) "
-                                 "AND status = 'ready'", batch).fetchone()[0]
-        if len(rows) != len(wanted) or ready != len(ids):
+            for r in cur.execute(f"SELECT c.rowid, c.id, c.resource_id, c.text, r.status FROM chunks c JOIN resources r "
+                                 f"ON r.id = c.resource_id WHERE c.rowid IN ({','.join('?' * len(batch))}) "
+                                 "AND c.workspace_id = ?", [*batch, workspace_id]):
+                rows[r[0]] = (r[1], r[2], r[3])
+                ready = ready and r[4] == "ready"
+        if len(rows) != len(wanted) or not ready:
             return None
         return [TextHit(*rows[rid], -float(key)) for rid, key in zip(wanted, keys)]
 

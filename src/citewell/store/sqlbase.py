@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from ..models import Chunk, Passage, Resource, utcnow
-from .searchcache import (MASK_CACHE_BYTES, TERM_CACHE_BYTES, VECTOR_CACHE_BYTES, GenerationCache, Scope, TermScores,
-                          VectorScope)
+from .searchcache import (MASK_CACHE_BYTES, SEARCH, TERM_CACHE_BYTES, VECTOR_CACHE_BYTES, VECTORS, GenerationCache, Scope,
+                          TermScores, VectorScope)
 
 #: Every column of ``resources`` but ``extracted_text`` (megabytes for a long filing): rows
 #: are read on every question, the text only by ``resource_text``.
@@ -154,28 +154,50 @@ class SQLBase:
     @contextmanager
     def _snapshot(self) -> Iterator[sqlite3.Connection]:
         """A read transaction (:attr:`_BEGIN_READ`): every read inside sees one state of the
-        store, the generation counters included. Inside a transaction already open, that one."""
+        store, the generation counters included (so :meth:`_generation` reads each counter
+        once per snapshot). Inside a transaction already open, that one."""
         conn = self._conn()
         if conn.in_transaction:
             yield conn
             return
         conn.execute(self._BEGIN_READ)
+        self._local.counters = {}
         try:
             yield conn
         finally:
+            self._local.counters = None
             conn.execute("COMMIT")
 
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """One :meth:`_snapshot` for a block of reads (see :meth:`Store.reading`)."""
+        with self._snapshot():
+            yield
+
+    def _generation(self, conn: sqlite3.Connection, *keys: str) -> tuple[int, ...]:
+        """The counters ``keys`` (``SEARCH``, ``VECTORS``) as stored now (0 when never bumped).
+        Inside a :meth:`_snapshot` they cannot change: each is read once, and the first read
+        brings the store-wide counters along (the reads of a search need both its
+        workspace's and the store's), one round trip instead of one per call."""
+        counters: dict[str, int] | None = getattr(self._local, "counters", None)
+        if counters is None:
+            return self._read_counters(conn, keys)
+        missing = [k for k in keys if k not in counters]
+        if missing:
+            wanted = tuple(dict.fromkeys([*missing, *([SEARCH, VECTORS] if not counters else [])]))
+            counters.update(zip(wanted, self._read_counters(conn, wanted)))
+        return tuple(counters[k] for k in keys)
+
     @staticmethod
-    def _generation(conn: sqlite3.Connection, *keys: str) -> tuple[int, ...]:
-        """The counters ``keys`` (``SEARCH``, ``VECTORS``) as stored now (0 when never bumped)."""
+    def _read_counters(conn: sqlite3.Connection, keys: Sequence[str]) -> tuple[int, ...]:
+        """The counters ``keys`` read from table ``meta`` (0 when never bumped)."""
         rows = dict((row[0], row[1]) for row in conn.execute(
-            f"SELECT key, value FROM meta WHERE key IN ({','.join('?' * len(keys))})", keys).fetchall())
+            f"SELECT key, value FROM meta WHERE key IN ({','.join('?' * len(keys))})", tuple(keys)).fetchall())
         return tuple(int(rows.get(k, 0)) for k in keys)
 
-    @classmethod
-    def _ws_generation(cls, conn: sqlite3.Connection, workspace_id: str, *keys: str) -> tuple[int, ...]:
+    def _ws_generation(self, conn: sqlite3.Connection, workspace_id: str, *keys: str) -> tuple[int, ...]:
         """A workspace's own counters ``keys`` (``SEARCH``, ``VECTORS``), 0 when never bumped."""
-        return cls._generation(conn, *(f"{k}:{workspace_id}" for k in keys))
+        return self._generation(conn, *(f"{k}:{workspace_id}" for k in keys))
 
     def close(self) -> None:
         """Close this thread's connection (other threads' close when they end)."""

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from .terms import content_terms, tokens
 
-__all__ = ["DOC_WORDS", "QuestionNames", "names_source"]
+__all__ = ["DOC_WORDS", "NamedSources", "QuestionNames", "names_source"]
 
 #: Title words that name a kind of document rather than its subject (stemmed).
 DOC_WORDS = frozenset({"10k", "10q", "8k", "10", "k", "q", "earn", "date", "report", "annual", "quarterli",
@@ -69,3 +69,44 @@ def names_source(question: QuestionNames, title: str, tickers: Iterable[str] = (
         if words and words <= question.terms:
             return True
     return False
+
+
+@dataclass(frozen=True)
+class NamedSources:
+    """:func:`names_source` over many sources at once, in time that grows with what the
+    question's words match rather than with the number of sources: positions (into the
+    sources as given) by lower-cased ticker (``tickers``), by title word that can name
+    (``titles``), and by the smallest term of each company name with that name's terms
+    (``companies``: every term of a company the question names is a term of the
+    question, its smallest one too)."""
+
+    tickers: dict[str, tuple[int, ...]]
+    titles: dict[str, tuple[int, ...]]
+    companies: dict[str, tuple[tuple[int, frozenset[str]], ...]]
+
+    @classmethod
+    def of(cls, sources: Iterable[tuple[str, Iterable[object], Iterable[object]]]) -> "NamedSources":
+        """The index of ``(title, tickers, company names)`` per source (iterated as
+        :func:`names_source` iterates them)."""
+        tickers: dict[str, list[int]] = {}
+        titles: dict[str, list[int]] = {}
+        companies: dict[str, list[tuple[int, frozenset[str]]]] = {}
+        for i, (title, codes, names) in enumerate(sources):
+            for tk in codes:
+                tickers.setdefault(str(tk).lower(), []).append(i)
+            for word in _title_names(title):
+                titles.setdefault(word, []).append(i)
+            for company in names:
+                words = _company_terms(str(company))
+                if words:
+                    companies.setdefault(min(words), []).append((i, words))
+        return cls({k: tuple(v) for k, v in tickers.items()}, {k: tuple(v) for k, v in titles.items()},
+                   {k: tuple(v) for k, v in companies.items()})
+
+    def named(self, question: QuestionNames) -> list[int]:
+        """The positions of the sources ``question`` names (:func:`names_source` true), ascending."""
+        found = {i for surface in question.surfaces for i in self.tickers.get(surface, ())}
+        found.update(i for name in question.names for i in self.titles.get(name, ()))
+        found.update(i for term in question.terms for i, words in self.companies.get(term, ())
+                     if words <= question.terms)
+        return sorted(found)
