@@ -491,3 +491,21 @@ def test_a_token_longer_than_a_btree_entry_is_indexed_and_ranked_as_on_sqlite(po
     assert [i for i, _ in got[0][0]] == [2, 0] and [i for i, _ in got[0][1]] == [0, 1] and got[0][3] == []
     lite.close()
     pg.close()
+
+
+def test_a_snapshot_whose_connection_drops_reports_why(postgres_server: PostgresServer) -> None:
+    """The server ends the connection of an open read snapshot: the next read inside it
+    fails with the server's reason (not with a second error from ending the snapshot), and
+    the store works again afterwards on a new connection."""
+    url = postgres_server.new_database()
+    store = PostgresStore(url)
+    ws = store.workspace_id("acme")
+    with pytest.raises(psycopg.OperationalError) as info:
+        with store._snapshot() as conn:
+            pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+            with psycopg.connect(url, autocommit=True) as other:
+                other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            conn.execute("SELECT 1").fetchone()
+    assert "terminating connection" in str(info.value)
+    assert store.workspace_name(ws) == "acme"
+    store.close()

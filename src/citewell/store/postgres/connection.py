@@ -183,6 +183,8 @@ class Connection:
         self.raw: Any = None
         #: whether the last statement's connection broke under it
         self.broke = False
+        #: whether the open transaction is read-only (a snapshot)
+        self.read_only = False
         #: rows changed by the statements run so far (INSERT, UPDATE, DELETE)
         self.total_changes = 0
 
@@ -190,7 +192,9 @@ class Connection:
     def statement(self, sql: str) -> Iterator[Any | None]:
         """The psycopg connection to run ``sql`` on: the transaction's, else one borrowed
         for this statement; ``BEGIN`` keeps it, ``COMMIT`` and ``ROLLBACK`` give it back.
-        None for a ``ROLLBACK`` on a broken connection: its transaction is gone already."""
+        None for a ``ROLLBACK``, or the ``COMMIT`` of a read-only transaction, on a broken
+        connection: its transaction is gone already, and the error that broke it is the one
+        to report (a write's ``COMMIT`` on a broken connection fails: it may not have happened)."""
         word = (m.group(1).upper() if (m := _TRANSACTION.match(sql)) else "")
         self.broke = False
         if self.raw is None:
@@ -205,13 +209,15 @@ class Connection:
                 raise
             if word == "BEGIN":
                 self.raw = raw
+                self.read_only = "READ ONLY" in sql.upper()
             else:
                 self.pool.putconn(raw)
             return
         if word in ("COMMIT", "ROLLBACK"):
             raw, self.raw = self.raw, None
             try:
-                yield None if word == "ROLLBACK" and (raw.broken or raw.closed) else raw
+                gone = raw.broken or raw.closed
+                yield None if gone and (word == "ROLLBACK" or self.read_only) else raw
             finally:
                 self.pool.putconn(raw)
             return
