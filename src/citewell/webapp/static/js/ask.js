@@ -253,14 +253,16 @@ export function askScreen(hash) {
     } else if (ended && ended.name === "error") {
       box.append(h("p", {class: "error"}, `${ended.data.code}: ${ended.data.message}`));
     }
+    // the answer is settled: the next question may go now, while the sidebar refreshes
+    // (a question sent meanwhile was dropped by the busy check)
+    busy = false;
+    send.disabled = false;
+    question.focus();
     try {
       await loadSessions();
       const info = await call("GET", `/v1/chats/${encodeURIComponent(sessionId)}`);
       title.textContent = info.title || "Untitled session";
     } catch (_) { /* the sidebar stays */ }
-    busy = false;
-    send.disabled = false;
-    question.focus();
   }
 
   form.addEventListener("submit", (event) => {
