@@ -175,7 +175,6 @@ def copy_store(store: Path, url: str, *, wait: bool = False, log=print) -> int: 
     import psycopg
 
     from citewell.store.postgres.vectors import index_ddl
-    from citewell.store.sqlbase import index_title
     from citewell.store.tables import metadata
 
     lite = sqlite3.connect(f"file:{store}?mode=ro", uri=True, check_same_thread=False)  # the pool reads it

@@ -25,9 +25,7 @@ from dataclasses import dataclass
 
 from ..models import Resource
 from ..tuplecache import TupleCache
-from .names import _ALNUM_RE as ALNUM_RE
-from .names import Name, labels
-from .names import _strings as metadata_strings
+from .names import ALNUM_RE, Name, labels, metadata_strings
 
 #: How many scopes' indexes :func:`label_index` keeps (the least recently used go first).
 CACHE_SIZE = 8
@@ -56,8 +54,9 @@ class LabelIndex:
     :func:`~citewell.scope.names.labels` joined by newlines, each starting at its
     ``starts`` offset; ``tickers``, lower-cased metadata ticker -> positions of the
     resources that list it; ``pairs``, the metadata (company, TICKER) pairs in resource
-    order; ``known``, every metadata ticker in capitals; ``companies``, the letters and digits of each pair's company, lower-cased and
-    joined by newlines from ``company_starts``."""
+    order; ``known``, every metadata ticker in capitals; ``companies``, the letters and
+    digits of each pair's company, lower-cased and joined by newlines from
+    ``company_starts``."""
 
     ids: tuple[str, ...]
     text: str

@@ -64,7 +64,8 @@ from ..text.terms import STOP_WORDS
 _WORD_RE = re.compile(r"\$?[^\W_]+(?:['\u2019&][^\W_]+)*(?:\.[A-Z]{1,2}\b)?")
 _JOINER_RE = re.compile(r"^\s*(?:&|-|and(?=\s+[A-Z]))?\s*$")
 _PERIOD_RE = re.compile(r"(?:FY|CY|Q|H)\d{0,4}|\d{1,2}-?[KQ]|\d+(?:[.,]\d+)*|[1-4]Q\d{0,4}", re.IGNORECASE)
-_ALNUM_RE = re.compile(r"[^0-9a-z]+")
+#: What a name's key drops: everything but lower-case letters and digits (``Coca-Cola`` → ``cocacola``).
+ALNUM_RE = re.compile(r"[^0-9a-z]+")
 _CASHTAG_RE = re.compile(r"\$([A-Za-z]{1,6}(?:\.[A-Z]{1,2})?)\b")
 #: A ticker defined right after a name: ``Name (TICK)``, ``Name ($TICK)``, ``Name (NYSE: TICK)``:
 #: the name (up to four words) ...
@@ -105,7 +106,7 @@ class Name:
     @property
     def key(self) -> str:
         """Letters and digits, lower-cased: how labels are compared (``bestbuy``)."""
-        return _ALNUM_RE.sub("", self.text.lower())
+        return ALNUM_RE.sub("", self.text.lower())
 
 
 def _name_cased(word: str, first: bool) -> bool:
@@ -222,18 +223,20 @@ def labels(resource: Resource) -> str:
     """The letters and digits of a resource's title, file name, tickers and company
     names, lower-cased and space-separated (what :func:`names_resource` reads)."""
     meta = resource.metadata or {}
-    return _label_text((resource.title, resource.file_name, *_strings(meta.get("tickers")),
-                        *_strings(meta.get("company_names"))))
+    return _label_text((resource.title, resource.file_name, *metadata_strings(meta.get("tickers")),
+                        *metadata_strings(meta.get("company_names"))))
 
 
 @lru_cache(maxsize=16384)
 def _label_text(values: tuple[object, ...]) -> str:
     """:func:`labels` of a resource's label values (cached: every name of every question
     is checked against every resource of the scope)."""
-    return " ".join(_ALNUM_RE.sub("", str(v).lower()) for v in values if v)
+    return " ".join(ALNUM_RE.sub("", str(v).lower()) for v in values if v)
 
 
-def _strings(value: object) -> list[str]:
+def metadata_strings(value: object) -> list[str]:
+    """The strings of a metadata value (``tickers``, ``company_names``): a list or tuple's
+    items as strings (None items left out), any other value as one string, nothing for None."""
     if value is None:
         return []
     if isinstance(value, (list, tuple)):
@@ -246,7 +249,7 @@ def names_resource(resource: Resource, name: Name) -> bool:
     key = name.key
     if not key:
         return False
-    if name.ticker and key in {t.lower() for t in _strings((resource.metadata or {}).get("tickers"))}:
+    if name.ticker and key in {t.lower() for t in metadata_strings((resource.metadata or {}).get("tickers"))}:
         return True
     return len(key) >= 2 and key in labels(resource)
 
@@ -275,7 +278,7 @@ def ticker_links(names: Iterable[Name], resources: Sequence[Resource], texts: It
         for company, ticker in (*index.linked_pairs(name), *defined):
             if name.ticker and name.text.upper() == ticker:
                 out.setdefault(name.text, set()).add(_short(company))
-            elif not name.ticker and (mentions(company, name) or name.key == _ALNUM_RE.sub("", company.lower())):
+            elif not name.ticker and (mentions(company, name) or name.key == ALNUM_RE.sub("", company.lower())):
                 out.setdefault(name.text, set()).add(ticker)
     return out
 

@@ -2,8 +2,8 @@
 
 Revisions live in ``citewell/store/migrations/versions/`` and are named after the schema
 version they bring (``v10`` is the baseline: the schema citewell's own migrations v1–v10
-made, see :mod:`citewell.store.sqlite.schema`; ``v11`` adds PostgreSQL's vector column, ``v12`` the jobs, ``v13`` the counts
-of PostgreSQL's lexical postings). :func:`upgrade` runs
+made, see :mod:`citewell.store.sqlite.schema`; ``v11`` adds PostgreSQL's vector column,
+``v12`` the jobs, ``v13`` the counts of PostgreSQL's lexical postings). :func:`upgrade` runs
 inside the caller's transaction (a dialect holds its lock around it: ``BEGIN IMMEDIATE``
 on SQLite), so concurrent openers migrate once:
 

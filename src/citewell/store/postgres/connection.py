@@ -118,6 +118,8 @@ class Cursor:
         self._rowcount = -1
 
     def _run(self, sql: str, params: Any, *, many: bool) -> Cursor:
+        """Run ``sql`` once (``many``: for each parameter tuple of ``params``) and keep its
+        rows; again once on another connection when a read or ``BEGIN`` met a dropped one."""
         import psycopg
 
         for attempt in (1, 2):

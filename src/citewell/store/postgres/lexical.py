@@ -63,6 +63,13 @@ _POSTINGS_SQL = ("SELECT string_agg(int8send(rowid) || int2send(col) || int4send
                  "''::bytea) FROM lexical_postings WHERE term = ?")
 
 _tokenizers = threading.local()
+
+
+def _no_rows() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What :meth:`PostgresLexicalIndex._phrase` gives for a phrase no row holds."""
+    return np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.int64)
+
+
 #: UTF-8 bytes of a term above which the index keys it by :func:`term_key`'s digest form:
 #: a btree entry holds at most 2,704 bytes on PostgreSQL, and FTS5 indexes a token of any
 #: length (a run of about 900 CJK characters with no separator is one token)
@@ -97,8 +104,9 @@ def tokenize(text: str) -> list[tuple[str, int]]:
 
 def chunk_postings(title: str, text: str) -> tuple[dict[tuple[int, str], list[int]], int]:
     """The postings of one chunk: ``{(column, term): [position, …]}`` (column 0 the title,
-    1 the text; terms as :func:`term_key` keys them; positions as :func:`tokenize` gives them) and the chunk's token count
-    (both columns), what ``lexical_postings`` and ``lexical_docs`` hold for it."""
+    1 the text; terms as :func:`term_key` keys them; positions as :func:`tokenize` gives
+    them) and the chunk's token count (both columns), what ``lexical_postings`` and
+    ``lexical_docs`` hold for it."""
     positions: dict[tuple[int, str], list[int]] = defaultdict(list)
     size = 0
     for col, value in ((0, title), (1, text)):
@@ -188,13 +196,14 @@ class PostgresLexicalIndex(SQLBase):
         return out
 
     @classmethod
-    def _phrase(cls, conn: Any, term: str, *, column: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _phrase(cls, conn: Any, term: str, *,
+                column: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Rows holding the phrase of ``term`` (in ``column`` only, when given): their rowids
         (int64, ascending), the phrase's weighted frequency in each (float64: the sum of the
         column weights :data:`BM25_WEIGHTS` of its occurrences) and each row's tokens (int64)."""
         tokens = [term_key(t) for t, _ in tokenize(term)]
         if not tokens:
-            return np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.int64)
+            return _no_rows()
         weights = np.array(BM25_WEIGHTS, dtype=np.float64)
         found = {t: cls._postings(conn, t, column) for t in dict.fromkeys(tokens)}
         first = found[tokens[0]]
@@ -206,15 +215,16 @@ class PostgresLexicalIndex(SQLBase):
             for other in keys[1:]:
                 both = np.intersect1d(both, other, assume_unique=True)
             if not len(both):
-                return np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.int64)
+                return _no_rows()
             cur = conn.cursor()
             cur.row_factory = None
             rows = cur.execute("SELECT rowid, col, term, positions FROM lexical_postings WHERE term = ANY(?) "
-                               "AND rowid = ANY(?)", [sorted(found), np.unique(both // 2).tolist()]).fetchall()
+                               "AND rowid = ANY(?)", [sorted(found), np.unique(both // 2).tolist()]
+                               ).fetchall()
             wanted = set(both.tolist())
             occurrences = _phrase_rows([r for r in rows if r[0] * 2 + r[1] in wanted], tokens)
             if not occurrences:
-                return np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.int64)
+                return _no_rows()
             places = sorted(occurrences)
             rowids = np.array([k[0] for k in places], dtype=np.int64)
             cols = np.array([k[1] for k in places], dtype=np.int64)

@@ -1,0 +1,62 @@
+"""Per-question ``Engine.retrieve`` time with every cache warm: best of several passes.
+
+Run by hand (not part of the test suite)::
+
+    python benchmarks/retrieve_repeat.py --store postgresql://postgres@127.0.0.1:5433/pg742k \
+        --modes lexical,hybrid --questions 6 --passes 3
+
+Opens the store (a SQLite path or a PostgreSQL URL; its first workspace), asks the first
+``--questions`` FinanceBench dev questions (``../shared/corpus/eval/financebench_dev.jsonl``)
+once untimed per mode (term scores, masks and vectors cached), then ``--passes`` timed
+passes, and prints per mode each question's best wall time, their mean and the mean of
+the same passes' CPU time (the process's), in ms: a comparison of two versions of the
+code on one store that the load of a shared machine disturbs less than a p50 does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+QUESTIONS = ROOT.parent / "shared" / "corpus" / "eval" / "financebench_dev.jsonl"
+
+
+def main() -> None:
+    """Parse arguments, time the questions, print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", required=True, help="a SQLite store path or a postgresql:// URL")
+    parser.add_argument("--modes", default="lexical,hybrid")
+    parser.add_argument("--questions", type=int, default=6)
+    parser.add_argument("--passes", type=int, default=3)
+    args = parser.parse_args()
+    from citewell import Engine
+    from citewell.store import open_store
+
+    questions = [json.loads(line)["question"] for line in QUESTIONS.read_text().splitlines()
+                 if line.strip()][:args.questions]
+    store = open_store(args.store)
+    name = store.workspace_name(store.workspace_ids()[0])
+    with Engine(store, workspace=name) as engine:
+        for mode in (m.strip() for m in args.modes.split(",") if m.strip()):
+            engine.mode = mode
+            for q in questions:  # warm: every cache filled
+                engine.retrieve(q, k=5)
+            best = [float("inf")] * len(questions)
+            cpu = [float("inf")] * len(questions)
+            for _ in range(args.passes):
+                for i, q in enumerate(questions):
+                    wall, used = time.perf_counter(), time.process_time()
+                    engine.retrieve(q, k=5)
+                    best[i] = min(best[i], (time.perf_counter() - wall) * 1000)
+                    cpu[i] = min(cpu[i], (time.process_time() - used) * 1000)
+            print(f"{mode}: mean {sum(best) / len(best):.0f} ms (CPU {sum(cpu) / len(cpu):.0f} ms); per question "
+                  f"{[round(b) for b in best]}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
