@@ -409,3 +409,22 @@ def test_a_quarter_dated_in_the_year_before_its_fiscal_year_reports_it() -> None
                        heading="ACME CONDENSED CONSOLIDATED STATEMENT OF INCOME (in millions)")
     text = ExtractiveGenerator().generate("What were ACME's net sales in Q2 FY2023?", [quarter.model_copy(update={"rank": 1})])
     assert "no figure" not in text and text.startswith("Net sales: $3,642 (3 months 2022), $3,799 (3 months 2021)")
+
+
+@pytest.mark.parametrize("header,asked,note", [
+    # a full year dated in November is the year it ends in: FY2019 is not among these columns
+    ("December 2, 2022 December 3, 2021 November 27, 2020", 2019, True),
+    ("December 2, 2022 December 3, 2021 November 27, 2020", 2020, False),
+    # a retail year ending late in January is named by the year before, or by its end year
+    ("January 28, 2023 January 29, 2022", 2021, False),
+    ("January 28, 2023 January 29, 2022", 2023, False),
+    ("January 28, 2023 January 29, 2022", 2020, True),
+])
+def test_a_dated_full_year_reports_the_year_it_ends_in_or_a_retail_year_before(header: str, asked: int,
+                                                                                 note: bool) -> None:
+    row = _passage("is", "Total revenue 17,606 15,785 12,868" if header.startswith("Dec") else
+                   "Net sales 10,209 8,631", page=5, header=header,
+                   heading="ACME CONSOLIDATED STATEMENTS OF INCOME (in millions)")
+    text = ExtractiveGenerator().generate(f"What was ACME's total revenue in FY{asked}?",
+                                          [row.model_copy(update={"rank": 1})])
+    assert text.startswith(f"The sources give no figure for {asked}") is note, text

@@ -135,17 +135,28 @@ def _states_net(label: str, item: str) -> bool:
     return bool(_NET_ELEMENT_RE.search(item) and _NET_WORD_RE.search(label))
 
 
+#: a full year that ends in one of these months lies mostly in the calendar year before its
+#: end, and some companies name it by that year (a retail year of 52 or 53 weeks that ends
+#: late in January: "fiscal 2022" ends January 28, 2023), others by its end year
+_EARLY_END_MONTHS = frozenset({"jan", "feb", "mar"})
+
+
 def reports_year(row: FoundRow, year: int) -> bool:
-    """Whether a column of ``row`` may be fiscal ``year``: a column the header names by its
-    year alone (``2022``: the year as the company names it) is that year; a dated column
-    or a part of a year (``December 31, 2022``, ``3 months 2022``) is within a year of it,
-    since a fiscal year is named by the calendar year it ends in or, for some retailers,
-    the one it starts in, and a quarter of fiscal 2023 may end in December 2022."""
+    """Whether a column of ``row`` may be fiscal ``year``. A column the header names by
+    its year alone (``2022``: the year as the company names it) is that year. A dated full
+    year (``November 27, 2020``) is the year it ends in, or the year before when it ends in
+    January to March (:data:`_EARLY_END_MONTHS`: retail years are named by the year most of
+    them falls in). A part of a year (``3 months 2022``, ``Three Months Ended December 31,
+    2022``) is within a year of it: a quarter of fiscal 2023 may end in December 2022."""
     periods = column_periods(row.header) if row.header else []
     if not periods:
         return year in row.years
-    return any(p.year == year or ((p.date is not None or (p.months or 12) < 12) and abs(p.year - year) <= 1)
-               for p in periods)
+    for p in periods:
+        if p.year == year or ((p.months or 12) < 12 and abs(p.year - year) <= 1):
+            return True
+        if p.date is not None and p.year - year == 1 and p.date[:3].lower() in _EARLY_END_MONTHS:
+            return True
+    return False
 
 
 def trailing_values(row: str, count: int) -> tuple[str, list[str]]:
