@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from citewell import Engine
-from citewell.store.base import Condition
 from citewell.store import Store, open_store
-from citewell.store.searchcache import Scope, TermScores, _dense_totals, _sparse_totals, rank_rows, select
+from citewell.store.base import Condition, TextHit
+from citewell.store.searchcache import (Scope, SumMemo, TermScores, _dense_totals, _sparse_totals, _within, rank_rows,
+                                        select)
 from citewell.store.sqlite import fts_query
 
 from .conftest import is_sqlite, sql_rows
@@ -293,12 +294,22 @@ def test_rank_rows_sums_sparse_and_dense_terms_alike() -> None:
             parts = rng.choice([1e16, 1.0, -1e16, 0.1, 0.2, 0.3, 3.5e-7], size=len(rows)) * rng.random(len(rows))
             terms.append(TermScores(rows, parts))
         mask = rng.random(size) < 0.7
-        dense, sparse = _dense_totals(terms, mask), _sparse_totals(terms, mask)
+        dense, sparse = _within(*_dense_totals(terms), mask), _sparse_totals(terms, mask)
         assert dense[0].dtype == sparse[0].dtype == np.int64 and dense[1].dtype == sparse[1].dtype == np.float64
         assert dense[0].tolist() == sparse[0].tolist() and dense[1].tolist() == sparse[1].tolist()
+        memo = SumMemo()
         for limit in (1, 5, 1000):
+            expected = _summed_in_order(terms, mask, limit)
             rows, keys = rank_rows(terms, mask, limit)
-            assert (rows.tolist(), keys.tolist()) == _summed_in_order(terms, mask, limit)
+            assert (rows.tolist(), keys.tolist()) == expected
+            # the memo's sums of one mask serve another mask of the same terms
+            rows, keys = rank_rows(terms, mask, limit, memo=memo)
+            assert (rows.tolist(), keys.tolist()) == expected
+            other = ~mask
+            rows, keys = rank_rows(terms, other, limit, memo=memo)
+            assert (rows.tolist(), keys.tolist()) == _summed_in_order(terms, other, limit)
+        if len(terms) > 1:  # another list of terms is not the one summed
+            assert memo.get(terms[::-1]) is None and memo.get(terms[1:]) is None
     one = TermScores(np.array([3, 1, 2], dtype=np.int64), np.array([0.5, 2.0, 0.5]))
     two = TermScores(np.array([2, 9], dtype=np.int64), np.array([1.5, 4.0]))
     rows, keys = rank_rows([one, two], np.array([True, True, True, True, False]), 3)
@@ -309,22 +320,34 @@ def test_rank_rows_sums_sparse_and_dense_terms_alike() -> None:
 def test_a_search_reads_the_counters_once_and_its_rows_with_their_status(tmp_path: Path, store_path: Path) -> None:
     """Inside one snapshot the generation counters cannot move: a cached search reads them
     in one statement, and its hits with their resources' status in one more (a warm search
-    of a workspace is those two, BEGIN and COMMIT); the next snapshot reads them again and
+    of a workspace is those two, BEGIN and COMMIT); rows read once are not read again
+    until a write moves the generation; the next snapshot reads the counters again and
     sees another store's write."""
     with Engine(store_path) as a, Engine(store_path) as b:
         a.ingest([_write(tmp_path / "docs", {k: TEXTS[k] for k in ("pumps.txt", "valves.txt")})])
         ws = a.workspace_id
-        a.store.search_hits(ws, ["pressure"], limit=5)  # warm: scope, terms
-        reads: list[str] = []
-        a.store._conn().set_trace_callback(reads.append)
-        hits = a.store.search_hits(ws, ["pressure"], limit=5)
-        a.store._conn().set_trace_callback(None)
+        a.store.search_hits(ws, ["valves"], limit=5)  # warm: scope
+        a.store.search_text(ws, ["pressure"], limit=5)  # warm: terms (passages leave the hit rows unread)
+
+        def traced() -> tuple[list[str], list[TextHit]]:
+            reads: list[str] = []
+            a.store._conn().set_trace_callback(reads.append)
+            hits = a.store.search_hits(ws, ["pressure"], limit=5)
+            a.store._conn().set_trace_callback(None)
+            return reads, hits
+
+        reads, hits = traced()
         assert [p.text.split()[0] for p in hits] == ["Valves", "Pumps"]
         assert [sql.split()[0] for sql in reads] == ["BEGIN", "SELECT", "SELECT", "COMMIT"]
-        assert "FROM meta" in reads[1] and "JOIN resources" in reads[2]
+        assert "FROM meta" in reads[1] and "r.status FROM resources" in reads[2]
+        again, cached = traced()
+        assert cached == hits and [sql.split()[0] for sql in again] == ["BEGIN", "SELECT", "COMMIT"]
         b.ingest([_write(tmp_path / "more", {"notes.txt": TEXTS["notes.txt"]})])
-        assert len(a.store.search_hits(ws, ["pressure"], limit=5)) == 3
+        reads, hits = traced()
+        assert len(hits) == 3 and any("r.status FROM resources" in sql for sql in reads)
         assert a.store.search_hits(ws, ["pressure"], limit=5, conditions=[Condition("kind", "eq", ("pdf",))]) == []
+        b.delete_resource(next(r.id for r in b.resources() if r.file_name == "valves.txt"))
+        assert [h.text.split()[0] for h in a.store.search_hits(ws, ["pressure"], limit=5)] == ["Pressure,", "Pumps"]
 
 
 def test_select_marks_the_rows_of_the_resources_asked() -> None:

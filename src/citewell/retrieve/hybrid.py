@@ -239,15 +239,11 @@ class HybridRetriever:
 
     def _names(self, chunk_ids: list[str], found: dict[str, Passage]) -> dict[str, list[str]]:
         """Tickers and company names of the resources of passages BM25 did not return
-        (the generator matches a question's names against them)."""
+        (the generator matches a question's names against them), from the workspace's
+        ready resources as cached per search generation (:meth:`Store.ranking_resources`):
+        no query per resource. A resource no longer ready has none."""
         if not chunk_ids:
             return {}
         wanted = {found[c].chunk.resource_id for c in chunk_ids if c in found}
-        out: dict[str, list[str]] = {}
-        for rid in wanted:
-            try:
-                r = self.store.resource(self.workspace_id, rid)
-            except Exception:  # noqa: BLE001 - deleted meanwhile
-                continue
-            out[rid] = [str(v) for key in ("tickers", "company_names") for v in r.metadata.get(key) or []]
-        return out
+        return {r.id: [str(v) for key in ("tickers", "company_names") for v in r.metadata.get(key) or []]
+                for r in self.store.ranking_resources(self.workspace_id) if r.id in wanted}

@@ -214,24 +214,39 @@ class Search(SQLBase):
                 kept = np.zeros_like(mask)
                 kept[rows] = mask[rows]
                 mask = kept
-        return rank_rows([self._term_scores(conn, generation, t) for t in terms], mask, limit)
+        return rank_rows([self._term_scores(conn, generation, t) for t in terms], mask, limit,
+                         memo=getattr(self._local, "sums", None))
 
     def _read_hits(self, conn: sqlite3.Connection, workspace_id: str, wanted: list[int],
                    keys: np.ndarray) -> list[TextHit] | None:
         """The :class:`TextHit` of each ranked row ``wanted`` (``keys``: their bm25 values);
-        None when a row cannot be read back or its resource is no longer ready (each row is
-        read with its resource's status: one query per 500 rows)."""
+        None when a row cannot be read back or its resource is no longer ready. Rows of
+        ready resources read once are kept for the store-wide search generation (a write
+        anywhere that changes what a search sees moves it); the others are read with
+        their resources' status, one query per 500 rows."""
+        generation = self._generation(conn, SEARCH)
+        rows: dict[int, tuple[str, str, str]] = {}
+        missing: list[int] = []
+        for rowid in wanted:
+            held = self._hit_rows.peek(generation, rowid)
+            if held is not None and held[0] == workspace_id:
+                rows[rowid] = held[1:]
+            else:
+                missing.append(rowid)
         cur = conn.cursor()
         cur.row_factory = None
-        rows: dict[int, tuple[str, str, str]] = {}
         ready = True
-        for i in range(0, len(wanted), 500):
-            batch = wanted[i:i + 500]
-            for r in cur.execute(f"SELECT c.rowid, c.id, c.resource_id, c.text, r.status FROM chunks c JOIN resources r "
-                                 f"ON r.id = c.resource_id WHERE c.rowid IN ({','.join('?' * len(batch))}) "
+        for i in range(0, len(missing), 500):
+            batch = missing[i:i + 500]
+            # the status by the resource's key per row: a join would read every resource of the store
+            for r in cur.execute("SELECT c.rowid, c.id, c.resource_id, c.text, (SELECT r.status FROM resources r "
+                                 f"WHERE r.id = c.resource_id) FROM chunks c WHERE c.rowid IN ({','.join('?' * len(batch))}) "
                                  "AND c.workspace_id = ?", [*batch, workspace_id]):
                 rows[r[0]] = (r[1], r[2], r[3])
-                ready = ready and r[4] == "ready"
+                if r[4] == "ready":
+                    self._hit_rows.put(generation, r[0], (workspace_id, r[1], r[2], r[3]))
+                else:
+                    ready = False
         if len(rows) != len(wanted) or not ready:
             return None
         return [TextHit(*rows[rid], -float(key)) for rid, key in zip(wanted, keys)]

@@ -29,7 +29,9 @@ What is cached (all exact: a cached answer equals what SQL would return now):
   index, ``fts_covered``, is also tagged with the store-wide counter);
 - per workspace and term group: document frequencies;
 - per workspace and model: the vector matrix and the embedded flags (:class:`VectorScope`);
-- per workspace: the resource rows of whole lists and the resource ids a filter selects.
+- per workspace: the resource rows of whole lists and the resource ids a filter selects;
+- per chunk row a search returned as a hit: its id, resource, workspace and text (a
+  question's names are looked up again by the next question about the same company).
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ VECTORS = "vector_generation"
 TERM_CACHE_BYTES = 256 << 20
 VECTOR_CACHE_BYTES = 1 << 30
 MASK_CACHE_BYTES = 64 << 20
+#: memory budget of a store's cache of searched rows' texts (:meth:`Search._read_hits`), in bytes
+HIT_CACHE_BYTES = 64 << 20
 
 
 class GenerationCache(Generic[V]):
@@ -76,6 +80,18 @@ class GenerationCache(Generic[V]):
 
     def get(self, generation: tuple[int, ...], key: Hashable, load: Callable[[], V]) -> V:
         """The value of ``key`` at ``generation``: cached, or ``load()`` (then cached)."""
+        found, value = self._held(generation, key)
+        if found:
+            return value  # type: ignore[return-value]
+        value = load()
+        self.put(generation, key, value)
+        return value
+
+    def peek(self, generation: tuple[int, ...], key: Hashable) -> V | None:
+        """The value of ``key`` cached at ``generation``, or None (nothing is loaded)."""
+        return self._held(generation, key)[1]
+
+    def _held(self, generation: tuple[int, ...], key: Hashable) -> tuple[bool, V | None]:
         with self._lock:
             if not self.per_key and generation > self.generation:
                 self._items.clear()
@@ -84,8 +100,13 @@ class GenerationCache(Generic[V]):
             held = self._items.get(key)
             if held is not None and held[0] == generation:
                 self._items.move_to_end(key)
-                return held[1]
-        value = load()
+                return True, held[1]
+        return False, None
+
+    def put(self, generation: tuple[int, ...], key: Hashable, value: V) -> None:
+        """Cache ``value`` as ``key``'s at ``generation`` unless a newer generation is held
+        (then a reader of an older snapshot made it: not kept); over budget, the least
+        recently used entries go."""
         with self._lock:
             held = self._items.get(key)
             fresh = (held is None or generation >= held[0]) if self.per_key else generation == self.generation
@@ -100,7 +121,6 @@ class GenerationCache(Generic[V]):
                     while self._used > self.budget:
                         _, (_, old) = self._items.popitem(last=False)
                         self._used -= self.cost(old)
-        return value
 
 
 @dataclass(frozen=True)
@@ -196,18 +216,30 @@ def _positions(resource_ids: tuple[str, ...]) -> dict[str, int]:
     return {rid: i for i, rid in enumerate(resource_ids)}
 
 
-def rank_rows(terms: list[TermScores], mask: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+def rank_rows(terms: list[TermScores], mask: np.ndarray, limit: int, *,
+              memo: SumMemo | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The best ``limit`` rows matching any term within ``mask``, by FTS5 ``bm25`` (the sum
     of the terms' parts, added in ``terms`` order from 0.0, negated: lower is better), ties
     by rowid: ``(rowids, bm25 values)``, best first.
 
-    Terms that match few rows, next to the size of the mask (:data:`SPARSE_SHARE`), are
-    summed over the rows they match (:func:`_sparse_totals`), the others over an array as
-    long as the mask (:func:`_dense_totals`): the same sums, added in the same order, so the
-    same values bit for bit; only the time differs (the arrays of a store's size cost more
-    than the few rows a name matches)."""
-    matched = sum(len(t.rowids) for t in terms)
-    rows, totals = (_sparse_totals if matched * SPARSE_SHARE < len(mask) else _dense_totals)(terms, mask)
+    One term needs no sum: its rows within ``mask`` are ranked by their parts. Terms that
+    match few rows, next to the size of the mask (:data:`SPARSE_SHARE`), are summed over
+    the rows they match within it (:func:`_sparse_totals`), the others over an array as
+    long as the store (:func:`_dense_totals`, before the mask, so that ``memo``, when
+    given, keeps the sums for another ranking of the same terms under another mask: a
+    search and its narrower search of the named documents). The same sums, added in the
+    same order, so the same values bit for bit; only the time differs."""
+    if len(terms) == 1:
+        rows, totals = _within(terms[0].rowids, 0.0 + terms[0].parts, mask)
+    elif sum(len(t.rowids) for t in terms) * SPARSE_SHARE < len(mask):
+        rows, totals = _sparse_totals(terms, mask)
+    else:
+        held = memo.get(terms) if memo is not None else None
+        if held is None:
+            held = _dense_totals(terms)
+            if memo is not None:
+                memo.put(terms, held)
+        rows, totals = _within(*held, mask)
     keys = -1.0 * totals
     if len(rows) > limit:
         cut = np.partition(keys, limit - 1)[limit - 1]
@@ -217,23 +249,50 @@ def rank_rows(terms: list[TermScores], mask: np.ndarray, limit: int) -> tuple[np
     return rows[order], keys[order]
 
 
+class SumMemo:
+    """The summed parts of the last term list :func:`rank_rows` summed over the whole store,
+    kept for the rest of one snapshot (:meth:`~citewell.store.sqlbase.SQLBase._snapshot`),
+    where term scores cannot change: one entry, so at most one store-sized pair of arrays
+    (rows and sums: 16 bytes a matched row) per reader."""
+
+    def __init__(self) -> None:
+        self._terms: list[TermScores] | None = None
+        self._sums: tuple[np.ndarray, np.ndarray] | None = None
+
+    def get(self, terms: list[TermScores]) -> tuple[np.ndarray, np.ndarray] | None:
+        """The sums of ``terms`` (the same term objects in the same order), or None."""
+        held = self._terms
+        if held is None or len(held) != len(terms) or any(a is not b for a, b in zip(held, terms)):
+            return None
+        return self._sums
+
+    def put(self, terms: list[TermScores], sums: tuple[np.ndarray, np.ndarray]) -> None:
+        """Keep ``sums`` as those of ``terms`` (replacing the entry held)."""
+        self._terms, self._sums = list(terms), sums
+
+
+def _within(rows: np.ndarray, totals: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ``rows`` (and their ``totals``) that ``mask`` keeps (rows past its end: none)."""
+    keep = rows < len(mask)
+    keep[keep] = mask[rows[keep]]
+    return rows[keep], totals[keep]
+
+
 #: :func:`rank_rows` sums over the matched rows when this many times their count (all terms
-#: together) is below the mask's length, over a mask-long array otherwise (measured on a
+#: together) is below the mask's length, over a store-long array otherwise (measured on a
 #: 742k-row store: about where the two take the same time)
 SPARSE_SHARE = 8
 
 
-def _dense_totals(terms: list[TermScores], mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The rows within ``mask`` that some term matches (ascending) and their summed parts,
-    through arrays indexed by rowid."""
-    size = max([len(mask)] + [int(t.rowids.max()) + 1 for t in terms if len(t.rowids)])
+def _dense_totals(terms: list[TermScores]) -> tuple[np.ndarray, np.ndarray]:
+    """The rows some term matches (ascending) and their summed parts, through arrays
+    indexed by rowid (no mask: :func:`rank_rows` applies it)."""
+    size = max([0] + [int(t.rowids.max()) + 1 for t in terms if len(t.rowids)])
     total = np.zeros(size, dtype=np.float64)
     hit = np.zeros(size, dtype=bool)
     for t in terms:
         total[t.rowids] += t.parts
         hit[t.rowids] = True
-    hit[:len(mask)] &= mask
-    hit[len(mask):] = False
     rows = np.flatnonzero(hit)
     return rows, total[rows]
 

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from ..models import Chunk, Passage, Resource, utcnow
-from .searchcache import (MASK_CACHE_BYTES, SEARCH, TERM_CACHE_BYTES, VECTOR_CACHE_BYTES, VECTORS, GenerationCache, Scope,
-                          TermScores, VectorScope)
+from .searchcache import (HIT_CACHE_BYTES, MASK_CACHE_BYTES, SEARCH, TERM_CACHE_BYTES, VECTOR_CACHE_BYTES, VECTORS, GenerationCache, Scope,
+                          SumMemo, TermScores, VectorScope)
 
 #: Every column of ``resources`` but ``extracted_text`` (megabytes for a long filing): rows
 #: are read on every question, the text only by ``resource_text``.
@@ -108,9 +108,11 @@ class SQLBase:
         workspace has a chunk; (workspace, words) -> document frequency; (workspace, under)
         -> ready resources; (workspace, conditions, under) -> resource ids; (workspace,
         model, matrix?) -> :class:`VectorScope` (:data:`VECTOR_CACHE_BYTES`); (workspace,
-        resource ids) -> the scope's row mask (:data:`MASK_CACHE_BYTES`). The term
-        scores span every workspace (the store-wide generation); the rest are a
-        workspace's own (its generations, so another workspace's writes keep them)."""
+        resource ids) -> the scope's row mask (:data:`MASK_CACHE_BYTES`); chunk row of a
+        ready resource -> ``(workspace id, chunk id, resource id, text)``
+        (:data:`HIT_CACHE_BYTES`). The term scores and rows span every workspace (the
+        store-wide generation); the rest are a workspace's own (its generations, so
+        another workspace's writes keep them)."""
         self._terms: GenerationCache[TermScores] = GenerationCache(TERM_CACHE_BYTES, lambda t: t.nbytes)
         self._scopes: GenerationCache[Scope] = GenerationCache(64, per_key=True)
         self._alone: GenerationCache[bool] = GenerationCache(1024)
@@ -121,6 +123,8 @@ class SQLBase:
                                                                        per_key=True)
         self._masks: GenerationCache[np.ndarray] = GenerationCache(MASK_CACHE_BYTES, lambda m: m.nbytes,
                                                                    per_key=True)
+        self._hit_rows: GenerationCache[tuple[str, str, str, str]] = GenerationCache(
+            HIT_CACHE_BYTES, lambda row: 400 + 4 * len(row[3]))
 
     def _conn(self) -> sqlite3.Connection:
         """This thread's connection (dialect)."""
@@ -162,10 +166,11 @@ class SQLBase:
             return
         conn.execute(self._BEGIN_READ)
         self._local.counters = {}
+        self._local.sums = SumMemo()  # term sums a later ranking of the snapshot may reuse
         try:
             yield conn
         finally:
-            self._local.counters = None
+            self._local.counters = self._local.sums = None
             conn.execute("COMMIT")
 
     @contextmanager
