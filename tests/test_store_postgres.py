@@ -183,6 +183,10 @@ def test_open_store_opens_urls_and_chooses_the_blob_folder(postgres_server: Post
     explicit.close()
     port = url.split(":")[-1].split("/")[0]
     assert default_blob_dir(url).parts[-2:] == ("blobs", f"127.0.0.1-{port}-{url.rsplit('/', 1)[1]}")
+    # libpq's reading of the URL: a socket directory, query parameters, defaults
+    assert default_blob_dir("postgresql:///app?host=/var/run/postgresql").name == "_var_run_postgresql-5432-app"
+    assert default_blob_dir("postgresql://db.example:6000/app?port=6001").name == "db.example-6001-app"
+    assert default_blob_dir("postgres://ann@/").name == "localhost-5432-ann"
     monkeypatch.setenv("CITEWELL_BLOBS", str(tmp_path / "env"))
     from_env = open_store(url)
     assert from_env.blobs.root == tmp_path / "env"

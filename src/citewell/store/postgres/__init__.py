@@ -61,9 +61,20 @@ def default_blob_dir(url: str) -> Path:
     ``<user data dir>/citewell/blobs/<host>-<port>-<database>`` (one folder per database:
     blobs are shared by content within a store, and a store removes a blob only when none
     of its own rows refers to it; several machines share a bucket instead, see
-    :mod:`citewell.blobs`)."""
-    parts = urlsplit(url)
-    name = f"{parts.hostname or 'localhost'}-{parts.port or 5432}-{parts.path.lstrip('/') or parts.username or 'postgres'}"
+    :mod:`citewell.blobs`). Host, port and database are libpq's reading of the URL (its
+    query parameters too): a Unix-socket directory (``?host=/var/run/postgresql``) names
+    the folder by that path, no host is ``localhost``, no port 5432, no database the
+    user's name; characters other than ``A-Za-z0-9._-`` become ``_``."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        params = {k: str(v) for k, v in conninfo_to_dict(url).items() if v is not None}
+    except Exception:  # noqa: BLE001 - not libpq's: the URL's own parts (connecting will say what is wrong)
+        parts = urlsplit(url)
+        params = {"host": parts.hostname or "", "port": str(parts.port or ""), "dbname": parts.path.lstrip("/"),
+                  "user": parts.username or ""}
+    host = params.get("host") or "localhost"
+    name = f"{host}-{params.get('port') or 5432}-{params.get('dbname') or params.get('user') or 'postgres'}"
     return Path(platformdirs.user_data_dir("citewell")) / "blobs" / re.sub(r"[^A-Za-z0-9._-]", "_", name)
 
 
