@@ -14,6 +14,7 @@ import pytest
 
 from citewell import Engine
 from citewell.cli.app import main
+from citewell.errors import StoreError
 from citewell.retrieve import BM25Retriever
 from citewell.retrieve import embedder as embedder_mod
 from citewell.retrieve.dense import DenseRetriever
@@ -119,6 +120,32 @@ def test_dense_finds_a_paraphrase_sharing_no_words(tmp_path: Path, store_path: P
         assert found[0].score > found[1].score and found[0].rank == 1
         engine.mode = "hybrid"  # BM25 has nothing: the dense ranking alone decides
         assert engine.retrieve(question, k=1)[0].chunk.text.strip() == target
+
+
+@needs_model
+def test_vectors_beyond_the_cache_are_ranked_alike_and_said_once(tmp_path: Path, store_path: Path,
+                                                                 caplog: pytest.LogCaptureFixture,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A workspace whose vectors exceed the vector cache (CITEWELL_VECTOR_CACHE_MB) is
+    ranked the same, read again per question, with one warning naming the setting; a bad
+    setting is a STORE_ERROR when the store opens."""
+    question = "Which creature do families adopt for a furry companion?"
+    with Engine(store_path, mode="dense") as engine:
+        engine.ingest([_corpus(tmp_path / "docs")])
+        cached = [(p.chunk.id, p.score) for p in engine.retrieve(question, k=3)]
+    monkeypatch.setenv("CITEWELL_VECTOR_CACHE_MB", "1")
+    with Engine(store_path, mode="dense") as engine:
+        assert engine.store._vectors.budget == 1 << 20
+        engine.store._vectors.budget = 100  # bytes: fewer than this workspace's vectors
+        with caplog.at_level("WARNING", logger="citewell.store"):
+            for _ in range(3):
+                assert [(p.chunk.id, p.score) for p in engine.retrieve(question, k=3)] == cached
+        said = [r.getMessage() for r in caplog.records if "exceed the vector cache" in r.getMessage()]
+        assert len(said) == 1 and "CITEWELL_VECTOR_CACHE_MB" in said[0]
+    for bad in ("0", "-5", "²", "lots"):
+        monkeypatch.setenv("CITEWELL_VECTOR_CACHE_MB", bad)
+        with pytest.raises(StoreError, match="CITEWELL_VECTOR_CACHE_MB"):
+            Engine(store_path).close()
 
 
 class _CountingEmbedder:

@@ -36,6 +36,7 @@ What is cached (all exact: a cached answer equals what SQL would return now):
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from functools import cached_property, lru_cache
@@ -44,6 +45,8 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import numpy as np
+
+from ..errors import StoreError
 
 V = TypeVar("V")
 
@@ -56,6 +59,20 @@ VECTOR_CACHE_BYTES = 1 << 30
 MASK_CACHE_BYTES = 64 << 20
 #: memory budget of a store's cache of searched rows' texts (:meth:`Search._read_hits`), in bytes
 HIT_CACHE_BYTES = 64 << 20
+
+
+def vector_cache_bytes() -> int:
+    """The vector cache's budget in bytes: :data:`VECTOR_CACHE_BYTES`, or
+    ``CITEWELL_VECTOR_CACHE_MB`` mebibytes when set (a workspace's vectors above it are
+    read from the store again for every dense ranking: 384 float32 dimensions take 1.5 KiB
+    a chunk, so the default holds about 700k chunks). Raises
+    :class:`~citewell.errors.StoreError` when the setting is not a positive integer."""
+    value = os.environ.get("CITEWELL_VECTOR_CACHE_MB", "").strip()
+    if not value:
+        return VECTOR_CACHE_BYTES
+    if not (value.isascii() and value.isdigit()) or int(value) < 1:
+        raise StoreError(f"CITEWELL_VECTOR_CACHE_MB must be a positive integer, not {value!r}")
+    return int(value) << 20
 
 
 class GenerationCache(Generic[V]):

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from ..models import Chunk, Passage, Resource, utcnow
-from .searchcache import (HIT_CACHE_BYTES, MASK_CACHE_BYTES, SEARCH, TERM_CACHE_BYTES, VECTOR_CACHE_BYTES, VECTORS, GenerationCache, Scope,
-                          SumMemo, TermScores, VectorScope)
+from .searchcache import (HIT_CACHE_BYTES, MASK_CACHE_BYTES, SEARCH, TERM_CACHE_BYTES, VECTORS, GenerationCache, Scope,
+                          SumMemo, TermScores, VectorScope, vector_cache_bytes)
 
 #: Every column of ``resources`` but ``extracted_text`` (megabytes for a long filing): rows
 #: are read on every question, the text only by ``resource_text``.
@@ -107,7 +107,7 @@ class SQLBase:
         (:data:`TERM_CACHE_BYTES`); workspace -> :class:`Scope`; workspace -> no other
         workspace has a chunk; (workspace, words) -> document frequency; (workspace, under)
         -> ready resources; (workspace, conditions, under) -> resource ids; (workspace,
-        model, matrix?) -> :class:`VectorScope` (:data:`VECTOR_CACHE_BYTES`); (workspace,
+        model, matrix?) -> :class:`VectorScope` (:func:`vector_cache_bytes`); (workspace,
         resource ids) -> the scope's row mask (:data:`MASK_CACHE_BYTES`); chunk row of a
         ready resource -> ``(workspace id, chunk id, resource id, text)``
         (:data:`HIT_CACHE_BYTES`). The term scores and rows span every workspace (the
@@ -119,10 +119,11 @@ class SQLBase:
         self._dfs: GenerationCache[int] = GenerationCache(200_000, per_key=True)
         self._ranking_resources: GenerationCache[tuple[Resource, ...]] = GenerationCache(64, per_key=True)
         self._resource_sets: GenerationCache[set[str]] = GenerationCache(4096, per_key=True)
-        self._vectors: GenerationCache[VectorScope] = GenerationCache(VECTOR_CACHE_BYTES, lambda v: v.nbytes,
+        self._vectors: GenerationCache[VectorScope] = GenerationCache(vector_cache_bytes(), lambda v: v.nbytes,
                                                                        per_key=True)
         self._masks: GenerationCache[np.ndarray] = GenerationCache(MASK_CACHE_BYTES, lambda m: m.nbytes,
                                                                    per_key=True)
+        self._uncached: set[tuple[str, str]] = set()
         self._hit_rows: GenerationCache[tuple[str, str, str, str]] = GenerationCache(
             HIT_CACHE_BYTES, lambda row: 400 + 4 * len(row[3]))
 

@@ -12,6 +12,7 @@ vector in a column of its own names it in :meth:`Vectors._index_columns`, and
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from typing import Any, Sequence
 
@@ -23,11 +24,15 @@ from .filters import CHUNK_KEYS, filter_sql, under_sql
 from .searchcache import SEARCH, VECTORS, GenerationCache, VectorScope, select
 from .sqlbase import SQLBase
 
+log = logging.getLogger("citewell.store")
+
 
 class Vectors(SQLBase):
     """Chunk vectors of a workspace (see the module docstring)."""
 
     _vectors: GenerationCache[VectorScope]
+    #: (workspace, model) whose vectors were too many for the cache (warned once)
+    _uncached: set[tuple[str, str]]
 
     # -- vector index hooks (dialect) ---------------------------------------------------
     def _index_columns(self, model: str, dim: int) -> tuple[str, str, str]:
@@ -68,7 +73,14 @@ class Vectors(SQLBase):
                     vectors = np.frombuffer(blobs, dtype="<f4").reshape(len(rows), -1)
             else:
                 embedded = np.fromiter((bool(row[2]) for row in rows), dtype=bool, count=len(rows))
-            return VectorScope(tuple(row[0] for row in rows), index, tuple(names), embedded, vectors)
+            found = VectorScope(tuple(row[0] for row in rows), index, tuple(names), embedded, vectors)
+            if found.nbytes > self._vectors.budget and (workspace_id, model) not in self._uncached:
+                self._uncached.add((workspace_id, model))
+                log.warning("the %d vectors of workspace %s (%d MiB) exceed the vector cache (%d MiB): each "
+                            "dense or hybrid question reads them from the store again; set "
+                            "CITEWELL_VECTOR_CACHE_MB above that, or use a PostgreSQL store", len(rows),
+                            workspace_id, found.nbytes >> 20, self._vectors.budget >> 20)
+            return found
 
         return self._vectors.get(generation, (workspace_id, model, matrix), load)
 
