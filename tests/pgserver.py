@@ -143,3 +143,97 @@ def database(url: str | None = None) -> Iterator[str]:
         yield server.new_database()
     finally:
         server.stop()
+
+
+class Outage:
+    """A TCP relay on 127.0.0.1 in front of a PostgreSQL server, which a test cuts to make
+    the database unreachable and restores to bring it back, without touching the server
+    the session shares: :meth:`url` gives a database's URL through the relay; :meth:`cut`
+    ends every relayed connection (their statements fail as if the server went away) and
+    stops listening (a new connection is refused, as by a stopped server); :meth:`restore`
+    listens again on the same port. :meth:`close` when done."""
+
+    def __init__(self, server: PostgresServer) -> None:
+        self.target = ("127.0.0.1", server.port)
+        self._lock = threading.Lock()
+        self._pairs: list[tuple[socket.socket, socket.socket]] = []
+        self._listener: socket.socket | None = None
+        self.port = 0
+        #: connections the relay accepted so far (each a connection attempt that reached it)
+        self.accepted = 0
+        self.restore()
+
+    def url(self, server_url: str) -> str:
+        """``server_url`` (a database of the server) through this relay."""
+        return server_url.replace(f":{self.target[1]}/", f":{self.port}/")
+
+    def restore(self) -> None:
+        """Listen (again, on the same port): the database is reachable."""
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self.port = listener.getsockname()[1]
+        with self._lock:
+            self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def cut(self) -> None:
+        """Stop listening and end every relayed connection: the database is unreachable."""
+        with self._lock:
+            listener, self._listener = self._listener, None
+            pairs, self._pairs = self._pairs, []
+        if listener is not None:
+            _close(listener)
+        for client, upstream in pairs:
+            _close(client)
+            _close(upstream)
+
+    def close(self) -> None:
+        """Cut, for good."""
+        self.cut()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # cut
+            try:
+                upstream = socket.create_connection(self.target)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                if self._listener is not listener:  # cut meanwhile
+                    _close(client)
+                    _close(upstream)
+                    return
+                self.accepted += 1
+                self._pairs.append((client, upstream))
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=_pump, args=(a, b), daemon=True).start()
+
+
+def _close(sock: socket.socket) -> None:
+    """Shut a socket down both ways (a peer blocked on it wakes) and close it."""
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    sock.close()
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    """Copy bytes from ``source`` to ``sink`` until either ends."""
+    try:
+        while data := source.recv(65536):
+            sink.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for sock in (source, sink):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass

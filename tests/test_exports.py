@@ -6,7 +6,7 @@ import citewell
 
 PUBLIC = ["Box", "Chunk", "Citation", "CitewellError", "Engine", "FileOutcome", "FilterError", "IngestError",
           "IngestReport", "Mention", "Message", "NotFoundError", "Notice", "Part", "Passage", "Reference",
-          "Resource", "SourceRef", "StoreError", "UsageError"]
+          "Resource", "SourceRef", "StoreError", "StoreUnavailable", "UsageError"]
 
 
 def test_exported_names_are_pinned() -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import psycopg
 import pytest
 
-from citewell.errors import StoreError
+from citewell.errors import StoreError, StoreUnavailable
 from citewell.store.migrate import HEAD, SCHEMA_VERSION
 from citewell.store.ids import text_hash
 from citewell.store.postgres import PostgresStore, safe_location
@@ -499,17 +499,20 @@ def test_a_token_longer_than_a_btree_entry_is_indexed_and_ranked_as_on_sqlite(po
 
 def test_a_snapshot_whose_connection_drops_reports_why(postgres_server: PostgresServer) -> None:
     """The server ends the connection of an open read snapshot: the next read inside it
-    fails with the server's reason (not with a second error from ending the snapshot), and
-    the store works again afterwards on a new connection."""
+    (which cannot run again outside its snapshot) fails with STORE_UNAVAILABLE carrying the
+    server's reason (not with a second error from ending the snapshot), and the store works
+    again afterwards on a new connection."""
     url = postgres_server.new_database()
     store = PostgresStore(url)
     ws = store.workspace_id("acme")
-    with pytest.raises(psycopg.OperationalError) as info:
+    with pytest.raises(StoreUnavailable) as info:
         with store._snapshot() as conn:
             pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
             with psycopg.connect(url, autocommit=True) as other:
                 other.execute("SELECT pg_terminate_backend(%s)", (pid,))
             conn.execute("SELECT 1").fetchone()
-    assert "terminating connection" in str(info.value)
+    assert info.value.code == "STORE_UNAVAILABLE"
+    assert "the connection was lost: terminating connection due to administrator command" in info.value.message
+    assert isinstance(info.value.__cause__, psycopg.OperationalError)
     assert store.workspace_name(ws) == "acme"
     store.close()

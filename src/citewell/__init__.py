@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .errors import CitewellError, FilterError, IngestError, NotFoundError, StoreError, UsageError
+from .errors import (CitewellError, FilterError, IngestError, NotFoundError, StoreError, StoreUnavailable,
+                     UsageError)
 from .models import Box, Chunk, Citation, Mention, Message, Notice, Part, Passage, Reference, Resource, SourceRef
 
 if TYPE_CHECKING:
@@ -52,5 +53,6 @@ __all__ = [
     "Resource",
     "SourceRef",
     "StoreError",
+    "StoreUnavailable",
     "UsageError",
 ]

@@ -8,7 +8,11 @@ Hierarchy::
     │            VTT_MALFORMED, SRT_MALFORMED, JSONL_MALFORMED, TEXT_ENCODING
     ├── FilterError                  INVALID_FILTER: unknown key or bad value
     ├── NotFoundError                NOT_FOUND: unknown id (or one of another workspace)
-    ├── StoreError                   STORE_ERROR: the store could not be opened or migrated
+    ├── StoreError                   STORE_ERROR: the store could not be opened, migrated or
+    │     │                          written (a PostgreSQL pool whose connections all stayed busy)
+    │     └── StoreUnavailable       STORE_UNAVAILABLE: the database cannot be reached right now
+    │                                (connection refused or failed, or lost mid-statement); transient:
+    │                                HTTP 503 with Retry-After, a job retried with backoff
     ├── UsageError                   INVALID_REQUEST: bad arguments to a public call
     │                                (DUPLICATE_SOURCE: a sources list gives one source two texts)
     └── GenerationError              the answer writer failed: LLM_UNAVAILABLE (endpoint down,
@@ -68,6 +72,24 @@ class StoreError(CitewellError):
     code = "STORE_ERROR"
 
 
+class StoreUnavailable(StoreError):
+    """The database cannot be reached right now (code ``STORE_UNAVAILABLE``): a connection
+    could not be opened (refused, failed, timed out), or the one a statement ran on was lost
+    and the statement cannot safely run again (a write, or anything inside a transaction,
+    whose transaction is rolled back). Transient: the same call may work once the database
+    is back, so a job is retried and the HTTP API answers 503 with ``Retry-After``.
+
+    ``retry_after_s``: seconds after which asking again is worth it (the ``Retry-After``
+    header, rounded up to whole seconds)."""
+
+    code = "STORE_UNAVAILABLE"
+
+    def __init__(self, message: str, *, retry_after_s: float = 5.0, code: str | None = None,
+                 **details: Any) -> None:
+        super().__init__(message, code=code, **details)
+        self.retry_after_s = retry_after_s
+
+
 class UsageError(CitewellError):
     """A public call got arguments it cannot use (code ``INVALID_REQUEST``)."""
 
@@ -97,5 +119,6 @@ __all__ = [
     "IngestError",
     "NotFoundError",
     "StoreError",
+    "StoreUnavailable",
     "UsageError",
 ]

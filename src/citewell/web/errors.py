@@ -46,9 +46,13 @@ Status by code (:func:`status_for`)::
     AGENT_PAUSED                  409     run now on a paused tracking agent
     FILE_TOO_LARGE                413     an upload over CITEWELL_MAX_UPLOAD_MB
     REQUEST_TOO_LARGE             413     another request body over CITEWELL_MAX_BODY_MB (16)
-    SERVER_BUSY                   503     every page-render slot stayed busy (retry later)
+    STORE_UNAVAILABLE             503     the database cannot be reached right now (PostgreSQL
+                                          refused or lost the connection); with Retry-After,
+                                          the same request may work once it is back
+    SERVER_BUSY                   503     every page-render slot stayed busy; with Retry-After
     GET_REF_FAIL                  500     an unexpected failure on a references route
-    SERVER_ERROR                  500     any other unexpected failure (STORE_ERROR included)
+    SERVER_ERROR                  500     any other unexpected failure (STORE_ERROR included:
+                                          e.g. every pooled connection stayed in use)
 
 Chats routes answer with the same codes and statuses. A turn of ``POST /v1/ask`` that
 fails in the background is not an HTTP error: its message settles with ``status: "failed"``
@@ -57,12 +61,16 @@ stopped before finishing it, or the library code that stopped it).
 
 A 5xx answer never carries a traceback or an internal detail: the exception is logged
 with the request id (the ``X-Request-ID`` header of the answer) and the client gets a
-fixed message.
+fixed message. A 503 keeps its code (the client should try again, not report a bug), with
+a fixed message for ``STORE_UNAVAILABLE`` (the library's names the database) and a
+``Retry-After`` header in whole seconds (:data:`RETRY_AFTER_S`, or the error's own
+``retry_after_s``).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any, Literal
 
 from fastapi import FastAPI
@@ -101,6 +109,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "AGENT_PAUSED": 409,
     "FILE_TOO_LARGE": 413,
     "REQUEST_TOO_LARGE": 413,
+    "STORE_UNAVAILABLE": 503,
     "SERVER_BUSY": 503,
     "GET_REF_FAIL": 500,
     "SERVER_ERROR": 500,
@@ -110,6 +119,12 @@ STATUS_BY_CODE: dict[str, int] = {
 RENAMED: dict[str, str] = {"INVALID_REQUEST": "INVALID_REQUEST_BODY", "STORE_ERROR": "SERVER_ERROR"}
 
 SERVER_ERROR_MESSAGE = "An unexpected error occurred on the server."
+#: The fixed messages of 503 codes whose library message names internals.
+UNAVAILABLE_MESSAGES: dict[str, str] = {
+    "STORE_UNAVAILABLE": "The database is unreachable right now; try again in a few seconds.",
+}
+#: Seconds a 503 asks the client to wait (``Retry-After``) when its error does not say.
+RETRY_AFTER_S = 5.0
 GET_REF_FAIL_MESSAGE = "The references could not be read because of an unexpected error on the server."
 
 
@@ -174,10 +189,17 @@ def _server_error(request: Request) -> JSONResponse:
 
 
 async def citewell_error_handler(request: Request, exc: Exception) -> Response:
-    """:class:`~citewell.errors.CitewellError` (library and :class:`ApiError`) → its code's status."""
+    """:class:`~citewell.errors.CitewellError` (library and :class:`ApiError`) → its code's
+    status: a 503 with its code and ``Retry-After``, another 5xx as ``SERVER_ERROR``
+    (logged with its traceback), the rest with their own code and message."""
     assert isinstance(exc, CitewellError)
     code = RENAMED.get(exc.code, exc.code)
     status = status_for(code)
+    if status == 503:  # try again later: the code, a safe message and when
+        log.warning("request %s: %s", _request_id(request), exc)
+        retry_after = float(getattr(exc, "retry_after_s", RETRY_AFTER_S))
+        return error_response(request, code, UNAVAILABLE_MESSAGES.get(code, exc.message),
+                              headers={"Retry-After": str(max(1, math.ceil(retry_after)))})
     if status >= 500:
         log.error("request %s failed: %s", _request_id(request), exc, exc_info=exc)
         return _server_error(request)
@@ -266,7 +288,9 @@ def install(app: FastAPI) -> None:
 __all__ = [
     "ANALYTICS_PREFIXES",
     "CHATS_PREFIXES",
+    "RETRY_AFTER_S",
     "STATUS_BY_CODE",
+    "UNAVAILABLE_MESSAGES",
     "ApiError",
     "error_body",
     "error_response",

@@ -84,8 +84,10 @@ class PostgresStore(PostgresConnections, PostgresLexicalIndex, PgVectorIndex, Po
     ``postgresql://user[:password]@host[:port]/database``, or ``postgres://…``), migrated
     on open. ``blobs``: where originals and page images go (a
     :class:`~citewell.blobs.BlobStore`, a folder or ``s3://bucket/prefix``; default the
-    folder :func:`default_blob_dir`). Raises :class:`~citewell.errors.StoreError` when the
-    database cannot be reached, is not a citewell store, or is newer than this citewell."""
+    folder :func:`default_blob_dir`). Raises :class:`~citewell.errors.StoreUnavailable` when
+    the database cannot be reached (and, later, whenever a statement meets it unreachable:
+    :mod:`.connection`), :class:`~citewell.errors.StoreError` when it refuses the login or
+    database, is not a citewell store, or is newer than this citewell."""
 
     def __init__(self, url: str, *, blobs: BlobStore | str | os.PathLike[str] | None = None) -> None:
         import psycopg

@@ -10,7 +10,7 @@ and is refused, as is one of a newer schema.
 
 from __future__ import annotations
 
-from ...errors import StoreError
+from ...errors import StoreError, StoreUnavailable
 from ..migrate import HEAD, SCHEMA_VERSION, check_state, store_state, upgrade
 from .lexical import LEXICAL_TABLES
 from .vectors import VECTOR_DDL
@@ -31,14 +31,38 @@ def _check(location: str, tables: set[str], version: int) -> None:
                 option="--store")
 
 
+def unreachable(exc: Exception) -> bool:
+    """Whether a connection attempt's ``exc`` says the server could not be reached right
+    now rather than that it refused this login or database: no answer from the server at
+    all (refused, timed out, no route), or the server saying it is starting up, shutting
+    down or in recovery (SQLSTATE class 57P or 08 when psycopg gives one; libpq reports
+    the server's ``FATAL`` of a failed connection as text, read in English)."""
+    state = getattr(exc, "sqlstate", None)
+    if state is not None:
+        return str(state).startswith(("08", "57P"))
+    text = str(exc)
+    return "FATAL:" not in text or "the database system is" in text
+
+
 def migrate(url: str, location: str) -> None:
     """Create or upgrade the citewell schema in the database at ``url`` (``location``: how
-    errors name it, without a password). Raises :class:`StoreError` when the database
-    cannot be reached, is not a citewell store, or is newer than this citewell."""
+    errors name it, without a password). Raises :class:`StoreUnavailable` when the server
+    cannot be reached (refused, timed out, starting up or shutting down), :class:`StoreError`
+    when the connection is refused otherwise (a login, a missing database), or the database
+    is not a citewell store, or is newer than this citewell."""
     import psycopg
 
+    from .connection import connect_kwargs, first_line
+
     try:
-        with psycopg.connect(url, autocommit=True) as conn:
+        try:
+            opened = psycopg.connect(url, **connect_kwargs(url))
+        except psycopg.OperationalError as exc:
+            if unreachable(exc):
+                raise StoreUnavailable(f"cannot open the store {location}: the database cannot be reached "
+                                       f"({first_line(exc)}); try again when it is up") from exc
+            raise
+        with opened as conn:
             tables, version, revision = store_state(conn, _TABLES_SQL)
         _check(location, tables, version)
         if version == SCHEMA_VERSION and revision == HEAD:

@@ -16,7 +16,8 @@ _DESCRIPTIONS = {
     409: "AGENT_BUSY (another process is running the tracking agent) or AGENT_PAUSED.",
     413: "FILE_TOO_LARGE: the upload is over CITEWELL_MAX_UPLOAD_MB.",
     500: "SERVER_ERROR (GET_REF_FAIL on the references routes); never a trace.",
-    503: "SERVER_BUSY: every page renderer stayed busy; try again.",
+    503: "STORE_UNAVAILABLE: the database is unreachable right now (SERVER_BUSY on a page image: every "
+         "renderer stayed busy); try again after the Retry-After header's seconds.",
 }
 
 
@@ -32,10 +33,11 @@ def payload(data: dict[str, Any]) -> dict[str, Any]:
 
 def error_docs(profile: Profile, *extra: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI ``responses`` for the errors every authenticated route may answer (400,
-    401, 403, 404, 500) plus ``extra`` statuses, in ``profile``'s error envelope."""
+    401, 403, 404, 500, and 503 while the database is unreachable) plus ``extra``
+    statuses, in ``profile``'s error envelope."""
     model = {"analytics": AnalyticsError, "chats": ChatsError}.get(profile, SessionsError)
     return {status: {"model": model, "description": _DESCRIPTIONS[status]}
-            for status in sorted({400, 401, 403, 404, 500, *extra})}
+            for status in sorted({400, 401, 403, 404, 500, 503, *extra})}
 
 
 __all__ = ["error_docs", "ok", "payload"]
