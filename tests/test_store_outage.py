@@ -4,9 +4,10 @@ On PostgreSQL the database is made unreachable with :class:`~tests.pgserver.Outa
 relay in front of the session's server, cut and restored), so these tests see what a
 stopped server does to the store: refused connections and connections dropped under a
 statement. The store then raises :class:`~citewell.errors.StoreUnavailable` at once
-rather than after the pool's timeout, and the HTTP API answers 503 with ``Retry-After``.
-No timing is asserted: a call that should end early is given a pool timeout it could
-never reach and a generous join.
+rather than after the pool's timeout, the HTTP API answers 503 with ``Retry-After``, jobs
+whose store failed are retried (and, out of attempts, settle what they were doing
+``failed``), and a turn never stays pending. No timing is asserted: a call that should
+end early is given a pool timeout it could never reach and a generous join.
 """
 
 from __future__ import annotations
@@ -29,9 +30,11 @@ from starlette.requests import Request
 
 from citewell import Engine
 from citewell.errors import CitewellError, StoreError, StoreUnavailable
+from citewell.jobrunner import JobRunner, wait_for_jobs
 from citewell.store.postgres import PostgresStore
 from citewell.web import create_app
 from citewell.web.errors import citewell_error_handler
+from citewell.web.worker import EXTRACT, ExtractHandler, TurnWorker
 
 from .pgserver import Outage, PostgresServer
 
@@ -235,3 +238,142 @@ def test_the_api_answers_503_while_the_database_is_down(postgres_server: Postgre
         outage.restore()
         assert _until(lambda: client.get("/v1/resources").status_code == 200)
     engine.close()
+
+
+# -- jobs ----------------------------------------------------------------------------------------
+
+@pytest.fixture
+def staged(store_location: str | Path) -> Iterator[tuple[Engine, str]]:
+    """An engine on a fresh store (each kind) with one upload staged, still processing: (engine, resource id)."""
+    with Engine(store_location) as engine:
+        resource = engine.upload("pumps.txt", TEXT)
+        assert resource.status == "processing"
+        yield engine, resource.id
+
+
+def _extraction(engine: Engine) -> JobRunner:
+    return JobRunner(engine.store, [ExtractHandler(engine.store, lambda ws, rid: None)], threads=1, name="t",
+                     poll_s=0.02, backoff_s=0.05)
+
+
+def _failing_commits(monkeypatch: pytest.MonkeyPatch, engine: Engine, times: int) -> list[str]:
+    """Make the store's commit of a *ready* upload raise STORE_UNAVAILABLE ``times`` times
+    (a failed upload's row is written as usual); returns the statuses committed, in order."""
+    store = engine.store
+    real = store.commit_resource
+    seen: list[str] = []
+
+    def flaky(workspace_id: str, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(resource.status)
+        if resource.status == "ready" and seen.count("ready") <= times:
+            raise StoreUnavailable("the connection was lost")
+        return real(workspace_id, resource, *args, **kwargs)
+
+    monkeypatch.setattr(store, "commit_resource", flaky)
+    return seen
+
+
+def test_an_upload_whose_commit_meets_an_unreachable_store_is_retried_and_ends_ready(
+        staged: tuple[Engine, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commit of an extracted upload fails with STORE_UNAVAILABLE: the upload is not
+    stored failed but stays processing, its job is retried with backoff, and the next
+    attempt stores it ready with its passages."""
+    engine, resource_id = staged
+    seen = _failing_commits(monkeypatch, engine, times=1)
+    job, _ = engine.store.enqueue_job(engine.workspace_id, EXTRACT, {"resource_id": resource_id},
+                                      key=f"{EXTRACT}:{resource_id}", max_attempts=3)
+    runner = _extraction(engine).start()
+    try:
+        assert wait_for_jobs(engine.store, kinds=[EXTRACT], timeout_s=120)
+    finally:
+        runner.stop()
+    done = engine.store.job(job.id)
+    assert (done.state, done.attempts) == ("done", 2)
+    assert done.error is not None and done.error["code"] == "STORE_UNAVAILABLE"  # the failed attempt's
+    assert seen == ["ready", "ready"]  # never stored failed
+    resource = engine.store.resource(engine.workspace_id, resource_id)
+    assert (resource.status, resource.error) == ("ready", None) and resource.chunk_count >= 1
+    assert [p.chunk.resource_id for p in engine.store.search_text(engine.workspace_id, ["reservoir"], limit=3)] \
+        == [resource_id]
+
+
+def test_an_upload_whose_job_runs_out_of_attempts_settles_failed_with_the_code(
+        staged: tuple[Engine, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every commit fails with STORE_UNAVAILABLE: once the job is dead-lettered after its
+    last attempt, the upload settles failed with STORE_UNAVAILABLE and a message naming the
+    file and no internals, and its staged bytes are gone."""
+    engine, resource_id = staged
+    staged_key = engine._ingestor.staged(engine.store.resource(engine.workspace_id, resource_id))
+    assert engine.store.blobs.exists(staged_key)
+    seen = _failing_commits(monkeypatch, engine, times=99)
+    job, _ = engine.store.enqueue_job(engine.workspace_id, EXTRACT, {"resource_id": resource_id},
+                                      key=f"{EXTRACT}:{resource_id}", max_attempts=2)
+    runner = _extraction(engine).start()
+    try:
+        assert wait_for_jobs(engine.store, kinds=[EXTRACT], timeout_s=120)
+    finally:
+        runner.stop()
+    dead = engine.store.job(job.id)
+    assert (dead.state, dead.attempts, dead.error["code"]) == ("failed", 2, "STORE_UNAVAILABLE")
+    assert seen == ["ready", "ready", "failed"]
+    resource = engine.store.resource(engine.workspace_id, resource_id)
+    assert resource.status == "failed" and resource.error is not None
+    assert resource.error.code == "STORE_UNAVAILABLE"
+    assert resource.error.message == ("pumps.txt: could not be stored: the database was unreachable (2 attempts); "
+                                      "upload the file again")
+    assert not engine.store.blobs.exists(staged_key)
+
+
+def test_an_upload_whose_worker_died_on_its_last_attempt_settles_failed(staged: tuple[Engine, str]) -> None:
+    """The other way to the dead letter: the worker holding the upload's last attempt died
+    (its lease expired). Taking the job back hands it to the extract handler, and the
+    upload settles failed with LEASE_EXPIRED instead of staying processing."""
+    engine, resource_id = staged
+    job, _ = engine.store.enqueue_job(engine.workspace_id, EXTRACT, {"resource_id": resource_id},
+                                      key=f"{EXTRACT}:{resource_id}", max_attempts=1)
+    assert engine.store.claim_job("dead-worker", kinds=[EXTRACT], lease_s=0.001) is not None
+    assert _until(_extraction(engine).reap) == 1  # the lease (a millisecond) has expired
+    assert engine.store.job(job.id).state == "failed"
+    resource = engine.store.resource(engine.workspace_id, resource_id)
+    assert resource.status == "failed" and resource.error is not None
+    assert resource.error.code == "LEASE_EXPIRED"
+    assert resource.error.message.startswith("pumps.txt: the worker processing it stopped before it was done")
+
+
+def test_a_turn_whose_store_fails_while_answering_and_settling_is_failed_not_left_pending(
+        store_location: str | Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store fails under a turn's answer and again under settling it failed: the turn's
+    job fails with STORE_UNAVAILABLE and, the store answering again, the message settles
+    failed with STORE_UNAVAILABLE and a message naming no internals (before, the job ended
+    ``done`` with the message pending for good)."""
+    with Engine(store_location) as engine:
+        pending = engine.begin_turn("How much water does the reservoir hold?")
+
+        def unreachable(*args: Any, **kwargs: Any) -> Any:
+            raise StoreUnavailable("the database of the store x cannot be reached right now")
+
+        monkeypatch.setattr(engine, "_retrieve_for", unreachable)
+        real_settle = engine.store.settle_message
+        settles: list[str] = []
+
+        def settle_once_down(workspace_id: str, message: Any) -> Any:
+            settles.append(message.status)
+            if len(settles) == 1:
+                raise StoreUnavailable("the database of the store x cannot be reached right now")
+            return real_settle(workspace_id, message)
+
+        monkeypatch.setattr(engine.store, "settle_message", settle_once_down)
+        turns = TurnWorker(engine.store, threads=1, poll_s=0.02)
+        try:
+            turns.submit(engine, pending)
+            assert wait_for_jobs(engine.store, kinds=["turn"], timeout_s=120)
+        finally:
+            turns.shutdown()
+        job = engine.store.jobs(kinds=["turn"])[0]
+        assert (job.state, job.error["code"]) == ("failed", "STORE_UNAVAILABLE")
+        message = engine.message(pending.message.id)
+        assert message.status == "failed"
+        error = (message.model_extra or {}).get("error")
+        assert error == {"code": "STORE_UNAVAILABLE",
+                         "message": "the database could not be reached while the answer was written; ask again"}
+        assert settles == ["failed", "failed"]

@@ -284,6 +284,12 @@ class Engine:
         workspace's backlog of uploads)."""
         return self._ingestor.process_upload(resource_id, nice=nice)
 
+    def fail_upload(self, resource_id: str, code: str, message: str) -> Resource | None:
+        """Settle an upload still processing as ``failed`` with ``{code, message}`` (its
+        extraction gave up) and drop its staged bytes; a resource no longer processing is
+        returned as it is, None when it was deleted. See :meth:`Ingestor.fail_upload`."""
+        return self._ingestor.fail_upload(resource_id, code, message)
+
     @staticmethod
     def pending_uploads(store: Store) -> list[tuple[str, str]]:
         """``(workspace_id, resource_id)`` of uploads still processing in ``store`` (all

@@ -16,8 +16,12 @@ may run on any machine: ``citewell serve`` runs its own (unless ``--no-workers``
   (:meth:`Store.expire_jobs`) and hands those that ran out of attempts to their
   handler's :meth:`Handler.dead`; and, hourly, it deletes ``done`` jobs older than a day.
 - **Failures**: a handler raising :class:`JobFailed` fails the job with its code (retried
-  with backoff when ``retry``, else dead-lettered at once); any other exception is
-  ``SERVER_ERROR``, retried. A worker never dies of a job.
+  with backoff when ``retry``, else dead-lettered at once); a
+  :class:`~citewell.errors.StoreUnavailable` (the database was unreachable: nothing was
+  written, the job may simply run again) is ``STORE_UNAVAILABLE``, retried; any other
+  exception is ``SERVER_ERROR``, retried. A job dead-lettered by its failure goes to its
+  handler's :meth:`Handler.dead` too, as one whose worker died does, so that what it was
+  doing settles (an upload fails, a turn fails). A worker never dies of a job.
 - **Stop** (:meth:`JobRunner.stop`, on SIGTERM): no new claims; running jobs finish, or
   — a handler that sees :attr:`Lease.stopping` and returns :data:`RELEASE` — go back
   to the queue for another worker, without counting the attempt.
@@ -34,9 +38,10 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .errors import StoreUnavailable
 from .store import Store
 from .store.jobs import JobRecord
 
@@ -97,8 +102,8 @@ class Lease:
 
 class Handler:
     """What one kind of job does: :meth:`run` it (raise :class:`JobFailed` to fail it,
-    return :data:`RELEASE` to give it back), and :meth:`dead` when it is dead-lettered
-    because its worker died (default: log it)."""
+    return :data:`RELEASE` to give it back), and :meth:`dead` when it is dead-lettered —
+    after its last attempt failed, or because its worker died (default: log it)."""
 
     kind = ""
 
@@ -112,7 +117,11 @@ class Handler:
         return self.run(job, lease)
 
     def dead(self, job: JobRecord) -> None:
-        """The job was dead-lettered after its last worker died (its lease expired)."""
+        """The job was dead-lettered (state ``failed``): its last attempt failed with
+        ``job.error`` (``{code, message}``: the handler's :class:`JobFailed`,
+        ``STORE_UNAVAILABLE``, ``SERVER_ERROR``), or its last worker died (its lease expired:
+        ``LEASE_EXPIRED``). Called once, by the process that dead-lettered it; what it
+        raises is logged. Settle here what the job leaves unfinished."""
         log.warning("%s job %s of workspace %s dead-lettered: %s", job.kind, job.id, job.workspace_id,
                     (job.error or {}).get("message"))
 
@@ -145,6 +154,8 @@ class JobRunner:
         self._heart: threading.Thread | None = None
         self._ear: threading.Thread | None = None
         self._next_prune = time.monotonic()
+        #: whether the last claim met the store unreachable (its warning is logged once per outage)
+        self._store_away = False
 
     @property
     def kinds(self) -> list[str]:
@@ -227,7 +238,15 @@ class JobRunner:
             try:
                 job = self.store.claim_job(self.owner, kinds=self.kinds, lease_s=self.lease_s,
                                            per_workspace=self.per_workspace)
-            except Exception:  # the database is away for a moment: look again later
+                if self._store_away:
+                    self._store_away = False
+                    log.warning("%s: the store is reachable again", self.name)
+            except StoreUnavailable as exc:  # the database is away: look again later, say so once
+                if not self._store_away:
+                    self._store_away = True
+                    log.warning("%s: %s; claiming again every %g s", self.name, exc, self.poll_s)
+                job = None
+            except Exception:  # noqa: BLE001 - look again later
                 log.exception("claiming a job failed")
                 job = None
             if job is None:
@@ -247,6 +266,9 @@ class JobRunner:
             outcome = contextvars.copy_context().run(handler.run_in_context, job, lease)
         except JobFailed as exc:
             failure = exc
+        except StoreUnavailable as exc:  # nothing was written: the job runs again once the database is back
+            log.warning("%s job %s: %s", job.kind, job.id, exc)
+            failure = JobFailed(exc.code, exc.message)
         except Exception as exc:  # noqa: BLE001 - a worker never dies of a job
             log.exception("%s job %s failed unexpectedly", job.kind, job.id)
             failure = JobFailed("SERVER_ERROR", f"the job failed unexpectedly ({type(exc).__name__})")
@@ -269,6 +291,10 @@ class JobRunner:
                 self.store.finish_job(job.id, token)
         except Exception:  # noqa: BLE001 - the lease expires and another worker takes the job
             log.exception("recording the end of %s job %s failed", job.kind, job.id)
+            state = None  # not ended yet: the job runs again (or is dead-lettered) after its lease
+        if state == "failed" and failure is not None:  # dead-lettered: what the job was doing settles
+            self._dead(replace(job, state="failed", lease_token=None,
+                               error={"code": failure.code, "message": failure.message}))
         if state in ("done", "failed") and job.key is not None:
             with self._lock:
                 future = self._futures.pop(job.key, (None, 0.0))[0]
@@ -299,6 +325,8 @@ class JobRunner:
                 try:
                     if not self.store.renew_job(job_id, token, lease_s=self.lease_s):
                         lease.lost.set()
+                except StoreUnavailable as exc:  # try again at the next beat
+                    log.warning("renewing the lease of job %s failed: %s", job_id, exc)
                 except Exception:  # noqa: BLE001 - try again at the next beat
                     log.exception("renewing the lease of job %s failed", job_id)
             if not self._stopping.is_set():
@@ -315,16 +343,23 @@ class JobRunner:
         attempts to their kind's :meth:`Handler.dead`. Returns how many were dead-lettered."""
         try:
             dead = self.store.expire_jobs()
+        except StoreUnavailable as exc:  # next beat
+            log.warning("taking back expired jobs failed: %s", exc)
+            return 0
         except Exception:  # noqa: BLE001 - next beat
             log.exception("taking back expired jobs failed")
             return 0
         for job in dead:
-            handler = self.handlers.get(job.kind)
-            try:
-                (handler or Handler()).dead(job)
-            except Exception:  # noqa: BLE001
-                log.exception("settling dead-lettered %s job %s failed", job.kind, job.id)
+            self._dead(job)
         return len(dead)
+
+    def _dead(self, job: JobRecord) -> None:
+        """Hand a dead-lettered job to its kind's :meth:`Handler.dead` (what it raises is logged)."""
+        handler = self.handlers.get(job.kind)
+        try:
+            (handler or Handler()).dead(job)
+        except Exception:  # noqa: BLE001
+            log.exception("settling dead-lettered %s job %s failed", job.kind, job.id)
 
 
 def wait_for_jobs(store: Store, *, kinds: Sequence[str], workspace_id: str | None = None, timeout_s: float = 300.0,

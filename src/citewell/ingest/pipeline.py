@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..blobs import INCOMING, BlobNotFound, blob_key
 from ..blobs.local import PIECE as _PIECE
-from ..errors import CitewellError, IngestError, NotFoundError, UsageError
+from ..errors import CitewellError, IngestError, NotFoundError, StoreUnavailable, UsageError
 from ..models import ErrorInfo, Notice, Resource, utcnow
 from ..store.base import Store
 from ..store.ids import resource_id_for
@@ -344,6 +344,27 @@ class Ingestor:
         blobs.delete(staged_key)
         return stored
 
+    def fail_upload(self, resource_id: str, code: str, message: str) -> Resource | None:
+        """Settle an upload still ``processing`` as ``failed`` with ``{code, message}``
+        (``message`` prefixed with the file name; its extraction job gave up: out of
+        attempts) and drop its staged bytes. A resource that is no longer processing is
+        returned as it is; None when it was deleted. Raises what the store raises
+        (:class:`~citewell.errors.StoreUnavailable`)."""
+        try:
+            resource = self.store.resource(self.workspace_id, resource_id)
+        except NotFoundError:
+            return None
+        if resource.status != "processing":
+            return resource
+        failed = resource.model_copy(update={"status": "failed", "error": ErrorInfo(
+            code=code, message=f"{resource.file_name}: {message}")})
+        try:
+            stored = self._commit_upload_once(failed, None, None)
+        except NotFoundError:
+            return None
+        self.store.blobs.delete(self.staged(resource))
+        return stored
+
     @staticmethod
     def staged(resource: Resource) -> str:
         """The blob key under which the bytes of an upload wait for extraction:
@@ -355,11 +376,17 @@ class Ingestor:
                        staged: Path | None) -> Resource | None:
         """Write an extracted (or failed) upload; None when it was deleted (or replaced by
         a new upload of the same bytes) meanwhile. A ready upload that cannot be stored
-        (an unexpected store error) is stored failed instead: it never stays processing."""
+        (an unexpected store error) is stored failed instead: it never stays processing.
+        :class:`~citewell.errors.StoreUnavailable` (the database could not be reached) is
+        raised as it is: the commit is one transaction, so nothing was written, the upload
+        is still processing with its staged bytes, and its job runs again later (the
+        job's handler settles it failed once the job is out of attempts)."""
         try:
             return self._commit_upload_once(resource, extraction, staged)
         except NotFoundError:
             return None
+        except StoreUnavailable:
+            raise
         except Exception as exc:  # noqa: BLE001 - one failed row rather than a stuck upload
             if extraction is None:
                 raise
@@ -403,6 +430,8 @@ class Ingestor:
                 progress("start", path, done, total)
             try:
                 outcome = self._one(path, manifest, explicit)
+            except StoreUnavailable:  # not this file's fault, and the next ones would meet it too
+                raise
             except CitewellError as exc:
                 outcome = FileOutcome(_text(path), "failed", code=exc.code, message=exc.message)
             except OSError as exc:

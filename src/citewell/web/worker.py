@@ -14,7 +14,17 @@ Kinds of jobs (payload in brackets):
   begun by :meth:`Engine.begin_turn` — ``POST /v1/ask`` and the analytics stream, whose
   events are recorded in the store so that any replica can serve them. A turn is tried
   once: its lease is the turn's ownership (no process ids), and a turn whose worker died
-  (its lease expired) settles as failed with ``TURN_INTERRUPTED``.
+  (its lease expired) settles as failed with ``TURN_INTERRUPTED``; one whose database
+  could not be reached while it was answered (and then settled) settles as failed with
+  ``STORE_UNAVAILABLE`` once the database is back (its job is dead-lettered, and
+  :meth:`TurnHandler.dead` settles it). It is not answered again: it may have streamed
+  events and spent a model's tokens already, and the client may ask again.
+
+An upload's ``extract`` whose database could not be reached is retried with backoff
+(nothing of it was written); when its job is dead-lettered (out of attempts, or its
+workers died) the upload settles ``failed`` with the job's code (:meth:`ExtractHandler.dead`).
+``reindex`` and ``embed`` are retried the same way and leave nothing to settle (the old
+passages stay; passages without a vector are embedded by the next backfill).
 
 :class:`UploadWorker` and :class:`TurnWorker` queue these jobs and, unless made with
 ``run=False`` (``citewell serve --no-workers``), run workers in this process too:
@@ -45,14 +55,14 @@ from typing import Any, TypeVar
 from ..answer.turn import pending_from_payload, turn_payload
 from ..embed import Embedder
 from ..engine import Engine, PendingTurn
-from ..errors import NotFoundError, UsageError
+from ..errors import NotFoundError, StoreUnavailable, UsageError
 from ..generate import Generator
 from ..ingest.pipeline import BACKGROUND_NICE, stale_resources
-from ..jobrunner import FUTURE_TTL_S, RELEASE, Handler, JobRunner, Lease, wait_for_jobs
+from ..jobrunner import FUTURE_TTL_S, RELEASE, Handler, JobFailed, JobRunner, Lease, wait_for_jobs
 from ..models import Message, utcnow
 from ..settings import LLMSettings
 from ..store import Store
-from ..store.jobs import JobRecord
+from ..store.jobs import LEASE_EXPIRED, JobRecord
 from .fairness import FairPool
 from .requestid import REQUEST_ID
 
@@ -63,12 +73,27 @@ T = TypeVar("T")
 #: The code and message of a turn the server stopped before answering.
 TURN_INTERRUPTED = "TURN_INTERRUPTED"
 TURN_INTERRUPTED_MESSAGE = "the server stopped before the answer was finished; ask again"
+#: The message of a turn that failed because the database could not be reached.
+STORE_UNAVAILABLE_MESSAGE = "the database could not be reached while the answer was written; ask again"
 #: Kinds of jobs (module docstring).
 EXTRACT, REINDEX, EMBED, TURN = "extract", "reindex", "embed", "turn"
 #: Seconds between storing a turn and queueing its job, at most (recovery leaves younger turns alone).
 RECENT_S = 5.0
 #: Everything an upload may still be waiting for.
 UPLOAD_KINDS = (EXTRACT, REINDEX, EMBED)
+
+
+def upload_failure(job: JobRecord) -> tuple[str, str]:
+    """``(code, message)`` of an upload whose ``extract`` job was dead-lettered: the job's
+    error code, and a message for the user that names no internals (the database's
+    address stays in the job's own error and the logs)."""
+    code = (job.error or {}).get("code") or "SERVER_ERROR"
+    tries = f"{job.attempts} attempt{'s' if job.attempts != 1 else ''}"
+    if code == "STORE_UNAVAILABLE":
+        return code, f"could not be stored: the database was unreachable ({tries}); upload the file again"
+    if code == LEASE_EXPIRED:
+        return code, f"the worker processing it stopped before it was done ({tries}); upload the file again"
+    return code, f"could not be processed ({tries}; {(job.error or {}).get('message') or code})"
 
 
 def lower_priority() -> None:
@@ -128,7 +153,9 @@ class WebHandler(Handler):
 
 class ExtractHandler(WebHandler):
     """``extract``: extract one upload; a coded failure is the resource's (``failed``
-    with its code), not the job's."""
+    with its code), not the job's. An unreachable database is the job's: it is retried
+    with backoff (the upload stays ``processing``), and an upload whose job is
+    dead-lettered settles ``failed`` (:meth:`dead`)."""
 
     kind = EXTRACT
 
@@ -139,7 +166,9 @@ class ExtractHandler(WebHandler):
         """Extract the upload ``payload["resource_id"]`` (:meth:`Engine.process`, at
         :data:`BACKGROUND_NICE` while more of its workspace's uploads wait) and, ready with
         passages, hand it to ``after``. A deleted upload is logged, not raised; anything
-        unexpected propagates (the runner's ``SERVER_ERROR``, retried)."""
+        unexpected propagates (the runner's ``SERVER_ERROR``, retried), and so does
+        :class:`~citewell.errors.StoreUnavailable` (``STORE_UNAVAILABLE``, retried: the
+        upload's commit is one transaction, so nothing of it was written)."""
         workspace_id, resource_id = job.workspace_id, job.payload["resource_id"]
         # a workspace with more uploads waiting is flooding: its backlog yields the CPU to
         # the answers and to other workspaces' single uploads
@@ -157,6 +186,19 @@ class ExtractHandler(WebHandler):
             log.info("upload %s is %s (%d chunks)", resource_id, resource.status, resource.chunk_count)
             if resource.status == "ready" and resource.chunk_count:
                 self.after(workspace_id, resource_id)
+
+    def dead(self, job: JobRecord) -> None:
+        """The upload's extraction was dead-lettered (out of attempts, or its workers died):
+        an upload still ``processing`` settles ``failed`` with the job's code
+        (``STORE_UNAVAILABLE``, ``LEASE_EXPIRED``, ``SERVER_ERROR`` …) and a message saying
+        what happened (:func:`upload_failure`), its staged bytes dropped; it is uploaded
+        again like any failed file. Raises what the store raises (the runner logs it; the
+        upload then stays processing until a server's start queues it again)."""
+        code, message = upload_failure(job)
+        resource = Engine.for_workspace_id(self.store, job.workspace_id).fail_upload(
+            job.payload["resource_id"], code, message)
+        if resource is not None and resource.status == "failed":
+            log.warning("upload %s failed: %s: %s", resource.id, code, message)
 
 
 class ReindexHandler(WebHandler):
@@ -255,7 +297,11 @@ class TurnHandler(WebHandler):
     def run(self, job: JobRecord, lease: Lease) -> Message | None:
         """Answer the turn of a :func:`~citewell.answer.turn.turn_payload` (:meth:`TurnWorker.answer`):
         the settled message, or None when it was deleted, had settled already, or
-        answering failed unexpectedly (logged, never raised)."""
+        answering failed unexpectedly (logged). Raises
+        :class:`~citewell.errors.StoreUnavailable` when the store failed under the turn and
+        under its settling, :class:`~citewell.jobrunner.JobFailed` (``TURN_INTERRUPTED``)
+        when the message is still pending after answering: the job is dead-lettered and
+        :meth:`dead` settles the turn."""
         with self._lock:
             local = self.local.pop(job.key or "", None)
         if local is not None:
@@ -274,17 +320,31 @@ class TurnHandler(WebHandler):
                 fn = stream_job
         if pending.message.status != "pending":
             return None
-        return TurnWorker.answer(engine, pending, fn)
+        message = TurnWorker.answer(engine, pending, fn)
+        if message is not None and message.status == "pending":  # the store failed under it and its end
+            raise JobFailed(TURN_INTERRUPTED, "the answer could not be settled", retry=False)
+        return message
 
     def dead(self, job: JobRecord) -> None:
-        """The turn's worker died while answering it: its message settles as failed with
-        ``TURN_INTERRUPTED`` (the analytics stream then ends with that ``error``)."""
+        """The turn's job was dead-lettered with its message still pending: it settles as
+        failed (the analytics stream then ends with that ``error``) — ``TURN_INTERRUPTED``
+        when its worker died (``LEASE_EXPIRED``) or the answer could not be settled,
+        ``STORE_UNAVAILABLE`` when the database could not be reached while answering (a
+        fixed message: the job's names the database), else the job's own code and message.
+        Raises what the store raises (the runner logs it: a turn whose job is out of
+        attempts then stays pending until a server's start fails it)."""
+        error = job.error or {}
+        code, message = TURN_INTERRUPTED, TURN_INTERRUPTED_MESSAGE
+        if error.get("code") == "STORE_UNAVAILABLE":
+            code, message = "STORE_UNAVAILABLE", STORE_UNAVAILABLE_MESSAGE
+        elif error.get("code") not in (None, LEASE_EXPIRED, TURN_INTERRUPTED):
+            code, message = error["code"], error.get("message") or error["code"]
         engine = self.engine_for(job.workspace_id)
         try:
             pending = pending_from_payload(self.store, job.workspace_id, job.payload, engine.message)
             if pending.message.status == "pending":
-                engine.fail_turn(pending, TURN_INTERRUPTED, TURN_INTERRUPTED_MESSAGE)
-                log.info("turn %s interrupted: its worker stopped", pending.message.id)
+                engine.fail_turn(pending, code, message)
+                log.info("turn %s failed: %s", pending.message.id, code)
         except (NotFoundError, UsageError):  # gone, or settled meanwhile
             pass
 
@@ -488,9 +548,14 @@ class TurnWorker:
     def answer(engine: Engine, pending: PendingTurn,
                job: Callable[[Engine, PendingTurn], Message | None] | None = None) -> Message | None:
         """Answer one turn with ``job`` (default :meth:`Engine.complete_turn`) and log how it
-        settled; an unexpected failure is logged, never raised (None)."""
+        settled; an unexpected failure is logged, never raised (None), except
+        :class:`~citewell.errors.StoreUnavailable`: the answer failed on the store and so did
+        settling it failed, so it is raised for the job to fail (:meth:`TurnHandler.dead`
+        settles the turn once the database is back)."""
         try:
             message = (job or Engine.complete_turn)(engine, pending)
+        except StoreUnavailable:
+            raise
         except Exception:  # a worker never dies of one turn
             log.exception("answering turn %s failed unexpectedly", pending.message.id)
             return None
