@@ -9,13 +9,15 @@ a store in a new database, and keeps one thread calling ``store.resources()`` ev
 0.5 s, as the job pollers of ``citewell serve`` and ``citewell worker`` do. The server is
 then stopped for ``--outage`` seconds and started again on the same port. Printed: how long
 after the server accepted connections again the first statement succeeded (the pool's
-reconnection, :mod:`citewell.store.postgres.connection`), and what the failing calls
-raised meanwhile.
+reconnection, :mod:`citewell.store.postgres.connection`), how many calls failed meanwhile
+and how long a failing call took (median and longest: a call that waits for the pool's
+timeout takes 30 s, one that fails fast a moment), and what they raised.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import threading
 import time
@@ -44,15 +46,18 @@ def main() -> None:
         ws = store.workspace_id("bench")
         back: dict[str, float] = {}
         errors: Counter[str] = Counter()
+        failing: list[float] = []  # seconds each failing call took
         stop = threading.Event()
 
         def poll() -> None:
             while not stop.is_set():
+                started = time.monotonic()
                 try:
                     store.resources(ws)
                     if "server" in back and "store" not in back:
                         back["store"] = time.monotonic()
                 except Exception as exc:  # noqa: BLE001 - counted and printed
+                    failing.append(time.monotonic() - started)
                     errors[f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:100]}"] += 1
                 stop.wait(0.5)
 
@@ -74,6 +79,9 @@ def main() -> None:
                   "PostgreSQL accepted connections again")
         else:
             print(f"outage {args.outage:.0f} s: no statement succeeded within {args.wait:.0f} s")
+        if failing:
+            print(f"  {len(failing)} calls failed while it was down: median {statistics.median(failing):.2f} s, "
+                  f"longest {max(failing):.2f} s")
         for error, count in errors.most_common(5):
             print(f"  {count} × {error}")
     finally:
