@@ -26,6 +26,11 @@ sys.path.insert(0, str(ROOT / "src"))
 QUESTIONS = ROOT.parent / "shared" / "corpus" / "eval" / "financebench_dev.jsonl"
 
 
+def dev_questions(limit: int) -> list[str]:
+    """The first ``limit`` questions of the FinanceBench dev set (:data:`QUESTIONS`)."""
+    return [json.loads(line)["question"] for line in QUESTIONS.read_text().splitlines() if line.strip()][:limit]
+
+
 def main() -> None:
     """Parse arguments, time the questions, print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -37,8 +42,7 @@ def main() -> None:
     from citewell import Engine
     from citewell.store import open_store
 
-    questions = [json.loads(line)["question"] for line in QUESTIONS.read_text().splitlines()
-                 if line.strip()][:args.questions]
+    questions = dev_questions(args.questions)
     store = open_store(args.store)
     name = store.workspace_name(store.workspace_ids()[0])
     with Engine(store, workspace=name) as engine:

@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from retrieve_repeat import ROOT, dev_questions  # noqa: E402 - beside this script
+
 sys.path.insert(0, str(ROOT / "src"))
-QUESTIONS = ROOT.parent / "shared" / "corpus" / "eval" / "financebench_dev.jsonl"
 
 
 def main() -> None:
@@ -37,8 +35,7 @@ def main() -> None:
     from citewell import Engine
     from citewell.store import open_store
 
-    questions = [json.loads(line)["question"] for line in QUESTIONS.read_text().splitlines()
-                 if line.strip()][:args.questions]
+    questions = dev_questions(args.questions)
     store = open_store(args.store)
     counts: collections.Counter[str] = collections.Counter()
     spent: collections.Counter[str] = collections.Counter()

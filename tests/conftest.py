@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -116,6 +118,18 @@ def engine(store_location: str | Path):
 
     with Engine(store_location) as eng:
         yield eng
+
+
+def until(predicate: Callable[[], Any], timeout_s: float = 60.0, *, every_s: float = 0.05) -> Any:
+    """Poll ``predicate`` every ``every_s`` seconds until it returns something true, and
+    return that; AssertionError after ``timeout_s`` (a bounded wait, not a timing check)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every_s)
+    raise AssertionError("timed out")
 
 
 def is_sqlite(location: str | Path) -> bool:

@@ -22,22 +22,13 @@ from citewell.jobrunner import RELEASE, Handler, JobFailed, JobRunner
 from citewell.store import open_store
 from citewell.store.sqlite import SQLiteStore
 
+from .conftest import until
 from .servers import free_port, running
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "CITEWELL_CONFIG": "", "XDG_CONFIG_HOME": str(tmp_path / "config"),
             "XDG_DATA_HOME": str(tmp_path / "data"), "PYTHONUNBUFFERED": "1", "CITEWELL_AGENT_TICK_S": "0"}
-
-
-def _until(predicate, timeout_s: float = 60.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("timed out")
 
 
 def test_a_serve_only_server_and_a_worker_process_share_the_jobs(tmp_path: Path) -> None:
@@ -68,17 +59,17 @@ def test_a_serve_only_server_and_a_worker_process_share_the_jobs(tmp_path: Path)
                                        "--concurrency", "1", "--mode", "lexical"],
                                       stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
-            ready = _until(lambda: httpx.get(f"{base}/v1/resources/{resource_id}", headers=headers,
+            ready = until(lambda: httpx.get(f"{base}/v1/resources/{resource_id}", headers=headers,
                                               timeout=30).json()["data"]["resource"]["status"] == "ready")
             assert ready
-            message = _until(lambda: (m := httpx.get(
+            message = until(lambda: (m := httpx.get(
                 f"{base}/v1/chats/{asked['chat_id']}/messages/{asked['message_id']}", headers=headers,
                 timeout=30).json())["status"] != "pending" and m)
             # the turn was queued before the upload was ready: answered by the worker all the same
             assert message["status"] == "settled"
             later = httpx.post(f"{base}/v1/ask", headers=headers, json={"question": "What was Acme revenue?"},
                                timeout=30).json()
-            answered = _until(lambda: (m := httpx.get(
+            answered = until(lambda: (m := httpx.get(
                 f"{base}/v1/chats/{later['chat_id']}/messages/{later['message_id']}", headers=headers,
                 timeout=30).json())["status"] != "pending" and m)
             assert answered["status"] == "settled" and "$12.4 million" in answered["text"]
@@ -143,16 +134,16 @@ def test_the_runner_retries_dead_letters_and_releases(job_store) -> None:
         dead = store.job(failing.id)
         assert (dead.state, dead.attempts, dead.error) == ("failed", 3, {"code": "BROKEN", "message": "it always breaks"})
         assert [a for d, a in handler.runs if d == "fail"] == [1, 2, 3]  # retried with backoff, then dead
-        _until(lambda: store.job(crash.id).state == "failed" and store.job(bad.id).state == "failed", 30)
+        until(lambda: store.job(crash.id).state == "failed" and store.job(bad.id).state == "failed", 30)
         assert store.job(bad.id).attempts == 1  # not retried
         assert store.job(crash.id).error["code"] == "SERVER_ERROR"
         # a stop releases what the handler gives back: queued again, the attempt not counted
         held, _ = store.enqueue_job("w", "scripted", {"do": "hold"}, max_attempts=1)
         runner.wake()
-        _until(lambda: store.job(held.id).state == "running", 30)
+        until(lambda: store.job(held.id).state == "running", 30)
         stopper = threading.Thread(target=runner.stop)
         stopper.start()
-        _until(lambda: runner.stopping, 30)  # the held job is told to stop before it returns
+        until(lambda: runner.stopping, 30)  # the held job is told to stop before it returns
         handler.gate.set()
         stopper.join(30)
         back = store.job(held.id)
@@ -172,14 +163,14 @@ def test_a_lost_lease_is_not_recorded_and_a_dead_worker_is_taken_over(job_store)
     runner.start()
     try:
         # the heartbeat takes the expired job back (every lease/3 s) and a thread claims it again
-        _until(lambda: handler.runs, 30)
+        until(lambda: handler.runs, 30)
         assert handler.runs == [("hold", 2)]
         taken = store.job(job.id)
         assert taken.state == "running" and taken.lease_owner == runner.owner
         time.sleep(1.0)  # longer than a lease: renewed meanwhile by the heartbeat
         assert store.job(job.id).state == "running"
         handler.gate.set()
-        _until(lambda: store.job(job.id).state == "done", 30)
+        until(lambda: store.job(job.id).state == "done", 30)
     finally:
         handler.gate.set()
         runner.stop()
@@ -198,7 +189,7 @@ def test_postgresql_tells_workers_of_a_job_queued_elsewhere(postgres_server) -> 
         time.sleep(1.5)  # the worker has looked once, found nothing, and listens
         queued_at = time.monotonic()
         job, _ = other_process.enqueue_job("w", "scripted", {"do": "ok"})
-        _until(lambda: worker_store.job(job.id).state == "done", 20)
+        until(lambda: worker_store.job(job.id).state == "done", 20)
         assert time.monotonic() - queued_at < 10  # not the minute of its next look
         assert handler.runs == [("ok", 1)]
     finally:
@@ -254,8 +245,8 @@ def test_the_heartbeat_deletes_done_jobs_older_than_a_day(tmp_path: Path) -> Non
     dead, _ = store.enqueue_job("w", "scripted", {"do": "bad"}, now=time.time() - 2 * day)
     runner = JobRunner(store, [_Scripted()], threads=1, name="t", poll_s=0.02, lease_s=0.3).start()
     try:
-        _until(lambda: store.job(recent.id).state == "done" and store.job(dead.id).state == "failed", 30)
-        _until(lambda: old.id not in {j.id for j in store.jobs()}, 30)
+        until(lambda: store.job(recent.id).state == "done" and store.job(dead.id).state == "failed", 30)
+        until(lambda: old.id not in {j.id for j in store.jobs()}, 30)
         left = {j.id: j.state for j in store.jobs()}
         assert left == {recent.id: "done", dead.id: "failed"}  # the old done job went; the dead letter stays
     finally:

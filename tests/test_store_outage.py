@@ -18,7 +18,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -31,11 +30,13 @@ from starlette.requests import Request
 from citewell import Engine
 from citewell.errors import CitewellError, StoreError, StoreUnavailable
 from citewell.jobrunner import JobRunner, wait_for_jobs
+from citewell.store.jobs import JobRecord
 from citewell.store.postgres import PostgresStore
 from citewell.web import create_app
 from citewell.web.errors import citewell_error_handler
 from citewell.web.worker import EXTRACT, ExtractHandler, TurnWorker
 
+from .conftest import until
 from .pgserver import Outage, PostgresServer
 
 with warnings.catch_warnings():  # starlette nags about httpx2; the client works the same
@@ -43,17 +44,6 @@ with warnings.catch_warnings():  # starlette nags about httpx2; the client works
     from fastapi.testclient import TestClient
 
 TEXT = b"Pumps move water uphill.\n\nThe reservoir holds forty thousand litres of water.\n"
-
-
-def _until(predicate: Callable[[], Any], timeout_s: float = 60.0) -> Any:
-    """Poll ``predicate`` until it returns something true (a bounded loop, not a timing check)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("timed out")
 
 
 def _raised(call: Callable[[], Any], join_s: float = 60.0) -> BaseException | None:
@@ -82,7 +72,7 @@ def _reachable(call: Callable[[], Any]) -> Any:
             return (call(),)
         except StoreUnavailable:
             return None
-    return _until(attempt)[0]
+    return until(attempt)[0]
 
 
 @pytest.fixture
@@ -236,7 +226,7 @@ def test_the_api_answers_503_while_the_database_is_down(postgres_server: Postgre
             assert "127.0.0.1" not in r.text
             assert (r.json().get("status") == "error") == (envelope == "sessions")
         outage.restore()
-        assert _until(lambda: client.get("/v1/resources").status_code == 200)
+        assert until(lambda: client.get("/v1/resources").status_code == 200)
     engine.close()
 
 
@@ -273,6 +263,19 @@ def _failing_commits(monkeypatch: pytest.MonkeyPatch, engine: Engine, times: int
     return seen
 
 
+def _extract_until_settled(engine: Engine, resource_id: str, *, max_attempts: int) -> JobRecord:
+    """Queue the extraction of upload ``resource_id`` with ``max_attempts``, run extraction
+    workers until no extraction job is left queued or running, and return its job."""
+    job, _ = engine.store.enqueue_job(engine.workspace_id, EXTRACT, {"resource_id": resource_id},
+                                      key=f"{EXTRACT}:{resource_id}", max_attempts=max_attempts)
+    runner = _extraction(engine).start()
+    try:
+        assert wait_for_jobs(engine.store, kinds=[EXTRACT], timeout_s=120)
+    finally:
+        runner.stop()
+    return engine.store.job(job.id)
+
+
 def test_an_upload_whose_commit_meets_an_unreachable_store_is_retried_and_ends_ready(
         staged: tuple[Engine, str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The commit of an extracted upload fails with STORE_UNAVAILABLE: the upload is not
@@ -280,14 +283,7 @@ def test_an_upload_whose_commit_meets_an_unreachable_store_is_retried_and_ends_r
     attempt stores it ready with its passages."""
     engine, resource_id = staged
     seen = _failing_commits(monkeypatch, engine, times=1)
-    job, _ = engine.store.enqueue_job(engine.workspace_id, EXTRACT, {"resource_id": resource_id},
-                                      key=f"{EXTRACT}:{resource_id}", max_attempts=3)
-    runner = _extraction(engine).start()
-    try:
-        assert wait_for_jobs(engine.store, kinds=[EXTRACT], timeout_s=120)
-    finally:
-        runner.stop()
-    done = engine.store.job(job.id)
+    done = _extract_until_settled(engine, resource_id, max_attempts=3)
     assert (done.state, done.attempts) == ("done", 2)
     assert done.error is not None and done.error["code"] == "STORE_UNAVAILABLE"  # the failed attempt's
     assert seen == ["ready", "ready"]  # never stored failed
@@ -306,14 +302,7 @@ def test_an_upload_whose_job_runs_out_of_attempts_settles_failed_with_the_code(
     staged_key = engine._ingestor.staged(engine.store.resource(engine.workspace_id, resource_id))
     assert engine.store.blobs.exists(staged_key)
     seen = _failing_commits(monkeypatch, engine, times=99)
-    job, _ = engine.store.enqueue_job(engine.workspace_id, EXTRACT, {"resource_id": resource_id},
-                                      key=f"{EXTRACT}:{resource_id}", max_attempts=2)
-    runner = _extraction(engine).start()
-    try:
-        assert wait_for_jobs(engine.store, kinds=[EXTRACT], timeout_s=120)
-    finally:
-        runner.stop()
-    dead = engine.store.job(job.id)
+    dead = _extract_until_settled(engine, resource_id, max_attempts=2)
     assert (dead.state, dead.attempts, dead.error["code"]) == ("failed", 2, "STORE_UNAVAILABLE")
     assert seen == ["ready", "ready", "failed"]
     resource = engine.store.resource(engine.workspace_id, resource_id)
@@ -332,7 +321,7 @@ def test_an_upload_whose_worker_died_on_its_last_attempt_settles_failed(staged: 
     job, _ = engine.store.enqueue_job(engine.workspace_id, EXTRACT, {"resource_id": resource_id},
                                       key=f"{EXTRACT}:{resource_id}", max_attempts=1)
     assert engine.store.claim_job("dead-worker", kinds=[EXTRACT], lease_s=0.001) is not None
-    assert _until(_extraction(engine).reap) == 1  # the lease (a millisecond) has expired
+    assert until(_extraction(engine).reap) == 1  # the lease (a millisecond) has expired
     assert engine.store.job(job.id).state == "failed"
     resource = engine.store.resource(engine.workspace_id, resource_id)
     assert resource.status == "failed" and resource.error is not None
