@@ -39,7 +39,7 @@ def main() -> None:
     parser.add_argument("url")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--ks", default="10,40", help="comma-separated k")
-    parser.add_argument("--ef", default="100", help="comma-separated hnsw.ef_search floors (citewell's: 100)")
+    parser.add_argument("--ef", default="800", help="comma-separated hnsw.ef_search floors (citewell's: 800, EF_SEARCH)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 

@@ -37,9 +37,10 @@ from ..sqlbase import SQLBase
 
 #: candidates the HNSW search keeps (pgvector's ``hnsw.ef_search``; its default is 40); at
 #: least the ``k`` asked. Recall@10 against exact search on the FinanceBench dev questions
-#: at 100k chunks: 0.987 at 200, 0.931 at 100, 0.846 at 40 (``benchmarks/pg_vector_recall.py``,
-#: benchmarks/RESULTS.md)
-EF_SEARCH = 200
+#: falls as the store grows (``benchmarks/pg_vector_recall.py``, benchmarks/RESULTS.md): at
+#: 100k chunks 0.987 at 200, 0.931 at 100; at a million 0.954 at 800, 0.900 at 400, 0.821
+#: at 200, for an HNSW p50 of 6.1, 4.0 and 3.0 ms
+EF_SEARCH = 800
 #: the HNSW graph's links per node and build-time candidates (pgvector's defaults are 16
 #: and 64): near-duplicate passages (the same filing ingested twice, or replicas) fill a
 #: node's 2 × 16 links with its own copies and cut the graph into islands: recall@10 0.838
