@@ -5,6 +5,8 @@ conformance suite (tests/store_conformance.py) on a server the session starts it
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
 
 import numpy as np
 import psycopg
@@ -17,6 +19,7 @@ from citewell.store.postgres import PostgresStore, safe_location
 from citewell.store.postgres.vectors import index_name
 from citewell.store.tables import metadata
 
+from .conftest import sql_rows
 from .pgserver import PostgresServer
 from citewell.store.base import Condition
 from citewell.store.sqlite import SQLiteStore
@@ -170,10 +173,56 @@ def test_errors_never_show_the_password() -> None:
     assert safe_location("postgresql://app@db/citewell") == "postgresql://app@db/citewell"
 
 
+def test_each_database_keeps_its_own_blob_folder(postgres_server: PostgresServer, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default blob folder names the database the connection reached (libpq's
+    environment defaults too), so two databases reached by the same URL text never share
+    one; the name is fixed in the store when it first opens, and a store of before the rule
+    whose originals are in the folder of its old name keeps that folder."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    from citewell import Engine
+    from citewell.store import open_store
+    from citewell.store.postgres import BLOB_FOLDER, blob_root, legacy_blob_folder_name
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("CITEWELL_BLOBS", raising=False)
+    first, second = postgres_server.new_database(), postgres_server.new_database()
+    parts = urlsplit(first)
+    bare = urlunsplit((parts.scheme, parts.netloc, "", "", ""))  # no database: PGDATABASE's
+    roots = []
+    for url in (first, second):
+        monkeypatch.setenv("PGDATABASE", url.rsplit("/", 1)[1])
+        with closing(open_store(bare)) as store:
+            roots.append(store.blobs.root)
+            assert sql_rows(url, "SELECT value FROM meta WHERE key = ?", BLOB_FOLDER) == [(roots[-1].name,)]
+    monkeypatch.delenv("PGDATABASE")
+    assert roots[0] != roots[1] and [r.name.rsplit("-", 1)[1] for r in roots] == \
+        [first.rsplit("/", 1)[1], second.rsplit("/", 1)[1]]
+    # fixed: the same database by another name of its host keeps its folder
+    other_host = first.replace("127.0.0.1", "localhost")
+    with closing(open_store(other_host)) as store:
+        assert store.blobs.root == roots[0]
+    # a store of before the rule, with originals, whose old folder exists: that folder
+    legacy_url = postgres_server.new_database()
+    name = legacy_url.rsplit("/", 1)[1]
+    by_query = urlunsplit((parts.scheme, parts.netloc, "", f"dbname={name}", ""))
+    old_name = legacy_blob_folder_name(by_query)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "pumps.txt").write_text("Pumps move water uphill.\n")
+    with Engine(open_store(legacy_url, blobs=blob_root() / old_name)) as engine:
+        engine.ingest([tmp_path / "docs"])
+    sql_rows(legacy_url, "DELETE FROM meta WHERE key = ?", BLOB_FOLDER)
+    with closing(open_store(by_query)) as store:
+        assert store.blobs.root == blob_root() / old_name != blob_root() / f"127.0.0.1-{parts.port}-{name}"
+        resource = store.resources(store.workspace_ids()[0])[0]
+        assert store.blobs.exists(resource.blob_key)
+
+
 def test_open_store_opens_urls_and_chooses_the_blob_folder(postgres_server: PostgresServer, tmp_path,
                                                           monkeypatch) -> None:
     from citewell.store import open_store
-    from citewell.store.postgres import default_blob_dir
+    from citewell.store.postgres import blob_folder_name, blob_root
 
     url = postgres_server.new_database()
     monkeypatch.delenv("CITEWELL_BLOBS", raising=False)
@@ -182,11 +231,12 @@ def test_open_store_opens_urls_and_chooses_the_blob_folder(postgres_server: Post
     assert explicit.blobs.root == tmp_path / "given"
     explicit.close()
     port = url.split(":")[-1].split("/")[0]
-    assert default_blob_dir(url).parts[-2:] == ("blobs", f"127.0.0.1-{port}-{url.rsplit('/', 1)[1]}")
-    # libpq's reading of the URL: a socket directory, query parameters, defaults
-    assert default_blob_dir("postgresql:///app?host=/var/run/postgresql").name == "_var_run_postgresql-5432-app"
-    assert default_blob_dir("postgresql://db.example:6000/app?port=6001").name == "db.example-6001-app"
-    assert default_blob_dir("postgres://ann@/").name == "localhost-5432-ann"
+    default = open_store(url)
+    assert default.blobs.root == blob_root() / f"127.0.0.1-{port}-{url.rsplit('/', 1)[1]}"
+    default.close()
+    # the name of a connection as libpq made it: a socket directory, query parameters
+    assert blob_folder_name("/var/run/postgresql", 5432, "app") == "_var_run_postgresql-5432-app"
+    assert blob_folder_name("db.example", "6001", "app") == "db.example-6001-app"
     monkeypatch.setenv("CITEWELL_BLOBS", str(tmp_path / "env"))
     from_env = open_store(url)
     assert from_env.blobs.root == tmp_path / "env"
@@ -427,17 +477,19 @@ def test_threads_share_a_bounded_pool_and_a_lost_connection_is_replaced(postgres
 
 
 def test_a_bad_pool_size_is_a_store_error(postgres_server: PostgresServer, monkeypatch) -> None:
-    """CITEWELL_PG_POOL_SIZE must be a positive integer: STORE_ERROR naming it otherwise."""
-    store = PostgresStore(postgres_server.new_database())
+    """CITEWELL_PG_POOL_SIZE must be a positive integer: STORE_ERROR naming it when the
+    store opens (its pool is made then) otherwise."""
+    url = postgres_server.new_database()
     monkeypatch.setenv("CITEWELL_PG_POOL_SIZE", "0")
     with pytest.raises(StoreError, match="CITEWELL_PG_POOL_SIZE must be a positive integer, not '0'") as info:
-        store.workspace_ids()
+        PostgresStore(url)
     assert info.value.code == "STORE_ERROR"
     monkeypatch.setenv("CITEWELL_PG_POOL_SIZE", "²")  # a digit to str.isdigit, not to int()
     with pytest.raises(StoreError, match="CITEWELL_PG_POOL_SIZE must be a positive integer, not '²'"):
-        store.workspace_ids()
-    monkeypatch.delenv("CITEWELL_PG_POOL_SIZE")
-    assert store.workspace_ids() == []
+        PostgresStore(url)
+    monkeypatch.setenv("CITEWELL_PG_POOL_SIZE", "2")
+    store = PostgresStore(url)
+    assert store.workspace_ids() == [] and store._pool().max_size == 2
     store.close()
 
 

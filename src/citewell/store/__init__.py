@@ -33,7 +33,7 @@ def open_store(location: str | os.PathLike[str] | Path, *,
     key ``blobs``; a command's ``--blobs`` sets ``CITEWELL_BLOBS``), else the store's own
     folder: beside a SQLite file (``citewell.sqlite`` → ``citewell.blobs/``), for a URL a
     folder of the database in the user data directory (see
-    :func:`citewell.store.postgres.default_blob_dir`).
+    :meth:`citewell.store.postgres.PostgresStore.blob_dir`).
     Raises :class:`citewell.errors.StoreError` when it cannot be opened (for a URL also
     when the ``psycopg`` driver, extra ``citewell[postgresql]``, is not installed).
     """

@@ -7,7 +7,7 @@ same SQLAlchemy Core tables and Alembic revisions as SQLite) and the lexical ind
 (:mod:`.lexical`: BM25 ranked from term statistics exactly as FTS5 ranks), with every
 concern, and the vector index (:mod:`.vectors`: pgvector, one HNSW index per embedding
 model, the workspace and filters applied in SQL). Originals and page images live in a local
-blob folder by default (:attr:`PostgresStore.blobs`, see :func:`default_blob_dir`).
+blob folder by default (:attr:`PostgresStore.blobs`, see :meth:`PostgresStore.blob_dir`).
 """
 
 from __future__ import annotations
@@ -55,27 +55,35 @@ def normal_url(url: str) -> str:
     return f"postgresql://{rest}" if sep and scheme.lower() in ("postgres", "postgresql") else url
 
 
-def default_blob_dir(url: str) -> Path:
-    """The blob folder of the database at ``url`` when no blob location is given (no
-    ``blobs`` argument or setting, see :func:`citewell.store.open_store`):
-    ``<user data dir>/citewell/blobs/<host>-<port>-<database>`` (one folder per database:
-    blobs are shared by content within a store, and a store removes a blob only when none
-    of its own rows refers to it; several machines share a bucket instead, see
-    :mod:`citewell.blobs`). Host, port and database are libpq's reading of the URL (its
-    query parameters too): a Unix-socket directory (``?host=/var/run/postgresql``) names
-    the folder by that path, no host is ``localhost``, no port 5432, no database the
-    user's name; characters other than ``A-Za-z0-9._-`` become ``_``."""
-    try:
-        from psycopg.conninfo import conninfo_to_dict
+#: ``meta`` key of the name of the store's default blob folder, fixed when the store first
+#: opened with it, so that a later citewell naming folders otherwise never moves the
+#: originals of a store away from it
+BLOB_FOLDER = "blob_folder"
 
-        params = {k: str(v) for k, v in conninfo_to_dict(url).items() if v is not None}
-    except Exception:  # noqa: BLE001 - not libpq's: the URL's own parts (connecting will say what is wrong)
-        parts = urlsplit(url)
-        params = {"host": parts.hostname or "", "port": str(parts.port or ""), "dbname": parts.path.lstrip("/"),
-                  "user": parts.username or ""}
-    host = params.get("host") or "localhost"
-    name = f"{host}-{params.get('port') or 5432}-{params.get('dbname') or params.get('user') or 'postgres'}"
-    return Path(platformdirs.user_data_dir("citewell")) / "blobs" / re.sub(r"[^A-Za-z0-9._-]", "_", name)
+
+def blob_root() -> Path:
+    """``<user data dir>/citewell/blobs``: where the default blob folders of PostgreSQL
+    stores are (one per database, see :func:`blob_folder_name`)."""
+    return Path(platformdirs.user_data_dir("citewell")) / "blobs"
+
+
+def blob_folder_name(host: str, port: int | str, dbname: str) -> str:
+    """``<host>-<port>-<database>`` of a connection as libpq made it (its URL, query
+    parameters and ``PG…`` environment defaults applied): a Unix-socket directory names
+    the host by its path; characters other than ``A-Za-z0-9._-`` become ``_``. One folder
+    per database: blobs are shared by content within a store, and a store removes a blob
+    only when none of its own rows refers to it (several machines share a bucket instead,
+    see :mod:`citewell.blobs`)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", f"{host or 'localhost'}-{port or 5432}-{dbname}")
+
+
+def legacy_blob_folder_name(url: str) -> str:
+    """The folder name citewell gave a store before 2026-12-02: the URL's own host, port
+    and path (no query parameters, no environment defaults; so two databases could share
+    it). A store that has originals there keeps it (:data:`BLOB_FOLDER`)."""
+    parts = urlsplit(url)
+    name = f"{parts.hostname or 'localhost'}-{parts.port or 5432}-{parts.path.lstrip('/') or parts.username or 'postgres'}"
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
 
 
 class PostgresStore(PostgresConnections, PostgresLexicalIndex, PgVectorIndex, PostgresJobs, Keys, Events, Resources,
@@ -84,7 +92,7 @@ class PostgresStore(PostgresConnections, PostgresLexicalIndex, PgVectorIndex, Po
     ``postgresql://user[:password]@host[:port]/database``, or ``postgres://…``), migrated
     on open. ``blobs``: where originals and page images go (a
     :class:`~citewell.blobs.BlobStore`, a folder or ``s3://bucket/prefix``; default the
-    folder :func:`default_blob_dir`). Raises :class:`~citewell.errors.StoreUnavailable` when
+    folder :meth:`blob_dir`). Raises :class:`~citewell.errors.StoreUnavailable` when
     the database cannot be reached (and, later, whenever a statement meets it unreachable:
     :mod:`.connection`), :class:`~citewell.errors.StoreError` when it refuses the login or
     database, is not a citewell store, or is newer than this citewell."""
@@ -94,7 +102,6 @@ class PostgresStore(PostgresConnections, PostgresLexicalIndex, PgVectorIndex, Po
 
         self.url = normal_url(url)
         self.location = safe_location(self.url)
-        self.blobs: BlobStore = blob_store(blobs, default_blob_dir(self.url))
         self._local = threading.local()
         self._pool_lock = threading.Lock()
         self._pool_object = None
@@ -103,6 +110,25 @@ class PostgresStore(PostgresConnections, PostgresLexicalIndex, PgVectorIndex, Po
         self._indexed: set[tuple[str, int]] = set()  # (model, dim) with an HNSW index (the vector index)
         self._DB_ERRORS = (psycopg.Error,)
         migrate(self.url, self.location)
+        self.blobs: BlobStore = blob_store(blobs, "") if blobs is not None else blob_store(None, self.blob_dir())
+
+    def blob_dir(self) -> Path:
+        """The store's default blob folder, ``blob_root() / <name>``: the name in ``meta``
+        (:data:`BLOB_FOLDER`), else fixed now: :func:`blob_folder_name` of the database as
+        the pool's connection reached it, or, for a store with originals in the folder
+        :func:`legacy_blob_folder_name` names, that one. Raises what the store raises."""
+        conn = self._conn()
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (BLOB_FOLDER,)).fetchone()
+        if row is None:
+            with self._pool().connection() as raw:
+                name = blob_folder_name(raw.info.host, raw.info.port, raw.info.dbname)
+            legacy = legacy_blob_folder_name(self.url)
+            if legacy != name and (blob_root() / legacy).is_dir() and conn.execute(
+                    "SELECT 1 FROM resources WHERE blob_key IS NOT NULL LIMIT 1").fetchone() is not None:
+                name = legacy  # its originals are there
+            conn.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT DO NOTHING", (BLOB_FOLDER, name))
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (BLOB_FOLDER,)).fetchone()
+        return blob_root() / row[0]
 
 
-__all__ = ["PostgresStore", "default_blob_dir", "normal_url", "safe_location"]
+__all__ = ["PostgresStore", "blob_folder_name", "blob_root", "normal_url", "safe_location"]
