@@ -366,3 +366,39 @@ def test_a_turn_whose_store_fails_while_answering_and_settling_is_failed_not_lef
         assert error == {"code": "STORE_UNAVAILABLE",
                          "message": "the database could not be reached while the answer was written; ask again"}
         assert settles == ["failed", "failed"]
+
+
+def test_the_cli_says_store_unavailable_in_one_line_when_the_database_goes_mid_command(
+        postgres_server: PostgresServer, tmp_path: Path) -> None:
+    """The database goes away after ``citewell ask`` opened the store (here: as retrieval
+    starts): the command still prints exactly one line, ``error: STORE_UNAVAILABLE: …``,
+    and exits 1. The connection pool's own warnings (several lines each, with libpq's
+    hints) must not reach the user's terminal."""
+    url = postgres_server.new_store()
+    with Engine(PostgresStore(url, blobs=tmp_path / "blobs")) as engine:
+        assert engine.process(engine.upload("pumps.txt", TEXT).id).status == "ready"
+    root = Path(__file__).resolve().parent.parent
+    script = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(root)!r})\n"
+        "from tests.pgserver import Outage\n"
+        "class Server:\n"
+        f"    port = {postgres_server.port}\n"
+        "relay = Outage(Server())\n"
+        "from citewell.engine import Engine\n"
+        "real = Engine._retrieve_for\n"
+        "def cut(self, *args, **kwargs):\n"
+        "    relay.cut()\n"
+        "    return real(self, *args, **kwargs)\n"
+        "Engine._retrieve_for = cut\n"
+        "from citewell.cli.app import main\n"
+        "main(['ask', 'How much water does the reservoir hold?', '--store', relay.url(sys.argv[1]),\n"
+        "      '--mode', 'lexical'])\n")
+    env = {**os.environ, "CITEWELL_BLOBS": str(tmp_path / "blobs"), "CITEWELL_CONFIG": "",
+           "PYTHONWARNINGS": "ignore"}
+    env.pop("CITEWELL_STORE", None)
+    asked = subprocess.run([sys.executable, "-c", script, url], capture_output=True, text=True, timeout=300,
+                           env=env, check=False)
+    assert (asked.returncode, asked.stdout) == (1, ""), asked.stderr
+    assert asked.stderr.startswith("error: STORE_UNAVAILABLE: "), asked.stderr
+    assert asked.stderr.count("\n") == 1, asked.stderr

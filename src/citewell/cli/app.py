@@ -10,6 +10,7 @@ failed (after ingesting the rest); 2 on bad usage (unknown option, bad filter â€
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import time
@@ -709,13 +710,29 @@ def eval_(
         _write(render_report(results, width=150))
 
 
+#: loggers of libraries whose warnings repeat, in several lines, what citewell reports
+#: itself in one: psycopg's connection pool warns of every failed connection attempt (with
+#: libpq's hints on lines of their own) while the store raises ``STORE_UNAVAILABLE``
+QUIET_LOGGERS = ("psycopg.pool",)
+
+
+def quiet_libraries() -> None:
+    """Raise the level of :data:`QUIET_LOGGERS` to ``ERROR``: their warnings would otherwise
+    reach stderr through Python's last-resort handler (a one-shot command configures no
+    logging) or the server's log, around the one line that says what happened."""
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     """Entry point of the ``citewell`` script: maps errors to one-line messages and exit codes.
 
     Usage errors (unknown option, bad value) are reported by typer with exit code 2;
     ``INVALID_FILTER``/``INVALID_REQUEST`` also exit 2; other citewell errors exit 1;
     an unexpected exception prints one line (``CITEWELL_DEBUG=1`` re-raises it).
+    Libraries' repetitive warnings are quieted (:func:`quiet_libraries`).
     """
+    quiet_libraries()
     try:
         app(args=argv, prog_name="citewell")
     except ExitError as exc:
