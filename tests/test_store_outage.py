@@ -402,3 +402,38 @@ def test_the_cli_says_store_unavailable_in_one_line_when_the_database_goes_mid_c
     assert (asked.returncode, asked.stdout) == (1, ""), asked.stderr
     assert asked.stderr.startswith("error: STORE_UNAVAILABLE: "), asked.stderr
     assert asked.stderr.count("\n") == 1, asked.stderr
+
+
+def test_a_stream_whose_reader_meets_an_unreachable_store_waits_and_ends_with_its_terminal_event(
+        store_location: str | Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The analytics stream reads its recorded events from the store; the store is
+    unreachable for a few of those reads (STORE_UNAVAILABLE). The stream must not break off
+    (before: the response ended without its terminal event and the server logged an ASGI
+    traceback): it waits for the store and then sends every event, ending with ``done``."""
+    engine = Engine(store_location)
+    assert engine.process(engine.upload("pumps.txt", TEXT).id).status == "ready"
+    key, _ = engine.create_key()
+    store = engine.store
+    real_events = store.events
+    failures = {"left": 3}
+
+    def flaky_events(*args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread().name.startswith(("citewell", "TurnWorker")):
+            return real_events(*args, **kwargs)  # the producer's reads are not the point here
+        if failures["left"] > 0:
+            failures["left"] -= 1
+            raise StoreUnavailable("the database of the store x cannot be reached right now", retry_after_s=0.01)
+        return real_events(*args, **kwargs)
+
+    monkeypatch.setattr(store, "events", flaky_events)
+    from citewell.web.routes import analytics
+    monkeypatch.setattr(analytics, "POLL_SECONDS", 0.01)
+    with TestClient(create_app(store)) as client:
+        client.headers["X-API-KEY"] = key
+        with client.stream("POST", "/v2/analytics/sse", json={"query": "How much water does the reservoir hold?"}) as r:
+            assert r.status_code == 200
+            names = [line.split(":", 1)[1].strip() for line in r.iter_lines() if line.startswith("event:")]
+    engine.close()
+    assert failures["left"] == 0  # the outage was met
+    assert names[0] == "conversation" and names[-1] == "done", names
+    assert "answer" in names

@@ -96,7 +96,7 @@ from ...cite.offsets import OffsetMap
 from ...cite.stream import Event
 from ...digits import whole_number
 from ...engine import Engine, PendingTurn
-from ...errors import NotFoundError
+from ...errors import NotFoundError, StoreUnavailable
 from ...models import Mention, Message, Passage, Reference, Resource
 from ...profiles.analytics import render_reference, seed_text_type
 from ..deps import Context, context
@@ -115,6 +115,9 @@ router = APIRouter(tags=["analytics"])
 HEARTBEAT_SECONDS = 15.0
 #: Seconds between store reads while following a turn that runs in another process.
 POLL_SECONDS = 0.25
+#: seconds at most between a stream reader's tries of a store that is unreachable (it waits the
+#: error's ``retry_after_s`` when shorter), pinging the client meanwhile
+OUTAGE_POLL_SECONDS = 1.0
 #: Longest ``text`` excerpt of a ``search_results`` item (characters, "…" included).
 EXCERPT_CHARS = 300
 #: Events that end a stream.
@@ -486,52 +489,63 @@ def _linked(links: ReferenceLinks, message_id: str, name: str, data: str) -> str
 async def _tail(engine: Engine, message_id: str, after: int, links: ReferenceLinks) -> AsyncIterator[str]:
     """The events of ``message_id`` with ``seq > after`` as SSE blocks, following the turn
     live until its ``done`` or ``error`` (see the module docstring); ``links`` signs the
-    links of ``citation`` events."""
+    links of ``citation`` events. While the store is unreachable (``STORE_UNAVAILABLE``)
+    the stream stays open, pinging, and reads again every :data:`OUTAGE_POLL_SECONDS` at
+    most: the events recorded, and the terminal one, follow once it is back (a turn that
+    met the outage itself ends with its ``error`` event, ``STORE_UNAVAILABLE``)."""
     quiet_since = time.monotonic()
 
     def frame(seq: int, name: str, data: str) -> str:
         return _frame(message_id, seq, name, _linked(links, message_id, name, data))
 
+    waited = False  # whether this stream met the outage already (logged once)
     while True:
-        rows = await run_in_threadpool(lambda: engine.recorded_events(message_id, after=after))
-        for seq, name, data in rows:
-            yield frame(seq, name, data)
-            after = seq
-            if name in TERMINAL:
-                return
-        if rows:
-            quiet_since = time.monotonic()
-        channel = _live_channel(message_id)
-        if channel is not None:
-            wake = channel.waiter(after)
-            if wake is None:
-                continue
-            try:
-                await asyncio.wait_for(wake.wait(), HEARTBEAT_SECONDS)
-            except TimeoutError:
-                yield ": ping\n\n"
-            finally:
-                channel.forget(wake)
-            continue
-        message = await run_in_threadpool(engine.message, message_id)
-        # answered by another process (or queued here), or settled with its last events still
-        # being recorded (the turn's job runs until they are): poll
-        if message.status == "pending" or await run_in_threadpool(turn_active, engine.store, message_id):
-            if time.monotonic() - quiet_since >= HEARTBEAT_SECONDS:
-                yield ": ping\n\n"
-                quiet_since = time.monotonic()
-            await asyncio.sleep(POLL_SECONDS)
-            continue
-        recorded = await run_in_threadpool(engine.recorded_events, message_id)
-        last = recorded[-1] if recorded else None
-        if last is not None and last[0] > after:
-            continue  # the producer recorded its last events meanwhile: send them
-        if last is not None and last[1] in TERMINAL:
-            return  # the client has seen the whole stream already
-        for seq, name, data in await run_in_threadpool(_synthetic, engine, message, last[0] if last else 0):
-            if seq > after:
+        try:
+            rows = await run_in_threadpool(lambda: engine.recorded_events(message_id, after=after))
+            for seq, name, data in rows:
                 yield frame(seq, name, data)
-        return
+                after = seq
+                if name in TERMINAL:
+                    return
+            if rows:
+                quiet_since = time.monotonic()
+            channel = _live_channel(message_id)
+            if channel is not None:
+                wake = channel.waiter(after)
+                if wake is None:
+                    continue
+                try:
+                    await asyncio.wait_for(wake.wait(), HEARTBEAT_SECONDS)
+                except TimeoutError:
+                    yield ": ping\n\n"
+                finally:
+                    channel.forget(wake)
+                continue
+            message = await run_in_threadpool(engine.message, message_id)
+            # answered by another process (or queued here), or settled with its last events still
+            # being recorded (the turn's job runs until they are): poll
+            if message.status == "pending" or await run_in_threadpool(turn_active, engine.store, message_id):
+                if time.monotonic() - quiet_since >= HEARTBEAT_SECONDS:
+                    yield ": ping\n\n"
+                    quiet_since = time.monotonic()
+                await asyncio.sleep(POLL_SECONDS)
+                continue
+            recorded = await run_in_threadpool(engine.recorded_events, message_id)
+            last = recorded[-1] if recorded else None
+            if last is not None and last[0] > after:
+                continue  # the producer recorded its last events meanwhile: send them
+            if last is not None and last[1] in TERMINAL:
+                return  # the client has seen the whole stream already
+            for seq, name, data in await run_in_threadpool(_synthetic, engine, message, last[0] if last else 0):
+                if seq > after:
+                    yield frame(seq, name, data)
+            return
+        except StoreUnavailable as exc:  # the database is away: keep the client, try again
+            if not waited:
+                log.warning("stream of %s: %s; reading again until it is back", message_id, exc)
+                waited = True
+            yield ": ping\n\n"
+            await asyncio.sleep(min(exc.retry_after_s, OUTAGE_POLL_SECONDS))
 
 
 def _parse_last_event_id(value: str) -> tuple[str, int]:
