@@ -437,3 +437,51 @@ def test_a_stream_whose_reader_meets_an_unreachable_store_waits_and_ends_with_it
     assert failures["left"] == 0  # the outage was met
     assert names[0] == "conversation" and names[-1] == "done", names
     assert "answer" in names
+
+
+def test_a_runner_that_cannot_record_a_job_or_prune_while_the_store_is_away_logs_no_traceback(
+        store_location: str | Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A job ends while the store is unreachable (recording its end raises
+    STORE_UNAVAILABLE), and so does the heartbeat's pruning of old jobs: the runner logs a
+    warning for each, without a traceback (an expected outage, as for every other job
+    statement), and the job still ends once the store is back (its lease expires and it runs
+    again)."""
+    from citewell.jobrunner import Handler
+
+    ran: list[str] = []
+
+    class Note(Handler):
+        kind = "note"
+
+        def run(self, job: Any, lease: Any) -> None:
+            ran.append(job.id)
+
+    with Engine(store_location) as engine:
+        store = engine.store
+        real_finish = store.finish_job
+        finishes = {"left": 1}
+
+        def finish_once_down(*args: Any, **kwargs: Any) -> Any:
+            if finishes["left"] > 0:
+                finishes["left"] -= 1
+                raise StoreUnavailable("the database of the store x cannot be reached right now")
+            return real_finish(*args, **kwargs)
+
+        def prune_down(*args: Any, **kwargs: Any) -> Any:
+            raise StoreUnavailable("the database of the store x cannot be reached right now")
+
+        monkeypatch.setattr(store, "finish_job", finish_once_down)
+        monkeypatch.setattr(store, "prune_jobs", prune_down)
+        job, _ = store.enqueue_job(engine.workspace_id, "note", {}, key="note:1", max_attempts=3)
+        caplog.set_level("WARNING", logger="citewell.jobs")
+        runner = JobRunner(store, [Note()], threads=1, name="t", poll_s=0.02, backoff_s=0.05, lease_s=0.5)
+        runner.start()
+        try:
+            assert wait_for_jobs(store, kinds=["note"], timeout_s=120)
+        finally:
+            runner.stop()
+        assert store.job(job.id).state == "done" and len(ran) == 2
+        jobs_logs = [r for r in caplog.records if r.name == "citewell.jobs"]
+        assert any("deleting old done jobs failed" in r.getMessage() for r in jobs_logs)
+        assert any(f"recording the end of note job {job.id} failed" in r.getMessage() for r in jobs_logs)
+        assert [r.getMessage() for r in jobs_logs if r.exc_info] == []

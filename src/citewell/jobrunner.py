@@ -289,6 +289,9 @@ class JobRunner:
                 self.store.release_job(job.id, token)
             else:
                 self.store.finish_job(job.id, token)
+        except StoreUnavailable as exc:  # an outage, not a bug: the same, without a traceback
+            log.warning("recording the end of %s job %s failed: %s", job.kind, job.id, exc)
+            state = None  # as below: the job runs again once its lease expires
         except Exception:  # noqa: BLE001 - the lease expires and another worker takes the job
             log.exception("recording the end of %s job %s failed", job.kind, job.id)
             state = None  # not ended yet: the job runs again (or is dead-lettered) after its lease
@@ -335,6 +338,8 @@ class JobRunner:
                     self._next_prune = time.monotonic() + PRUNE_EVERY_S
                     try:
                         self.store.prune_jobs(before=time.time() - KEEP_DONE_S)
+                    except StoreUnavailable as exc:  # next time
+                        log.warning("deleting old done jobs failed: %s", exc)
                     except Exception:  # noqa: BLE001 - next time
                         log.exception("deleting old done jobs failed")
 
