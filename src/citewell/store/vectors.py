@@ -74,7 +74,7 @@ class Vectors(SQLBase):
             else:
                 embedded = np.fromiter((bool(row[2]) for row in rows), dtype=bool, count=len(rows))
             found = VectorScope(tuple(row[0] for row in rows), index, tuple(names), embedded, vectors)
-            if found.nbytes > self._vectors.budget and (workspace_id, model) not in self._uncached:
+            if matrix and found.nbytes > self._vectors.budget and (workspace_id, model) not in self._uncached:
                 self._uncached.add((workspace_id, model))
                 log.warning("the %d vectors of workspace %s (%d MiB) exceed the vector cache (%d MiB): each "
                             "dense or hybrid question reads them from the store again; set "
