@@ -34,7 +34,7 @@ from citewell.store.jobs import JobRecord
 from citewell.store.postgres import PostgresStore
 from citewell.web import create_app
 from citewell.web.errors import citewell_error_handler
-from citewell.web.worker import EXTRACT, ExtractHandler, TurnWorker
+from citewell.web.worker import EXTRACT, ExtractHandler, TurnWorker, UploadWorker
 
 from .conftest import until
 from .pgserver import Outage, PostgresServer
@@ -244,6 +244,27 @@ def staged(store_location: str | Path) -> Iterator[tuple[Engine, str]]:
 def _extraction(engine: Engine) -> JobRunner:
     return JobRunner(engine.store, [ExtractHandler(engine.store, lambda ws, rid: None)], threads=1, name="t",
                      poll_s=0.02, backoff_s=0.05)
+
+
+def test_an_upload_left_without_a_job_is_queued_by_the_ingest_runners_housekeeping(
+        staged: tuple[Engine, str]) -> None:
+    """An outage between an upload's row and its job leaves the upload processing with no
+    job (the client got 503): the extraction runner's housekeeping
+    (UploadWorker.recover at its heartbeat, not only at a server's start) queues it once,
+    and it ends ready."""
+    engine, resource_id = staged
+    assert engine.store.jobs(workspace_id=engine.workspace_id, kinds=(EXTRACT,)) == []
+    uploads = UploadWorker(engine.store, threads=1, start=False)
+    runner = uploads.extraction
+    assert runner is not None
+    runner.lease_s, runner.housekeeping_s, runner._next_housekeeping = 0.3, 0.1, 0.0  # beats often
+    uploads.start()
+    try:
+        until(lambda: engine.store.resource(engine.workspace_id, resource_id).status == "ready")
+    finally:
+        uploads.shutdown()
+    jobs = engine.store.jobs(workspace_id=engine.workspace_id, kinds=(EXTRACT,))
+    assert [(j.state, j.payload["resource_id"]) for j in jobs] == [("done", resource_id)]
 
 
 def _failing_commits(monkeypatch: pytest.MonkeyPatch, engine: Engine, times: int) -> list[str]:

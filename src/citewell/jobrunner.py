@@ -55,6 +55,9 @@ POLL_S = 0.5
 #: older ones every :data:`PRUNE_EVERY_S` seconds.
 KEEP_DONE_S = 86400.0
 PRUNE_EVERY_S = 3600.0
+#: seconds between two runs of a runner's ``housekeeping`` (at its heartbeat: every third of
+#: a lease at the soonest)
+HOUSEKEEPING_S = 60.0
 #: Seconds a future of a job nobody here ran is kept (another process ran the job).
 FUTURE_TTL_S = 3600.0
 #: What a handler returns to put its job back in the queue (the worker is stopping).
@@ -130,12 +133,16 @@ class JobRunner:
     """``threads`` threads claiming jobs of ``handlers``' kinds from ``store`` (module
     docstring); a workspace runs at most ``per_workspace`` of them at once (None: no cap).
     ``initializer`` runs in each thread first (a lower CPU priority). ``backoff_s``: the
-    first retry's delay. Threads start at :meth:`start`. ``ValueError`` for ``threads < 1``."""
+    first retry's delay. ``housekeeping`` runs at the heartbeat every ``housekeeping_s``
+    seconds (such as queueing the uploads an outage left without a job; what it raises is
+    logged). Threads start at :meth:`start`. ``ValueError`` for ``threads < 1``."""
 
     def __init__(self, store: Store, handlers: Sequence[Handler], *, threads: int, name: str,
                  per_workspace: int | None = None, lease_s: float = LEASE_S, poll_s: float = POLL_S,
                  backoff_s: float = 5.0, owner: str | None = None,
-                 initializer: Callable[[], None] | None = None) -> None:
+                 initializer: Callable[[], None] | None = None,
+                 housekeeping: Callable[[], object] | None = None,
+                 housekeeping_s: float = HOUSEKEEPING_S) -> None:
         if threads < 1:
             raise ValueError("threads must be at least 1")
         self.store = store
@@ -154,6 +161,8 @@ class JobRunner:
         self._heart: threading.Thread | None = None
         self._ear: threading.Thread | None = None
         self._next_prune = time.monotonic()
+        self._housekeeping, self.housekeeping_s = housekeeping, housekeeping_s
+        self._next_housekeeping = time.monotonic() + housekeeping_s
         #: whether the last claim met the store unreachable (its warning is logged once per outage)
         self._store_away = False
 
@@ -342,6 +351,14 @@ class JobRunner:
                         log.warning("deleting old done jobs failed: %s", exc)
                     except Exception:  # noqa: BLE001 - next time
                         log.exception("deleting old done jobs failed")
+                if self._housekeeping is not None and time.monotonic() >= self._next_housekeeping:
+                    self._next_housekeeping = time.monotonic() + self.housekeeping_s
+                    try:
+                        self._housekeeping()
+                    except StoreUnavailable as exc:  # next time
+                        log.warning("%s: housekeeping failed: %s", self.name, exc)
+                    except Exception:  # noqa: BLE001 - next time
+                        log.exception("%s: housekeeping failed", self.name)
 
     def reap(self) -> int:
         """Take back the jobs whose lease expired (their worker died); hand those out of

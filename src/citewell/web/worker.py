@@ -356,7 +356,8 @@ class UploadWorker:
     upload never waits for a flood), embedding on one low-priority thread.
 
     :meth:`recover` queues every upload still ``processing`` without a job (a store of
-    before the jobs), :meth:`reindex` every ready resource an older extractor made,
+    before the jobs, an outage between an upload's row and its job; at start and at the
+    extraction runner's heartbeat, :data:`~citewell.jobrunner.HOUSEKEEPING_S`), :meth:`reindex` every ready resource an older extractor made,
     :meth:`backfill` the embedding of workspaces with passages that have no vector.
     """
 
@@ -366,9 +367,12 @@ class UploadWorker:
         self.extraction: JobRunner | None = None
         self.embedding: JobRunner | None = None
         if run:
+            # recovering at the heartbeat too: an outage between an upload's row and its job
+            # leaves the upload processing without a job
             self.extraction = JobRunner(store, [ExtractHandler(store, self._embed_later),
                                                 ReindexHandler(store, self._embed_later)],
-                                        threads=threads, name="citewell-ingest", per_workspace=1)
+                                        threads=threads, name="citewell-ingest", per_workspace=1,
+                                        housekeeping=self.recover)
             self.embedding = JobRunner(store, [EmbedHandler(store)], threads=1, name="citewell-embed",
                                        initializer=lower_priority)
         if start:
