@@ -211,6 +211,26 @@ def test_ingest_exits_1_when_a_file_failed_but_ingests_the_rest(tmp_path: Path,
     assert sorted((r["file_name"], r["status"]) for r in listed) == [("bad.pdf", "failed"), ("ok.txt", "ready")]
 
 
+def test_ask_names_the_files_its_sync_skipped(tmp_path: Path, store_location: str | Path) -> None:
+    """The summary of ask --corpus names the skipped files and why (the first three, then a
+    count), so that "2 skipped" is not a riddle; citewell ingest lists each."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "ok.txt").write_text("A fine paragraph about turbines.\n", encoding="utf-8")
+    (folder / "image.png").write_bytes(b"\x89PNG")
+    (folder / "table.jsonl").write_text('{"a": 1}\n', encoding="utf-8")
+    proc = run("ask", "What about turbines?", "--corpus", str(folder), "--mode", "lexical", store=store_location)
+    assert proc.returncode == 0
+    assert ("1 ingested, 2 skipped (not ingested: image.png (UNSUPPORTED_FILE), table.jsonl (not_a_posts_file); "
+            "citewell ingest DIR lists each)") in proc.stderr.splitlines()
+    for i in range(4):
+        (folder / f"picture{i}.png").write_bytes(b"\x89PNG")
+    (folder / "more.txt").write_text("Another paragraph about pumps.\n", encoding="utf-8")
+    proc = run("ask", "What about pumps?", "--corpus", str(folder), "--mode", "lexical", store=store_location)
+    summary = next(line for line in proc.stderr.splitlines() if "skipped" in line)
+    assert summary.startswith("1 ingested, 1 unchanged, 6 skipped (not ingested: ") and " and 3 more;" in summary
+
+
 def test_workspace_flag_and_env_scope_everything(tmp_path: Path, corpus: Path,
                                                  store_location: str | Path) -> None:
     store = store_location

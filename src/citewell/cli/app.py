@@ -130,6 +130,10 @@ def _check_manifests(manifests: Optional[List[Path]]) -> None:
         raise ExitError(f"MANIFEST_NOT_FOUND: no such manifest file: {', '.join(missing)}", 2)
 
 
+#: skipped files a brief ingest summary names (the rest counted)
+SKIPS_NAMED = 3
+
+
 def _report(report: IngestReport, *, verbose: bool) -> None:
     """Print failures, skips and warnings of an ingest run to stderr."""
     for o in report.outcomes:  # names come from the file system: printed escaped (safe)
@@ -148,6 +152,11 @@ def _report(report: IngestReport, *, verbose: bool) -> None:
     if report.missing:
         summary += f", {len(report.missing)} now missing"
     if summary and (verbose or counts["ingested"] or counts["reindexed"] or counts["failed"] or report.missing):
+        skipped = [o for o in report.outcomes if o.action == "skipped"]
+        if skipped and not verbose:  # say which, briefly: the verbose run lists each above
+            named = ", ".join(f"{safe(Path(o.path).name, one_line=True)} ({o.code})" for o in skipped[:SKIPS_NAMED])
+            more = f" and {len(skipped) - SKIPS_NAMED} more" if len(skipped) > SKIPS_NAMED else ""
+            summary += f" (not ingested: {named}{more}; citewell ingest DIR lists each)"
         err.print(summary, markup=False)
     for error in report.manifest_errors:
         err.print(f"warning: manifest row skipped: {safe(error, one_line=True)}", markup=False)
