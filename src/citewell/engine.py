@@ -470,11 +470,12 @@ class Engine:
         if turn.corpus is not None and sync:
             self.sync(turn.corpus, manifests=manifests, progress=progress)
         try:
-            turn.notes.extend(self._retrieval.prepare(turn.conditions, turn.under, turn.query))
-            facts = self._retrieval.scope_facts(turn.query, conditions=turn.conditions, under=turn.under)
-            turn.scope["facts"] = facts  # the scope check and relevance read them
-            passages = self._retrieval.retrieve(turn.query, k=turn.k, conditions=turn.conditions,
-                                                under=turn.under, facts=facts)
+            turn.notes.extend(self._retrieval.prepare(turn.conditions, turn.under, turn.query))  # may write vectors
+            with self.store.reading():  # one snapshot, and its round trips, for every read of the retrieval
+                facts = self._retrieval.scope_facts(turn.query, conditions=turn.conditions, under=turn.under)
+                turn.scope["facts"] = facts  # the scope check and relevance read them
+                passages = self._retrieval.retrieve(turn.query, k=turn.k, conditions=turn.conditions,
+                                                    under=turn.under, facts=facts)
         except CitewellError as exc:
             if exc.code != "EMBED_UNAVAILABLE":
                 raise
@@ -483,7 +484,8 @@ class Engine:
             passages = self._retrieval.retrieve(turn.query, k=turn.k, conditions=turn.conditions, under=turn.under,
                                                 facts=turn.scope.get("facts"), lexical=True)
         # the rest of the best passage's page: every row of a statement it starts
-        return passages + page_context(self.store, self.workspace_id, passages)
+        with self.store.reading():
+            return passages + page_context(self.store, self.workspace_id, passages)
 
     # -- asynchronous turns (the chats and analytics profiles) ---------------------------
     def begin_turn(self, question: str, *, chat_id: str | None = None, k: int = 5,
