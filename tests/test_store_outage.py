@@ -506,3 +506,30 @@ def test_a_runner_that_cannot_record_a_job_or_prune_while_the_store_is_away_logs
         assert any("deleting old done jobs failed" in r.getMessage() for r in jobs_logs)
         assert any(f"recording the end of note job {job.id} failed" in r.getMessage() for r in jobs_logs)
         assert [r.getMessage() for r in jobs_logs if r.exc_info] == []
+
+
+def test_the_agents_scheduler_says_an_outage_once_without_a_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    """Ticks that meet an unreachable store log one warning (and one when it is back), no
+    traceback; the scheduler keeps ticking and runs the agents once the store answers."""
+    from citewell.agents.scheduler import Scheduler
+
+    ticks: list[int] = []
+
+    class Runner:
+        def run_due(self) -> list[Any]:
+            ticks.append(1)
+            if len(ticks) <= 3:
+                raise StoreUnavailable("the database of the store x cannot be reached right now (gone)")
+            return []
+
+    scheduler = Scheduler(Runner(), tick_s=0.01)  # type: ignore[arg-type]
+    with caplog.at_level("INFO", logger="citewell.agents"):
+        scheduler.start()
+        try:
+            until(lambda: len(ticks) >= 5)
+        finally:
+            scheduler.stop()
+    records = [r for r in caplog.records if r.name == "citewell.agents"]
+    assert not any(r.exc_info for r in records)
+    said = [r.getMessage() for r in records]
+    assert sum("cannot be reached" in m for m in said) == 1 and sum("reachable again" in m for m in said) == 1

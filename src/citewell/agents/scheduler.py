@@ -15,6 +15,7 @@ import logging
 import os
 import threading
 
+from ..errors import StoreUnavailable
 from .runner import AgentRunner
 
 log = logging.getLogger("citewell.agents")
@@ -50,12 +51,20 @@ class Scheduler:
             self._thread.start()
 
     def _loop(self) -> None:
+        away = False  # whether the last tick met the store unreachable (said once per outage)
         while not self._stop.is_set():
             try:
                 for result in self.runner.run_due():
                     log.info("tracking agent %s ran: %d new mention(s), %d matched%s", result.agent_id,
                              result.new_mentions, result.matched,
                              f", error {result.error['code']}" if result.error else "")
+                if away:
+                    away = False
+                    log.warning("tracking agents: the store is reachable again")
+            except StoreUnavailable as exc:  # the database is away: the next tick tries again
+                if not away:
+                    away = True
+                    log.warning("tracking agents: %s; trying again every %g s", exc, self.tick_s)
             except Exception:  # noqa: BLE001 - the scheduler outlives a bad tick (a store briefly locked …)
                 log.exception("tracking agents: the tick failed")
             self._stop.wait(self.tick_s)
