@@ -6,9 +6,26 @@ from typing import Sequence
 
 from ..models import Passage, Resource
 from ..store.base import Condition, Store
+from ..tuplecache import TupleCache
 from .query import search_terms
 from .rerank import Reranker, resource_context, resource_priors
 from ..text.terms import question_concepts
+
+
+def _names_by_id(resources: Sequence[Resource]) -> dict[str, list[str]]:
+    return {r.id: [str(v) for k in ("tickers", "company_names") for v in (r.metadata or {}).get(k) or []]
+            for r in resources}
+
+
+_names: TupleCache[dict[str, list[str]]] = TupleCache(_names_by_id)
+
+
+def resource_names(resources: Sequence[Resource]) -> dict[str, list[str]]:
+    """Tickers then company names (metadata ``tickers``, ``company_names``, as strings) of each
+    of ``resources`` by id, what a passage's ``resource_names`` carries (the generator matches
+    a question's names against them): made once per store tuple of one search generation
+    (:class:`~citewell.tuplecache.TupleCache`), afresh for any other sequence. Read-only."""
+    return _names.get(resources)
 
 
 class BM25Retriever:
@@ -42,8 +59,6 @@ class BM25Retriever:
         self.pool_min = pool_min
         self.pool_factor = pool_factor
         self.pool_max = pool_max
-        #: the last ready resources the store gave and their tickers and company names by id
-        self._names: tuple[Sequence[Resource], dict[str, list[str]]] | None = None
 
     def retrieve(self, question: str, *, k: int, conditions: Sequence[Condition] = (),
                  under: str | None = None) -> list[Passage]:
@@ -83,15 +98,9 @@ class BM25Retriever:
 
     def _ready_resources(self, under: str | None) -> tuple[Sequence[Resource], dict[str, list[str]]]:
         """The workspace's ready resources (under folder ``under``, shared: read-only) and their
-        tickers and company names by id (made again only when the store gives other objects)."""
+        tickers and company names by id (:func:`resource_names`)."""
         resources = self.store.ranking_resources(self.workspace_id, under=under)
-        cached = self._names
-        if cached is not None and cached[0] is resources:
-            return resources, cached[1]
-        names = {r.id: [str(v) for k in ("tickers", "company_names") for v in r.metadata.get(k) or []]
-                 for r in resources}
-        self._names = (resources, names)
-        return resources, names
+        return resources, resource_names(resources)
 
 
 def _merge(first: list[Passage], second: list[Passage]) -> list[Passage]:

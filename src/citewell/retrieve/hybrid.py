@@ -52,7 +52,7 @@ from typing import Mapping, Sequence
 
 from ..models import Passage
 from ..store.base import Condition, Store
-from .bm25 import BM25Retriever
+from .bm25 import BM25Retriever, resource_names
 from .dense import DenseRetriever
 from .pages import PAGE_DEPTH, PageRanker
 from .rerank import resource_priors
@@ -239,11 +239,10 @@ class HybridRetriever:
 
     def _names(self, chunk_ids: list[str], found: dict[str, Passage]) -> dict[str, list[str]]:
         """Tickers and company names of the resources of passages BM25 did not return
-        (the generator matches a question's names against them), from the workspace's
-        ready resources as cached per search generation (:meth:`Store.ranking_resources`):
-        no query per resource. A resource no longer ready has none."""
+        (:func:`~citewell.retrieve.bm25.resource_names` of the workspace's ready resources;
+        a resource no longer ready has none)."""
         if not chunk_ids:
             return {}
-        wanted = {found[c].chunk.resource_id for c in chunk_ids if c in found}
-        return {r.id: [str(v) for key in ("tickers", "company_names") for v in r.metadata.get(key) or []]
-                for r in self.store.ranking_resources(self.workspace_id) if r.id in wanted}
+        names = resource_names(self.store.ranking_resources(self.workspace_id))
+        return {rid: names[rid] for rid in {found[c].chunk.resource_id for c in chunk_ids if c in found}
+                if rid in names}
