@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from citewell import Engine
-from citewell.store import Store, open_store
+from citewell.store import Store, open_store, searchcache
 from citewell.store.base import Condition, TextHit
-from citewell.store.searchcache import (Scope, SumMemo, TermScores, _dense_totals, _sparse_totals, _within, rank_rows,
+from citewell.store.searchcache import (Scope, SumMemo, TermScores, _dense_totals, _sparse_totals, rank_rows,
                                         select)
 from citewell.store.sqlite import fts_query
 
@@ -282,21 +282,30 @@ def _summed_in_order(terms: list[TermScores], mask: np.ndarray, limit: int) -> t
     return [row for _, row in ranked], [key for key, _ in ranked]
 
 
-def test_rank_rows_sums_sparse_and_dense_terms_alike() -> None:
-    """Few matched rows are summed over those rows, many over a mask-long array: both add
-    the parts in term order (values whose sum depends on that order show it)."""
+@pytest.mark.parametrize("sum_block,top_block", [(1 << 15, 1 << 10), (4, 3), (1, 1), (7, 64)])
+def test_rank_rows_sums_sparse_and_dense_terms_alike(monkeypatch: pytest.MonkeyPatch, sum_block: int,
+                                                     top_block: int) -> None:
+    """Few matched rows are summed over those rows, many over a store-long array: both add
+    the parts in term order (values whose sum depends on that order show it), whatever the
+    blocks the store-long sums are added and bounded in (small blocks: many of them, ties
+    across blocks)."""
+    monkeypatch.setattr(searchcache, "SUM_BLOCK", sum_block)
+    monkeypatch.setattr(searchcache, "TOP_BLOCK", top_block)
     rng = np.random.default_rng(7)
     for trial in range(200):
         size = int(rng.integers(1, 400))
         terms = []
         for _ in range(int(rng.integers(0, 6))):
-            rows = rng.choice(size + 20, size=int(rng.integers(0, size + 20)), replace=False).astype(np.int64)
-            parts = rng.choice([1e16, 1.0, -1e16, 0.1, 0.2, 0.3, 3.5e-7], size=len(rows)) * rng.random(len(rows))
+            rows = np.sort(rng.choice(size + 20, size=int(rng.integers(0, size + 20)), replace=False)).astype(np.int64)
+            # positive, as every term's parts are, and of magnitudes whose sum depends on the order
+            parts = rng.choice([1e16, 1.0, 1e-16, 0.1, 0.2, 0.3, 3.5e-7], size=len(rows)) * (rng.random(len(rows)) + 1e-3)
             terms.append(TermScores(rows, parts))
         mask = rng.random(size) < 0.7
-        dense, sparse = _within(*_dense_totals(terms), mask), _sparse_totals(terms, mask)
-        assert dense[0].dtype == sparse[0].dtype == np.int64 and dense[1].dtype == sparse[1].dtype == np.float64
-        assert dense[0].tolist() == sparse[0].tolist() and dense[1].tolist() == sparse[1].tolist()
+        total, sparse = _dense_totals(terms), _sparse_totals(terms, mask)
+        assert total.dtype == sparse[1].dtype == np.float64 and sparse[0].dtype == np.int64
+        n = min(len(total), len(mask))
+        dense_rows = np.flatnonzero(total[:n] * mask[:n])
+        assert dense_rows.tolist() == sparse[0].tolist() and total[dense_rows].tolist() == sparse[1].tolist()
         memo = SumMemo()
         for limit in (1, 5, 1000):
             expected = _summed_in_order(terms, mask, limit)

@@ -131,7 +131,7 @@ class FTS5Index(SQLBase):
         def load() -> TermScores:
             cur = conn.cursor()
             cur.row_factory = None
-            rows = cur.execute(f"SELECT rowid, {_BM25} FROM chunk_fts WHERE chunk_fts MATCH ?",
+            rows = cur.execute(f"SELECT rowid, {_BM25} FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY rowid",
                                (fts_query([term]),)).fetchall()
             return TermScores(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
                               -np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows)))
