@@ -48,9 +48,16 @@ def resource_context(resource: Resource) -> frozenset[str]:
     parts += [str(v) for v in meta.get("tickers") or []]
     if meta.get("fiscal_year"):
         parts.append(str(meta["fiscal_year"]))
-    terms = {t.term for t in tokens(" ".join(parts)) if t.content}
-    if meta.get("fiscal_quarter"):
-        terms.add(f"q{meta['fiscal_quarter']}")
+    return _context_terms(" ".join(parts), str(meta.get("fiscal_quarter") or ""))
+
+
+@lru_cache(maxsize=16384)
+def _context_terms(labels: str, quarter: str) -> frozenset[str]:
+    """:func:`resource_context` of a resource's joined labels and fiscal quarter (cached:
+    every question's pool reaches the resources of its passages again)."""
+    terms = {t.term for t in tokens(labels) if t.content}
+    if quarter:
+        terms.add(f"q{quarter}")
     return frozenset(terms)
 
 

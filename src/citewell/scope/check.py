@@ -173,11 +173,11 @@ def topic_concepts(question: str) -> list[Concept]:
 
 
 def _lookup(store: Store, workspace_id: str, words: Sequence[str], conditions: Sequence[Condition],
-            under: str | None) -> list[TextHit]:
+            under: str | None, *, limit: int = LOOKUP_LIMIT) -> list[TextHit]:
     terms = [w.lower() for w in words if w.strip()]
     if not terms:
         return []
-    return store.search_hits(workspace_id, terms, limit=LOOKUP_LIMIT, conditions=conditions, under=under)
+    return store.search_hits(workspace_id, terms, limit=limit, conditions=conditions, under=under)
 
 
 def _words(text: str) -> list[str]:
@@ -273,7 +273,7 @@ def _gather(store: Store, workspace_id: str, question: str, conditions: Sequence
             i += len(concept.words)
             words = sorted({w for alt in concept.words for w in alt})
             present = any(concept.matches(_text_terms(p.text))
-                          for p in _lookup(store, workspace_id, words, narrowed, under)[:TOPIC_LOOKUP_LIMIT])
+                          for p in _lookup(store, workspace_id, words, narrowed, under, limit=TOPIC_LOOKUP_LIMIT))
             topics.append((concept, math.log((n + 1) / (df + 0.5)), present))
     # aliases help retrieval find passages elsewhere when no resource in scope is named by the name
     links = {f.name.text: set(f.expand) for f in names if f.expand and not f.resources}

@@ -168,10 +168,11 @@ class SQLBase:
         conn.execute(self._BEGIN_READ)
         self._local.counters = {}
         self._local.sums = SumMemo()  # term sums a later ranking of the snapshot may reuse
+        self._local.masks = {}  # the snapshot's masks of listed resources (Search._cached_ranking)
         try:
             yield conn
         finally:
-            self._local.counters = self._local.sums = None
+            self._local.counters = self._local.sums = self._local.masks = None
             conn.execute("COMMIT")
 
     @contextmanager

@@ -173,12 +173,14 @@ class Row(tuple):  # noqa: SLOT001 - a tuple with names, like sqlite3.Row
     ``dict(row)`` gives ``{name: value}``."""
 
     names: tuple[str, ...] = ()
+    #: each column name's position (the first, for a name given twice, as ``names.index``)
+    positions: dict[str, int] = {}
 
     def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
         if isinstance(key, str):
             try:
-                return tuple.__getitem__(self, self.names.index(key))
-            except ValueError:
+                return tuple.__getitem__(self, self.positions[key])
+            except KeyError:
                 raise IndexError(f"no column {key!r}") from None
         return tuple.__getitem__(self, key)
 
@@ -191,7 +193,10 @@ class Row(tuple):  # noqa: SLOT001 - a tuple with names, like sqlite3.Row
 def _row_class(names: tuple[str, ...]) -> type[Row]:
     """The :class:`Row` class of results with columns ``names`` (made once per column list,
     not once per query)."""
-    return type("Row", (Row,), {"names": names})
+    positions: dict[str, int] = {}
+    for i, name in enumerate(names):
+        positions.setdefault(name, i)
+    return type("Row", (Row,), {"names": names, "positions": positions})
 
 
 def _row_factory(cursor: Any) -> Any:
