@@ -469,22 +469,24 @@ class Engine:
             return []
         if turn.corpus is not None and sync:
             self.sync(turn.corpus, manifests=manifests, progress=progress)
+        # one snapshot, and its round trips, for every read of the retrieval; the page context
+        # is the rest of the best passage's page: every row of a statement it starts
         try:
             turn.notes.extend(self._retrieval.prepare(turn.conditions, turn.under, turn.query))  # may write vectors
-            with self.store.reading():  # one snapshot, and its round trips, for every read of the retrieval
+            with self.store.reading():
                 facts = self._retrieval.scope_facts(turn.query, conditions=turn.conditions, under=turn.under)
                 turn.scope["facts"] = facts  # the scope check and relevance read them
                 passages = self._retrieval.retrieve(turn.query, k=turn.k, conditions=turn.conditions,
                                                     under=turn.under, facts=facts)
+                return passages + page_context(self.store, self.workspace_id, passages)
         except CitewellError as exc:
             if exc.code != "EMBED_UNAVAILABLE":
                 raise
             turn.notes.append(Notice(code="DENSE_UNAVAILABLE",
                                      message=f"{exc.message}; this answer used lexical (BM25) retrieval only"))
+        with self.store.reading():
             passages = self._retrieval.retrieve(turn.query, k=turn.k, conditions=turn.conditions, under=turn.under,
                                                 facts=turn.scope.get("facts"), lexical=True)
-        # the rest of the best passage's page: every row of a statement it starts
-        with self.store.reading():
             return passages + page_context(self.store, self.workspace_id, passages)
 
     # -- asynchronous turns (the chats and analytics profiles) ---------------------------

@@ -18,6 +18,8 @@ def _names_by_id(resources: Sequence[Resource]) -> dict[str, list[str]]:
 
 
 _names: TupleCache[dict[str, list[str]]] = TupleCache(_names_by_id)
+_contexts: TupleCache[dict[str, frozenset[str]]] = TupleCache(
+    lambda resources: {r.id: resource_context(r) for r in resources})
 
 
 def resource_names(resources: Sequence[Resource]) -> dict[str, list[str]]:
@@ -89,7 +91,8 @@ class BM25Retriever:
                 conditions=[*conditions, Condition(key="resource_id", op="eq", values=named)])
             pool = _merge(pool, extra)
         wanted = {p.chunk.resource_id for p in pool}
-        contexts = {r.id: resource_context(r) for r in resources if r.id in wanted}
+        known = _contexts.get(resources)  # once per store tuple, not per question
+        contexts = {rid: known[rid] for rid in wanted if rid in known}
         groups = list(dict.fromkeys(words for c in question_concepts(question) for words in c.words))
         n, counts = self.store.term_counts(self.workspace_id, groups)
         ranked = self.reranker.rerank(question, pool, k=k, counts=(n, dict(zip(groups, counts))),

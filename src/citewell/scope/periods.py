@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from ..cite.support import periods
 from ..models import Resource
@@ -59,9 +60,15 @@ def resource_period(resource: Resource) -> int | None:
     """The latest year ``resource`` reports on (module docstring), or None."""
     meta = resource.metadata or {}
     years = [y for y in (_year_of(meta.get("fiscal_year")), _year_of(meta.get("calendar_date"))) if y]
-    for label in (resource.title, resource.file_name):
-        years.extend(int(y) for y in _TITLE_YEAR_RE.findall(label or ""))
+    years.extend(_label_years(resource.title or "", resource.file_name or ""))
     return max(years) if years else None
+
+
+@lru_cache(maxsize=16384)
+def _label_years(title: str, file_name: str) -> tuple[int, ...]:
+    """The years written in a resource's title and file name (cached: every question's
+    scope check reads the period of each resource it is about)."""
+    return tuple(int(y) for label in (title, file_name) for y in _TITLE_YEAR_RE.findall(label))
 
 
 def latest_period(resources: Iterable[Resource]) -> int | None:

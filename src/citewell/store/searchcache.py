@@ -338,14 +338,15 @@ def _best_within(total: np.ndarray, mask: np.ndarray, limit: int) -> tuple[np.nd
     :data:`TOP_BLOCK`-row blocks. Those ``limit`` maxima are sums of ``limit`` distinct rows,
     so at least ``limit`` rows reach the floor and every row of the best ``limit`` does."""
     n = min(len(total), len(mask))
-    within = total[:n] * mask[:n]  # x * True is x, bit for bit; x * False is 0.0
+    # x * True is x, bit for bit; x * False is 0.0 (a mask of every row needs no product)
+    within = total[:n] if mask[:n].all() else total[:n] * mask[:n]
     whole = n // TOP_BLOCK * TOP_BLOCK
     maxima = within[:whole].reshape(-1, TOP_BLOCK).max(axis=1)
     if whole < n:
         maxima = np.append(maxima, within[whole:].max())
     floor = float(np.partition(maxima, len(maxima) - limit)[len(maxima) - limit]) \
         if 0 < limit < len(maxima) else 0.0
-    rows = np.flatnonzero(within >= floor) if floor > 0.0 else np.flatnonzero(within)
+    rows = np.flatnonzero(within >= floor if floor > 0.0 else within > 0.0)  # a comparison: faster than floats
     keys = -1.0 * within[rows]
     order = np.lexsort((rows, keys))[:limit]
     return rows[order], keys[order]
