@@ -14,11 +14,13 @@ SQL, any filter), ``_term_scores`` (one term's rows and score parts, cached),
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
 from ..models import Passage, Resource
+from ..tuplecache import TupleCache
 from .base import Condition, TextHit
 from .filters import CHUNK_KEYS, filter_sql, under_sql
 from .searchcache import SEARCH, GenerationCache, Scope, TermScores, rank_rows
@@ -27,6 +29,11 @@ from .sqlbase import SQLBase
 #: what a search gives: passages (:meth:`Search.search_text`) or hits (:meth:`Search.search_hits`)
 R = TypeVar("R")
 
+
+#: the resource rows :meth:`Search._resource_rows` gives for a store tuple of ready resources
+_ready_rows: TupleCache[dict[str, Mapping[str, Any]]] = TupleCache(lambda resources: {
+    r.id: {"id": r.id, "title": r.title, "kind": r.kind, "file_name": r.file_name, "status": r.status}
+    for r in resources})
 
 #: masks of listed resources one snapshot keeps (:meth:`Search._cached_ranking`): a question's
 #: scope check and retrieval narrow to a few lists (its named documents, the ones it is about)
@@ -102,6 +109,17 @@ class Search(SQLBase):
             return self._ranking_resources.get(generation, (workspace_id, under), lambda: tuple(
                 self._resource_from_row(row) for row in self._list_resources(conn, workspace_id, ["ready"],
                                                                               under, None, 0)))
+
+    def _resource_rows(self, conn: sqlite3.Connection, workspace_id: str,
+                       ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
+        """:meth:`SQLBase._resource_rows`, the workspace's ready resources taken from
+        :meth:`ranking_resources` (cached per search generation, which any change of a
+        resource's status, title or name moves), the others read from the table."""
+        ready = _ready_rows.get(self.ranking_resources(workspace_id))
+        found = {rid: ready[rid] for rid in ids if rid in ready}
+        if len(found) < len(ids):
+            found.update(super()._resource_rows(conn, workspace_id, [rid for rid in ids if rid not in found]))
+        return found
 
     def scope_resources(self, workspace_id: str, *, conditions: Sequence[Condition] = (),
                         under: str | None = None) -> tuple[Resource, ...]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Sequence
@@ -253,26 +253,31 @@ class SQLBase:
                         out.setdefault(rid, []).append(row["path"])
         return out
 
-    @staticmethod
-    def _chunk_rows(conn: sqlite3.Connection, workspace_id: str, column: str,
-                    keys: Sequence[Any]) -> tuple[dict[Any, sqlite3.Row], dict[str, sqlite3.Row]]:
+    def _chunk_rows(self, conn: sqlite3.Connection, workspace_id: str, column: str,
+                    keys: Sequence[Any]) -> tuple[dict[Any, sqlite3.Row], dict[str, Mapping[str, Any]]]:
         """The workspace's chunk rows whose ``column`` (``id`` or ``rowid``) is one of ``keys``, by
-        key, and the ``(id, title, kind, file_name, status)`` rows of their resources, by id.
-        Two lookups: a join reading both tables row by row is several times slower."""
+        key, and the ``(id, title, kind, file_name, status)`` rows of their resources, by id
+        (:meth:`_resource_rows`). Two lookups: a join reading both tables row by row is
+        several times slower."""
         rows: dict[Any, sqlite3.Row] = {}
         for i in range(0, len(keys), 500):
             batch = list(keys[i:i + 500])
             rows.update((row[column], row) for row in conn.execute(
                 f"SELECT c.* FROM chunks c WHERE c.{column} IN ({','.join('?' * len(batch))}) "
                 "AND c.workspace_id = ?", [*batch, workspace_id]))
-        ids = list({row["resource_id"] for row in rows.values()})
-        resources: dict[str, sqlite3.Row] = {}
+        return rows, self._resource_rows(conn, workspace_id, list({row["resource_id"] for row in rows.values()}))
+
+    def _resource_rows(self, conn: sqlite3.Connection, workspace_id: str,
+                       ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
+        """The ``(id, title, kind, file_name, status)`` rows of resources ``ids``, by id (ids of
+        no resource are absent), read from the table, 500 at a time."""
+        resources: dict[str, Mapping[str, Any]] = {}
         for i in range(0, len(ids), 500):
             batch = ids[i:i + 500]
             marks = ",".join("?" * len(batch))
             resources.update((row["id"], row) for row in conn.execute(
                 f"SELECT id, title, kind, file_name, status FROM resources WHERE id IN ({marks})", batch))
-        return rows, resources
+        return resources
 
     def _passage(self, row: sqlite3.Row, resource: sqlite3.Row, score: float = 0.0, rank: int = 0) -> Passage:
         """A passage from a chunk row and its resource's row (see :meth:`_chunk_rows`)."""
