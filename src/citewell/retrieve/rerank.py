@@ -150,11 +150,13 @@ class Reranker:
         total = math.fsum(weights)
         pair_total = math.fsum(w for _, _, w in pairs)
         best_bm25 = max((p.score for p in unique), default=0.0)
+        # which concepts each resource's context matches: once per resource, not per passage
+        named = {rid: [bool(context) and c.matches(context) for c in concepts]
+                 for rid in {p.chunk.resource_id for p in unique} for context in [contexts.get(rid, frozenset())]}
         scored: list[_Scored] = []
         for order, (p, (terms, seq)) in enumerate(zip(unique, texts)):
-            context = contexts.get(p.chunk.resource_id, frozenset())
-            credit = math.fsum(w for c, w in zip(concepts, weights)
-                               if c.matches(terms) or (context and c.matches(context)))
+            in_context = named[p.chunk.resource_id]
+            credit = math.fsum(w for c, w, held in zip(concepts, weights, in_context) if held or c.matches(terms))
             score = credit / total if total > 0 else 0.0
             if pair_total > 0:
                 found = math.fsum(w for a, b, w in pairs if a in terms and b in terms and _near(seq, a, b))

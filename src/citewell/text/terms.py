@@ -284,7 +284,10 @@ class Concept:
 
     def matches(self, terms: frozenset[str] | set[str]) -> bool:
         """True when ``terms`` contains every term of one alternative."""
-        return any(alt <= terms for alt in self.alternatives)
+        for alt in self.alternatives:  # a loop: called for every concept of every passage of a pool
+            if alt <= terms:
+                return True
+        return False
 
 
 NUMBER_BOOST = 1.5
