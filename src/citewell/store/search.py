@@ -297,10 +297,12 @@ class Search(SQLBase):
         Resource by resource, each looking for one matching chunk by the index of its chunks,
         so the time grows with the resources, not the chunks (a join counting distinct
         resources over every chunk took 370 ms on a million chunks)."""
-        where, args = filter_sql(conditions)
-        sql = ("SELECT count(*) FROM resources r WHERE r.workspace_id = ? AND r.status = 'ready' "
-               "AND EXISTS (SELECT 1 FROM chunks c WHERE c.resource_id = r.id AND c.workspace_id = ?" + where + ")")
-        params: list[Any] = [workspace_id, workspace_id, *args]
+        # conditions on the resource test each resource once, outside the search for its chunk
+        outer, outer_args = filter_sql([c for c in conditions if c.key not in CHUNK_KEYS])
+        inner, inner_args = filter_sql([c for c in conditions if c.key in CHUNK_KEYS])
+        sql = ("SELECT count(*) FROM resources r WHERE r.workspace_id = ? AND r.status = 'ready'" + outer +
+               " AND EXISTS (SELECT 1 FROM chunks c WHERE c.resource_id = r.id AND c.workspace_id = ?" + inner + ")")
+        params: list[Any] = [workspace_id, *outer_args, workspace_id, *inner_args]
         if under is not None:
             prefix = under.rstrip("/") + "/"
             sql += (" AND EXISTS (SELECT 1 FROM files f WHERE f.present = 1 AND f.resource_id = r.id "
