@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from citewell import Engine
+from citewell.errors import StoreError
 from citewell.store import Store, open_store, searchcache
 from citewell.store.base import Condition, TextHit
 from citewell.store.searchcache import (Scope, SumMemo, TermScores, _dense_totals, _sparse_totals, rank_rows,
@@ -319,10 +320,22 @@ def test_rank_rows_sums_sparse_and_dense_terms_alike(monkeypatch: pytest.MonkeyP
             assert (rows.tolist(), keys.tolist()) == _summed_in_order(terms, other, limit)
         if len(terms) > 1:  # another list of terms is not the one summed
             assert memo.get(terms[::-1]) is None and memo.get(terms[1:]) is None
-    one = TermScores(np.array([3, 1, 2], dtype=np.int64), np.array([0.5, 2.0, 0.5]))
+    one = TermScores(np.array([1, 2, 3], dtype=np.int64), np.array([2.0, 0.5, 0.5]))
     two = TermScores(np.array([2, 9], dtype=np.int64), np.array([1.5, 4.0]))
     rows, keys = rank_rows([one, two], np.array([True, True, True, True, False]), 3)
     assert rows.tolist() == [1, 2, 3] and keys.tolist() == [-2.0, -2.0, -0.5]
+
+
+def test_term_scores_refuse_rows_out_of_order_or_shares_not_positive() -> None:
+    """rank_rows relies on ascending rowids and positive parts (a zero sum reads as no match):
+    a term breaking either is a damaged index, STORE_ERROR, not a silently wrong ranking."""
+    TermScores(np.zeros(0, dtype=np.int64), np.zeros(0))
+    TermScores(np.array([1, 5], dtype=np.int64), np.array([1e-300, 2.0]))
+    for rows, parts in (([2, 1], [1.0, 1.0]), ([1, 1], [1.0, 1.0]), ([1, 2], [1.0, 0.0]), ([1, 2], [1.0, -1.0]),
+                        ([1, 2], [1.0])):
+        with pytest.raises(StoreError) as raised:
+            TermScores(np.array(rows, dtype=np.int64), np.array(parts))
+        assert raised.value.code == "STORE_ERROR" and "damaged" in raised.value.message
 
 
 @pytest.mark.sqlite_only("counts the statements a search runs with SQLite's trace hook")

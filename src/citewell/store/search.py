@@ -115,6 +115,8 @@ class Search(SQLBase):
         """:meth:`SQLBase._resource_rows`, the workspace's ready resources taken from
         :meth:`ranking_resources` (cached per search generation, which any change of a
         resource's status, title or name moves), the others read from the table."""
+        if not ids:
+            return {}
         ready = _ready_rows.get(self.ranking_resources(workspace_id))
         found = {rid: ready[rid] for rid in ids if rid in ready}
         if len(found) < len(ids):

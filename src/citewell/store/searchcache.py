@@ -151,6 +151,15 @@ class TermScores:
     rowids: np.ndarray
     parts: np.ndarray
 
+    def __post_init__(self) -> None:
+        """Raises :class:`~citewell.errors.StoreError` unless the rowids ascend (distinct) and
+        every part is positive, as both full-text indexes give them: :func:`rank_rows` would
+        drop a row whose parts sum to 0.0 and misplace rows out of order."""
+        if len(self.rowids) != len(self.parts) or (len(self.rowids) and not (
+                bool((self.rowids[1:] > self.rowids[:-1]).all()) and bool((self.parts > 0.0).all()))):
+            raise StoreError("the full-text index gave a term's rows out of order or with a score share "
+                             "that is not positive: the index is damaged")
+
     @property
     def nbytes(self) -> int:
         """Memory held, in bytes."""
