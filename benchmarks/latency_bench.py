@@ -33,7 +33,9 @@ How the chunk sets are built (one store, grown in place):
 3. Queries: the 39 FinanceBench dev questions (``eval/financebench_dev.jsonl``), asked
    over the whole workspace (no filter) and with ``--filter document_name=<doc>``.
    One warm-up pass (timed as "first asks": on SQLite only the first mode's are a
-   process's first, on PostgreSQL every mode's, see :func:`measure_store`), then
+   process's first, on PostgreSQL every mode's, see :func:`measure_store`; with
+   ``--warm-with FILE`` the questions of FILE are asked first, untimed, so that the first
+   asks are new questions to a process that has answered others), then
    ``--passes`` timed passes of every question;
    ``Engine.ask(question, k=5, sync=False)`` per call (no chat, nothing stored), and
    ``Engine.retrieve`` alone timed the same way for the split.
@@ -189,14 +191,20 @@ def dense_ready(engine: Engine) -> bool:
     return hasattr(engine, "mode") and getattr(engine, "embedder", None) is not None
 
 
-def measure(engine: Engine, questions: list[dict], *, use_filter: bool, passes: int, mode: str) -> dict:
-    """Warm-up pass, then ``passes`` timed passes of ask and of retrieve; latencies in ms."""
+def measure(engine: Engine, questions: list[dict], *, use_filter: bool, passes: int, mode: str,
+            warm: list[dict] = ()) -> dict:
+    """Warm-up pass, then ``passes`` timed passes of ask and of retrieve; latencies in ms.
+    ``warm``: other questions asked first, untimed and without a filter, so that the
+    warm-up pass ("first asks") times questions new to a process that has answered others."""
     if hasattr(engine, "mode"):
         engine.mode = mode
     extra: dict = {}
 
     def args(q: dict) -> dict:
         return {"filters": [f"document_name={q['doc_name']}"]} if use_filter else {}
+
+    for q in warm:
+        engine.ask(q["question"], k=5, sync=False)
 
     first_ms: list[float] = []
     for q in questions:  # warm-up (caches, page cache, first-call imports), timed as the first asks
@@ -233,7 +241,8 @@ def report(n: int, mode: str, rows: list[dict], results: list[dict]) -> None:
               f"{row['first_p50']:.0f} ms, p95 {row['first_p95']:.0f} ms", flush=True)
 
 
-def measure_store(url: str, modes: list[str], questions: list[dict], *, passes: int, results: list[dict]) -> None:
+def measure_store(url: str, modes: list[str], questions: list[dict], *, passes: int, results: list[dict],
+                  warm: list[dict] = ()) -> None:
     """Measure every mode on the PostgreSQL store at ``url`` (its first workspace), each
     mode and filter with a new store object, whose caches start empty: its warm-up asks
     are the first asks of a process (the database's own buffers are as earlier runs left them)."""
@@ -248,7 +257,7 @@ def measure_store(url: str, modes: list[str], questions: list[dict], *, passes: 
                 n = chunk_count(engine)
                 if not results and not rows:
                     print(f"PostgreSQL store {store.location}: {n} chunks", flush=True)
-                rows.append(measure(engine, questions, use_filter=use_filter, passes=passes, mode=mode))
+                rows.append(measure(engine, questions, use_filter=use_filter, passes=passes, mode=mode, warm=warm))
         report(n, mode, rows, results)
 
 
@@ -264,7 +273,12 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep --work afterwards")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     parser.add_argument("--pg", default=None, help="measure this PostgreSQL store (copied by pg_copy_store.py)")
+    parser.add_argument("--warm-with", type=Path, default=None,
+                        help="a JSONL of other questions asked first (untimed): first asks are then new questions "
+                             "to a warm process (e.g. ../shared/financebench-dev2/financebench_dev2.jsonl)")
     args = parser.parse_args()
+    warm = [json.loads(line) for line in args.warm_with.read_text().splitlines() if line.strip()] \
+        if args.warm_with else []
     sizes = [int(s) for s in args.sizes.split(",")]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     questions = [json.loads(line) for line in (args.corpus / "eval" / "financebench_dev.jsonl").read_text().splitlines()
@@ -275,7 +289,7 @@ def main() -> None:
     results: list[dict] = []
     rng = np.random.default_rng(7)
     if args.pg:
-        measure_store(args.pg, modes, questions, passes=args.passes, results=results)
+        measure_store(args.pg, modes, questions, passes=args.passes, results=results, warm=warm)
         if args.json:
             args.json.write_text(json.dumps(results, indent=1))
         return
@@ -314,8 +328,8 @@ def main() -> None:
                             print(f"  vectors: {real} corpus texts embedded ({embed_s:.0f} s), {noisy} noisy "
                                   "copies", flush=True)
                             filled = True
-                        rows = [measure(engine, questions, use_filter=use_filter, passes=args.passes, mode=mode)
-                                for use_filter in (False, True)]
+                        rows = [measure(engine, questions, use_filter=use_filter, passes=args.passes, mode=mode,
+                                        warm=warm) for use_filter in (False, True)]
                     except Exception as exc:  # noqa: BLE001 - work in progress elsewhere must not lose the rest
                         print(f"{n} chunks, {mode}: failed ({type(exc).__name__}: {exc})", flush=True)
                         results.append({"chunks": n, "mode": mode, "error": str(exc)})
