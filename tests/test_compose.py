@@ -111,3 +111,42 @@ def test_the_image_installs_the_extras_it_needs() -> None:
     assert {"postgresql", "s3"} <= set(extras) and any(d.startswith("boto3") for d in extras["s3"])
     copied = re.findall(r"^COPY (.+) \S+$", dockerfile, flags=re.M)
     assert copied == ["pyproject.toml README.md", "src"]  # what pip install . reads
+
+
+OFFLINE = ROOT / "deploy" / "offline" / "compose.offline.yaml"
+
+
+def test_offline_override_matches_the_compose_specification() -> None:
+    """deploy/offline's override (every image built from Debian's packages and PyPI) is a
+    valid Compose file on its own, as Compose reads each -f file."""
+    done = subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.compose-spec",
+                           str(OFFLINE)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_offline_override_builds_every_image_and_changes_nothing_else(compose: dict) -> None:
+    """Each service of compose.yaml that pulls an image gets one built from a folder of
+    deploy/offline (whose Dockerfile starts from the local base image); citewell's services
+    build the repository's Dockerfile on that base; no service is added and the commands,
+    dependencies and environment of the database, replicas and workers stay compose.yaml's."""
+    offline = yaml.safe_load(OFFLINE.read_text())["services"]
+    services = compose["services"]
+    assert set(offline) == set(services)
+    pulled = {name for name, s in services.items() if "build" not in s}
+    assert pulled == {"postgres", "minio", "bucket", "lb"}
+    for name in pulled:
+        folder = ROOT / offline[name]["build"]
+        assert offline[name]["pull_policy"] == "build" and offline[name]["image"].startswith("local/"), name
+        assert re.search(r"^FROM local/bookworm$", (folder / "Dockerfile").read_text(), flags=re.M), name
+    for name in citewell_services(compose):
+        assert offline[name] == {"build": {"context": ".", "args": {"BASE": "local/bookworm"}},
+                                 "pull_policy": "build"}, name
+    assert re.search(r"^ARG BASE=python:3\.11-slim\nFROM \$\{BASE\}$", (ROOT / "Dockerfile").read_text(), flags=re.M)
+    for name, service in offline.items():
+        assert not {"environment", "depends_on", "ports", "volumes"} & set(service) or name == "bucket", name
+    # pg_isready (the health check compose.yaml's migrate waits for) finds the server's socket
+    postgres = (ROOT / "deploy" / "offline" / "postgres" / "Dockerfile").read_text()
+    entry = (ROOT / "deploy" / "offline" / "postgres" / "entrypoint.sh").read_text()
+    assert "PGHOST=/run/postgresql" in postgres and "-k /run/postgresql" in entry
+    assert 'CREATE EXTENSION IF NOT EXISTS vector' in entry
+    assert services["postgres"]["healthcheck"]["test"][1].startswith("pg_isready")
