@@ -36,8 +36,9 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -334,43 +335,26 @@ class JobRunner:
                 continue
             next_beat = time.monotonic() + beat
             for job_id, (lease, token) in running:
-                try:
+                with _next_time(f"renewing the lease of job {job_id} failed"):
                     if not self.store.renew_job(job_id, token, lease_s=self.lease_s):
                         lease.lost.set()
-                except StoreUnavailable as exc:  # try again at the next beat
-                    log.warning("renewing the lease of job %s failed: %s", job_id, exc)
-                except Exception:  # noqa: BLE001 - try again at the next beat
-                    log.exception("renewing the lease of job %s failed", job_id)
             if not self._stopping.is_set():
                 self.reap()
                 if time.monotonic() >= self._next_prune:
                     self._next_prune = time.monotonic() + PRUNE_EVERY_S
-                    try:
+                    with _next_time("deleting old done jobs failed"):
                         self.store.prune_jobs(before=time.time() - KEEP_DONE_S)
-                    except StoreUnavailable as exc:  # next time
-                        log.warning("deleting old done jobs failed: %s", exc)
-                    except Exception:  # noqa: BLE001 - next time
-                        log.exception("deleting old done jobs failed")
                 if self._housekeeping is not None and time.monotonic() >= self._next_housekeeping:
                     self._next_housekeeping = time.monotonic() + self.housekeeping_s
-                    try:
+                    with _next_time(f"{self.name}: housekeeping failed"):
                         self._housekeeping()
-                    except StoreUnavailable as exc:  # next time
-                        log.warning("%s: housekeeping failed: %s", self.name, exc)
-                    except Exception:  # noqa: BLE001 - next time
-                        log.exception("%s: housekeeping failed", self.name)
 
     def reap(self) -> int:
         """Take back the jobs whose lease expired (their worker died); hand those out of
         attempts to their kind's :meth:`Handler.dead`. Returns how many were dead-lettered."""
-        try:
+        dead: list[JobRecord] = []
+        with _next_time("taking back expired jobs failed"):
             dead = self.store.expire_jobs()
-        except StoreUnavailable as exc:  # next beat
-            log.warning("taking back expired jobs failed: %s", exc)
-            return 0
-        except Exception:  # noqa: BLE001 - next beat
-            log.exception("taking back expired jobs failed")
-            return 0
         for job in dead:
             self._dead(job)
         return len(dead)
@@ -382,6 +366,19 @@ class JobRunner:
             (handler or Handler()).dead(job)
         except Exception:  # noqa: BLE001
             log.exception("settling dead-lettered %s job %s failed", job.kind, job.id)
+
+
+@contextmanager
+def _next_time(what: str) -> Iterator[None]:
+    """Run the block of a heartbeat's chore that is tried again at a later beat: what it
+    raises is logged as ``what`` — :class:`~citewell.errors.StoreUnavailable` as a one-line
+    warning (an outage, not a bug), anything else with its traceback — and not raised."""
+    try:
+        yield
+    except StoreUnavailable as exc:
+        log.warning("%s: %s", what, exc)
+    except Exception:  # noqa: BLE001 - the next beat tries again
+        log.exception(what)
 
 
 def wait_for_jobs(store: Store, *, kinds: Sequence[str], workspace_id: str | None = None, timeout_s: float = 300.0,

@@ -151,8 +151,10 @@ class Reranker:
         pair_total = math.fsum(w for _, _, w in pairs)
         best_bm25 = max((p.score for p in unique), default=0.0)
         # which concepts each resource's context matches: once per resource, not per passage
-        named = {rid: [bool(context) and c.matches(context) for c in concepts]
-                 for rid in {p.chunk.resource_id for p in unique} for context in [contexts.get(rid, frozenset())]}
+        named: dict[str, list[bool]] = {}
+        for rid in {p.chunk.resource_id for p in unique}:
+            context = contexts.get(rid, frozenset())
+            named[rid] = [bool(context) and c.matches(context) for c in concepts]
         scored: list[_Scored] = []
         for order, (p, (terms, seq)) in enumerate(zip(unique, texts)):
             in_context = named[p.chunk.resource_id]

@@ -112,11 +112,14 @@ class Search(SQLBase):
 
     def _resource_rows(self, conn: sqlite3.Connection, workspace_id: str,
                        ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
-        """:meth:`SQLBase._resource_rows`, the workspace's ready resources taken from
+        """:meth:`SQLBase._resource_rows`; inside a read snapshot (:meth:`reading`, whose
+        generation counters are read already) the workspace's ready resources are taken from
         :meth:`ranking_resources` (cached per search generation, which any change of a
-        resource's status, title or name moves), the others read from the table."""
-        if not ids:
-            return {}
+        resource's status, title or name moves) and only the others read from the table.
+        Outside one, the table alone: the cache's own snapshot would cost more statements
+        than the one query."""
+        if not ids or getattr(self._local, "counters", None) is None:
+            return super()._resource_rows(conn, workspace_id, ids)
         ready = _ready_rows.get(self.ranking_resources(workspace_id))
         found = {rid: ready[rid] for rid in ids if rid in ready}
         if len(found) < len(ids):
@@ -298,7 +301,8 @@ class Search(SQLBase):
 
         Resource by resource, each looking for one matching chunk by the index of its chunks,
         so the time grows with the resources, not the chunks (a join counting distinct
-        resources over every chunk took 700–870 ms on a million chunks, this 30–60 ms)."""
+        resources over every chunk took 0.8–1.0 s on a million chunks without a filter,
+        this 40–60 ms: ``benchmarks/count_resources_bench.py``)."""
         # conditions on the resource test each resource once, outside the search for its chunk
         outer, outer_args = filter_sql([c for c in conditions if c.key not in CHUNK_KEYS])
         inner, inner_args = filter_sql([c for c in conditions if c.key in CHUNK_KEYS])
