@@ -17,15 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from citewell.cite import build_citations, cite, convert_offsets, scan
-from citewell.cite.support import (
-    LINE_KEEPER,
-    Support,
-    apply_support,
-    check_rules,
-    check_support,
-    message_sentence,
-    unescape_markdown,
-)
+from citewell.cite.support import LINE_KEEPER, apply_support, message_sentence
+from citewell.cite.verdict import Support, check_rules, check_support, unescape_markdown
 from citewell.generate import ExtractiveGenerator, escape_quote
 from citewell.models import Chunk, Message, Passage
 

@@ -35,7 +35,8 @@ from .numbered import NumberedExpander, expand_numbered
 from .processor import cite
 from .resolver import InMemoryResolver, SourceResolver, post_key
 from .stream import Event, StreamingCiter, stream_cite
-from .support import Embedder, Support, apply_support, check_support, part_support
+from .support import Embedder, apply_support, part_support
+from .verdict import Support, check_support
 from .given import GivenSource, GivenSources, cite_sources, read_sources
 
 __all__ = [

@@ -13,7 +13,7 @@ its ``support``, from three aspects of the question:
   (:func:`~citewell.scope.names.mentions`, case-sensitive: ``block`` is not ``Block``; a
   title by its letters and digits, as ``BESTBUY_2024Q2_10Q`` names ``Best Buy``), or
   the question names none. Reason ``entity_missing:<names>``.
-- **period**: the question's years (:func:`citewell.cite.support.periods`). Met when the
+- **period**: the question's years (:func:`citewell.text.quantities.periods`). Met when the
   sentence or its passage names one of them (a table row's column header is in its
   passage), or the question names none. Reason ``period_missing:<years>``.
 - **topic**: the question's topic concepts (:func:`citewell.scope.check.topic_concepts`:
@@ -39,7 +39,8 @@ from dataclasses import dataclass
 from ..models import Message
 from ..text.terms import content_terms
 from .offsets import convert_offsets
-from .support import markers_by_part, message_sentence, periods
+from ..text.quantities import periods
+from .support import markers_by_part, message_sentence
 
 VERDICT_ORDER: dict[str, int] = {"relevant": 0, "unchecked": 1, "not_relevant": 2}
 _ALNUM_RE = re.compile(r"[^0-9a-z]+")

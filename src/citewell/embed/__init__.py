@@ -1,7 +1,7 @@
 """Sentence embeddings: the one :class:`Embedder` protocol every part of citewell uses.
 
 Dense retrieval (:mod:`citewell.retrieve.dense`) ranks passages with it and the support
-checks (:mod:`citewell.cite.support`) use it for the similarity of an answer sentence
+checks (:mod:`citewell.cite.verdict`) use it for the similarity of an answer sentence
 with its cited passage. Implementations:
 
 - :class:`citewell.retrieve.embedder.MiniLMEmbedder`: all-MiniLM-L6-v2 (int8 ONNX), shipped

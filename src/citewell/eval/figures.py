@@ -8,7 +8,7 @@ figure* when its first sentence holds exactly one quantity; that quantity is the
 figure. Sentences are :func:`citewell.text.sentences.sentence_spans` of each line; a first
 sentence that is only ``Yes``/``No`` (``"No. Verizon's debt decreased by $229
 million."``) is skipped, since the sentence after it states the figure. Quantities are
-read as the support checks read numbers (:func:`citewell.cite.support.quantities`):
+read as the support checks read numbers (:func:`citewell.text.quantities.quantities`):
 thousands separators, a currency (``$ € £ ¥ ₹``, ``USD`` …), a scale word or letter
 (``thousand``/``million``/``billion``/``trillion``, ``mn``/``bn``, ``$2.3B``, ``$1561M``),
 percent and percentage points; years, quarters, fiscal-year labels (``FY2023``,
@@ -58,7 +58,8 @@ import re
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
-from ..cite.support import Quantity, declared_scales, quantities, rounds_to, unescape_markdown
+from ..cite.verdict import unescape_markdown
+from ..text.quantities import Quantity, declared_scales, quantities, rounds_to
 from ..text.sentences import sentence_spans
 
 #: Significant digits an answer number needs to count as a rounding of the gold figure.

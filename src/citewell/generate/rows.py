@@ -38,7 +38,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from citewell.cite.support import declared_scales
+from citewell.text.quantities import declared_scales
 from citewell.models import Passage
 from citewell.text.finance import (
     CONJUNCTIONS,

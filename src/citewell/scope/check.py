@@ -41,7 +41,7 @@ citation). The rules, in order (the first that applies decides):
 3. **Topic.** The topic concepts are the concepts of the question's first sentence
    (:func:`~citewell.text.terms.question_concepts`) other than names, numbers and
    the words numbers and periods are written with
-   (:data:`~citewell.cite.support.FILLER_WORDS`), each weighted by its inverse document
+   (:data:`~citewell.text.quantities.FILLER_WORDS`), each weighted by its inverse document
    frequency in the workspace, ``ln((n + 1) / (df + 0.5))``. A concept is *missing* when
    no passage of the sources about the question has it (a full-text lookup of its words
    there, the best :data:`TOPIC_LOOKUP_LIMIT` passages read) and no retrieved passage of
@@ -60,7 +60,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..cite.support import FILLER_WORDS, periods
+from ..text.quantities import FILLER_WORDS, periods
 from ..models import Notice, Passage, Resource
 from ..store.base import Condition, Store, TextHit
 from ..text.sentences import sentence_spans

@@ -1,6 +1,6 @@
 """The years a question asks about, and the years the sources report on.
 
-- A question's years are those :func:`citewell.cite.support.periods` reads in it
+- A question's years are those :func:`citewell.text.quantities.periods` reads in it
   (``2030``, ``FY2030``, ``fiscal '30``, ``Q2 of fiscal 2029`` …).
 - A question *looks ahead* when it uses a word of the vocabulary that filings use to mark
   forward-looking statements (:data:`FORWARD_WORDS`: the words that the safe-harbor
@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from ..cite.support import periods
+from ..text.quantities import periods
 from ..models import Resource
 from ..text.terms import porter_stem
 

@@ -1,0 +1,757 @@
+"""The verdict rules: does a cited passage back one answer sentence? (docs/architecture.md rule 8).
+
+Every (answer sentence, cited passage) pair gets a :class:`Support`
+``{verdict, score, reasons[]}`` from the deterministic checks of :func:`check_rules`
+(:func:`check_support` adds an optional judge's opinion); :mod:`citewell.cite.support`
+puts the verdicts on a message. Numbers, years, quarters and dates are read by
+:mod:`citewell.text.quantities`.
+
+Inputs
+======
+
+``sentence`` is the answer sentence as a reader sees it: the part's text with its
+``[N]`` markers (and the whitespace directly before each) removed and the rule-5
+markdown escapes undone (a backslash before ASCII punctuation is dropped: ``\\[``,
+``\\]``, ``\\```, ``\\\\``, ``\\(``, ``\\:`` …, the exact inverse of
+:func:`citewell.generate.extractive.escape_quote` and of the cite stage's escapes).
+``passage`` is the cited chunk's exact text (``Reference.text``).
+
+Normalisation (both texts): thin / narrow no-break spaces between digit groups are
+thousands separators (``34 229`` → ``34,229``); then Unicode NFKC (no-break spaces become
+spaces, fullwidth digits ASCII digits, ``…`` three dots); the minus sign and the dashes
+``‒ – —`` become ``-``; curly quotes become straight ones; whitespace runs become one space.
+
+Verdicts and rules (in this order)
+==================================
+
+1. ``unchecked`` (score 0): the passage is missing or blank (reason ``no_passage``), or
+   the sentence has nothing checkable: no number and no content word
+   (``nothing_to_check``).
+2. ``supported`` (score 1.0, reason ``verbatim``): the sentence, with its final run of
+   ``.``/``!``/``?`` removed, occurs in the passage (after normalisation, case kept) at
+   word boundaries (``rose 1`` is not found in ``rose 12%`` nor in ``rose 1.5%``). This is
+   the extractive generator's case: its quotes are exact text, a line-broken unit
+   collapsed to spaces, a long one cut after whole words with ``…``.
+3. Otherwise the sentence's *items* are parsed and looked up in the passage:
+
+   - **numbers** (kind ``amount``, ``percent``, ``pp``): digits with ``,`` thousands
+     separators and ``.`` decimals; a currency (``$ € £ ¥ ₹``, ``US$``, ``USD``, ``EUR``,
+     ``GBP`` … before, ``dollars``/``euros`` after); a scale word (``thousand``,
+     ``million``, ``billion``, ``trillion``, ``bn``, ``mn``, ``mm``, ``tn``, and ``k``/
+     ``m``/``b`` attached to a number that has a currency: ``$2.3B``); ``%``/``percent``
+     (percent); ``percentage points``/``pp``/``points`` and ``basis points``/``bps``
+     (÷100) (percentage points, which never match a percent). Signs, ``-``/``−``/``–``
+     and table parentheses ``(1,749)`` are read as magnitudes. A number glued to a
+     letter is a name, not a quantity (``3M``, ``A380``, ``COVID-19``, ``10-K``, ``2nd``),
+     and so is the number of ``Item 7``, ``Note 12``, ``Form 10``, ``Page 5`` ….
+     A passage declares a scale for its bare numbers with ``(Millions)``, ``in
+     thousands``, ``($ in millions)``, ``millions of dollars`` or ``($000)``; such a bare
+     number is read both as written and times each declared scale.
+     A sentence number is *found* when some passage number of a compatible kind
+     (same kind; a percent may also match a bare number of a passage that has a ``%``
+     column header; currencies must agree when both are stated) equals it after
+     scaling (``$2.3 billion`` = ``2,300`` in a millions table; ``1,234.5`` = ``1234.5``)
+     or, rounded half-up to the sentence's precision (its last written digit times its
+     scale), equals it (``$34.2 billion`` for ``34,229`` millions, ``$1.7 billion`` for
+     ``(1,749)`` millions, ``12%`` for ``12.4%``). A sentence number without a scale word
+     is also compared with the passage numbers as written (``34,229`` in a millions
+     table). A number with at least 2 significant digits that is none of the passage's
+     is *computed* (reason ``computed:<n>``) when the sentence says it is a change and it
+     is, at its precision, the difference ``a-b`` of two of them (an amount) or their
+     change ``(a-b)/b`` (a percent), or says it is a share or ratio and it is ``a/b``
+     (a percent): ``increased by $2.3 million`` from ``$12.4 million`` and ``$10.1
+     million``; ``grew 23%``; ``a margin of 25%``. A model asked for a margin or a growth
+     rate computes it.
+   - **years** (``2022``, ``FY2022``, ``FY22``, ``fiscal 2022``, ``fiscal '22``, the year
+     of ``Q4 2023``/``4Q23``/``Q4 FY23`` and of dates): found when the passage names
+     the same year in any of these forms.
+   - **quarters** (``Q4``, ``4Q``, ``fourth quarter``): found when the passage names
+     the same quarter in any of these forms.
+   - **dates** (month and day: ``December 31, 2022``, ``31 December``, ``2022-12-31``,
+     ``12/31/2022``): found when the passage has the same month and day in any of
+     these forms (its year is a year item).
+
+   Passage *units* are its sentences (syntok) for prose and its rows (non-blank lines, a
+   line without letters continuing the row above) for tables (``text_type`` ``table``,
+   or when ``text_type`` is not given, a passage most of whose lines are numeric).
+   The *best unit* is the one sharing the most content terms with the sentence.
+
+   **Hard contradictions** (any one gives ``unsupported``):
+
+   - ``number_not_found:<as written>``: a sentence number is not found;
+   - ``year_not_found:<yyyy>`` (prose only): the passage never names that year: the
+     claim is about another year;
+   - ``year_mismatch:<yyyy>`` (prose only): every passage sentence that holds one of the
+     sentence's numbers names years, none of them a year of the sentence (``In 2021 …
+     $34.2 billion`` against ``In 2022 … $34.2 billion. In 2021 … $35.4 billion.``);
+   - ``quarter_not_found:Q<n>``, ``date_not_found:<mm>-<dd>`` (prose only);
+   - ``negation_mismatch``: exactly one of the sentence and its best unit is negated —
+     judged on the unit's clauses that share the most words with the sentence (all of
+     them must disagree; when only some do, the soft reason ``negation_unclear``)
+     (``not``, ``no``, ``never``, ``neither``, ``nor``, ``none``, ``cannot``, ``n't``;
+     not ``not only`` nor ``No.`` before a number), and the best unit covers at least half of the sentence's concepts;
+   - ``direction_mismatch``: the sentence says only up (``increased``, ``rose``, ``grew``,
+     ``higher`` …) and the best unit only down (``decreased``, ``fell``, ``declined``,
+     ``lower`` …), or the reverse, with the same coverage condition.
+
+   **Soft doubts** (``uncertain`` when there is no hard contradiction):
+
+   - ``low_overlap:<coverage>``: the share of the sentence's concepts found in the
+     passage is below :data:`MIN_COVERAGE_WITH_NUMBERS` (0.5) when the sentence has a
+     number, else below :data:`MIN_COVERAGE` (0.6). Concepts are
+     :func:`citewell.text.terms.question_concepts` of the sentence (content words,
+     stop words out, Porter stems, the finance synonyms of ``EXPANSIONS``: ``capital
+     expenditures`` is found as ``purchases of property, plant and equipment``),
+     without numbers and without the words numbers and periods are written with
+     (:data:`FILLER_WORDS`: ``fiscal``, ``year``, ``billion``, ``percent``, month names,
+     ``increased``/``decreased`` and the other direction words …);
+   - ``entity_not_found:<terms>``: the sentence names entities (capitalised words that do
+     not start it, a possessive first word such as ``Apple's``, all-caps words, tickers
+     such as ``3M``; not period names such as ``Q4``/``FY22``) and fewer than half of them
+     occur in the passage or in the optional ``title`` (the resource title);
+   - the negation or direction mismatches above when the best unit covers less than half
+     of the sentence's concepts;
+   - ``year_not_found``/``quarter_not_found``/``date_not_found`` in a table (a table page
+     may leave its period to a heading elsewhere);
+   - ``number_out_of_context:<n>``: the number is found, but no passage unit holding it
+     matches any of the sentence's concepts other than names (``$1.8 billion`` of
+     capital expenditures found only as ``Depreciation and amortization 1,831``);
+   - ``number_more_precise:<n>``: the sentence number is more precise than the passage
+     number it rounds to (``$34,229 million`` against ``$34.2 billion``);
+   - ``scale_unknown:<n>``: the sentence number has a scale word, the passage declares
+     none, and one of its bare numbers matches under an assumed thousand/million/billion;
+   - ``low_similarity:<s>``: an ``embedder`` is given and the cosine similarity of the
+     sentence with the passage (best of the whole passage and its best unit) is below
+     :data:`MIN_SIMILARITY` (0.5) — except for a table whose numbers the sentence all
+     found (a sentence and a table row embed far apart even when they agree).
+
+4. Otherwise ``supported``.
+
+Score (in [0, 1]): ``coverage`` when the sentence has no number, else the mean of
+``coverage`` and the share of its numbers found; with an embedder, the mean of that and
+the similarity. ``unsupported`` caps it at 0.3, ``uncertain`` at 0.6; ``supported`` is always at least 0.5
+(1.0 when verbatim); ``unchecked`` is 0. Reasons of a checked pair also carry
+``coverage:<c>`` and, when numbers were checked, ``numbers_found:<k>/<n>``, and
+``rounded:<n>`` for a number found by rounding. Reason values are written as in the
+sentence (``number_not_found:$2.3 billion``); coverage and similarity with 2 decimals.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any, Callable
+
+from citewell.embed import Embedder
+from citewell.text.numbers import column_periods
+from citewell.text.quantities import (FILLER_TERMS, PERCENT_HEADER_RE, Quantity, TextItems, normalise,
+                                      read_declared_scales, read_items, rounds_to)
+from citewell.text.sentences import sentence_spans
+from citewell.text.tables import is_header_row, looks_tabular, row_label, row_spans
+from citewell.text.terms import NAME_BOOST, content_terms, question_concepts, tokens
+
+__all__ = ["DROPPED_VERDICTS", "MIN_COVERAGE", "MIN_COVERAGE_WITH_NUMBERS", "MIN_SIMILARITY", "POLICIES",
+           "UNCERTAIN_SCORE_CAP", "UNSUPPORTED_SCORE_CAP", "VERDICTS", "VERDICT_ORDER", "Judge", "Support",
+           "check_rules", "check_support", "unescape_markdown"]
+
+VERDICTS: tuple[str, ...] = ("supported", "unsupported", "uncertain", "unchecked")
+#: Badness order used to combine the passages of one part (worst wins).
+VERDICT_ORDER: dict[str, int] = {"supported": 0, "unchecked": 1, "uncertain": 2, "unsupported": 3}
+POLICIES: tuple[str, ...] = ("flag", "drop")
+#: Verdicts whose citations policy ``drop`` removes.
+DROPPED_VERDICTS = frozenset({"unsupported", "uncertain"})
+
+MIN_COVERAGE = 0.6
+"""Concept coverage a sentence without numbers needs to be supported."""
+MIN_COVERAGE_WITH_NUMBERS = 0.5
+"""Concept coverage a sentence whose numbers were all found needs to be supported."""
+MIN_SIMILARITY = 0.5
+"""Cosine similarity (when an embedder is configured) below which a pair is uncertain."""
+MIN_BEST_UNIT_COVERAGE = 0.5
+"""Coverage of the sentence by its best passage unit from which a negation or direction
+mismatch is a hard contradiction rather than a doubt."""
+UNSUPPORTED_SCORE_CAP = 0.3
+UNCERTAIN_SCORE_CAP = 0.6
+
+#: ``judge(sentence, passage_text) -> True (supports) | False (does not) | None (no
+#: opinion)``: a second opinion on ``uncertain`` pairs, e.g. a model asked the question
+#: (:class:`citewell.generate.llm.LLMGenerator` with ``CITEWELL_LLM_JUDGE=1``).
+Judge = Callable[[str, str], "bool | None"]
+
+
+@dataclass(frozen=True)
+class Support:
+    """The support of one (sentence, passage) pair (docs/architecture.md rule 8).
+
+    - ``verdict``: ``supported``, ``unsupported``, ``uncertain`` or ``unchecked``;
+    - ``score``: evidence strength in [0, 1] (see the module docstring);
+    - ``reasons``: short machine-readable strings ``name`` or ``name:value``
+      (``verbatim``, ``number_not_found:2,300``, ``year_not_found:2021``,
+      ``negation_mismatch``, ``low_overlap:0.31`` …).
+    """
+
+    verdict: str
+    score: float
+    reasons: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"verdict": str, "score": float, "reasons": [str, ...]}``."""
+        return {"verdict": self.verdict, "score": self.score, "reasons": list(self.reasons)}
+
+
+# --------------------------------------------------------------------------- text
+
+
+_UNESCAPE_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_LEADING_MARKDOWN_RE = re.compile(r"^(?:\s*(?:>|#{1,6}(?=\s)|[-*+\u2022](?=\s)|\d{1,3}[.)](?=\s)))+\s*")
+_EMPHASIS_RE = re.compile(r"(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1")
+
+
+def unescape_markdown(text: str) -> str:
+    """Drop the backslash of every markdown escape (a backslash before ASCII
+    punctuation): undoes rule 5 (``\\[12\\]``), :func:`~citewell.generate.extractive.
+    escape_quote` (``\\\\``, ``\\```, ``\\[``, ``\\]``, ``\\(``) and the cite stage's
+    ``\\(``/``\\:``/``\\~`` after markers, exactly."""
+    return _UNESCAPE_RE.sub(r"\1", text)
+
+
+# --------------------------------------------------------------------------- words
+
+_NEGATION_RE = re.compile(r"\b(?:not|no|never|neither|nor|none|cannot)\b(?!\.\s?\d)|n't\b", re.IGNORECASE)
+_NOT_NEGATION_RE = re.compile(r"\bnot\s+only\b|\bno\.\s?\d", re.IGNORECASE)
+_UP_RE = re.compile(r"\b(?:increas\w*|rose|rise[sn]?|rising|grew|grow(?:s|n|ing|th)?|higher|improv\w*|"
+                    r"expand\w*|up)\b", re.IGNORECASE)
+_DOWN_RE = re.compile(r"\b(?:decreas\w*|declin\w*|fell|fall(?:s|en|ing)?|drop(?:s|ped|ping)?|lower|"
+                      r"reduc\w*|shr[iau]nk\w*|contracted|down)\b", re.IGNORECASE)
+
+_POSSESSIVE_START_RE = re.compile(r"\W*([A-Z][\w&.-]*)'s\b")
+_PERIOD_NAME_RE = re.compile(r"(?:q[1-4]|[1-4]q\d*|h[12]|fy\d*|cy\d*|10k|10q|8k|20f)")
+
+
+def _direction(text: str) -> set[str]:
+    dirs: set[str] = set()
+    if _UP_RE.search(text):
+        dirs.add("up")
+    if _DOWN_RE.search(text):
+        dirs.add("down")
+    return dirs
+
+
+_CLAUSE_RE = re.compile(r"[,;:]|\b(?:but|while|whereas|although|though|however|yet)\b", re.IGNORECASE)
+
+
+def _best_clauses(text: str, terms: frozenset[str]) -> list[str]:
+    """The clauses of ``text`` that share the most content terms with a sentence (all of
+    them on a tie): a negation or direction word in another clause ("… kids but won't
+    help …") is about something else."""
+    scored = [(len(terms & content_terms(c)), c) for c in _CLAUSE_RE.split(text) if c.strip()]
+    if not scored:
+        return [text]
+    top = max(h for h, _ in scored)
+    return [c for h, c in scored if h == top]
+
+
+def _negated(text: str) -> bool:
+    cleaned = _NOT_NEGATION_RE.sub(" ", text)
+    return bool(_NEGATION_RE.search(cleaned))
+
+
+# --------------------------------------------------------------------------- passages
+
+
+@dataclass(frozen=True)
+class _Unit:
+    text: str
+    terms: frozenset[str]
+    items: TextItems
+
+
+@dataclass(frozen=True)
+class _PassageInfo:
+    text: str  # normalised
+    table: bool
+    terms: frozenset[str]
+    items: TextItems
+    scales: tuple[int, ...]
+    percent_header: bool
+    units: tuple[_Unit, ...]
+    #: a table's value cells, row by row (:func:`_cells`); empty for prose
+    cells: tuple[tuple[_Cell, ...], ...] = ()
+
+
+@lru_cache(maxsize=512)
+def _passage(text: str, table: bool | None) -> _PassageInfo:
+    is_table = looks_tabular(text) if table is None else table
+    norm = normalise(text)
+    if is_table:
+        pieces = [text[a:b] for a, b in row_spans(text)]
+    else:
+        pieces = [text[a:b] for a, b in sentence_spans(text)]
+    units = tuple(_Unit(normalise(p), content_terms(normalise(p)), read_items(normalise(p))) for p in pieces)
+    return _PassageInfo(
+        text=norm,
+        table=is_table,
+        terms=content_terms(norm),
+        items=read_items(norm),
+        scales=tuple(read_declared_scales(norm)),
+        percent_header=bool(PERCENT_HEADER_RE.search(norm)),
+        units=units,
+        cells=_cells(units) if is_table else (),
+    )
+
+
+# --------------------------------------------------------------------------- matching
+
+
+def _compatible(q: Quantity, p: Quantity, passage: _PassageInfo) -> bool:
+    if q.currency and p.currency and q.currency != p.currency:
+        return False
+    if q.kind == p.kind:
+        return True
+    return q.kind == "percent" and p.kind == "amount" and passage.percent_header and not p.scaled
+
+
+def _readings(p: Quantity, passage: _PassageInfo, with_raw: bool) -> list[tuple[Decimal, Decimal]]:
+    """(value, step) readings of passage number ``p``."""
+    out = [(p.value, p.step)]
+    if p.kind == "amount" and not p.scaled:
+        for exp in passage.scales:
+            mult = Decimal(1).scaleb(exp)
+            out.append((p.raw * mult, p.raw_step * mult))
+    if with_raw and (p.raw, p.raw_step) not in out:
+        out.append((p.raw, p.raw_step))
+    return out
+
+
+def _match_number(q: Quantity, pool: Iterable[Quantity], passage: _PassageInfo) -> str | None:
+    """``"exact"``, ``"rounded"``, ``"more_precise"``, ``"scale_unknown"`` or ``None``."""
+    best: str | None = None
+    for p in pool:
+        if not _compatible(q, p, passage):
+            continue
+        for value, step in _readings(p, passage, with_raw=not q.scaled):
+            if value == q.value:
+                return "exact"
+            if step < q.step and rounds_to(value, q.value, q.step):
+                best = "rounded"
+            elif best is None and step > q.step and rounds_to(q.value, value, step):
+                best = "more_precise"
+    if best is None and q.scaled and q.kind == "amount" and not passage.scales:
+        for p in pool:
+            if p.kind == "amount" and not p.scaled and _compatible(q, p, passage):
+                for exp in (3, 6, 9):
+                    mult = Decimal(1).scaleb(exp)
+                    if rounds_to(p.raw * mult, q.value, q.step) and p.raw_step * mult <= q.step:
+                        return "scale_unknown"
+    return best
+
+
+#: Passage numbers combined pairwise when a sentence number may be computed from them.
+MAX_COMPUTED_OPERANDS = 40
+
+
+def _significant(q: Quantity) -> int:
+    """Significant digits of a number as written (``2.3`` → 2, ``0.05`` → 1)."""
+    return len(str(abs(q.raw)).replace(".", "").lstrip("0")) or 1
+
+
+_CHANGE_WORDS_RE = re.compile(r"\b(?:change[sd]?|difference|differ\w*|gap|more|less|by)\b", re.IGNORECASE)
+_SHARE_WORDS_RE = re.compile(r"\b(?:margin|ratio|share|proportion|rate|coverage|of)\b", re.IGNORECASE)
+
+
+def _claims_computed(q: Quantity, sentence: str) -> tuple[bool, bool] | None:
+    """``(change, share)``: whether ``sentence`` says ``q`` is a change (``increased``,
+    ``fell``, ``difference``, ``by`` …) or, for a percent, a share or ratio (``margin``,
+    ``ratio``, ``of`` …); None when it says neither, and for a number that is no amount or
+    percent or has fewer than 2 significant digits (they match too many pairs by chance)."""
+    if q.kind not in ("amount", "percent") or _significant(q) < 2:
+        return None
+    change = bool(_UP_RE.search(sentence) or _DOWN_RE.search(sentence) or _CHANGE_WORDS_RE.search(sentence))
+    share = q.kind == "percent" and bool(_SHARE_WORDS_RE.search(sentence))
+    return (change, share) if change or share else None
+
+
+def _computed(q: Quantity, pool: Sequence[Quantity], passage: _PassageInfo, sentence: str) -> str | None:
+    """How ``q`` follows from two numbers ``a``, ``b`` of the passage when the sentence
+    says it was computed: a change (``increased``, ``fell``, ``difference``, ``by`` …) of
+    ``a - b`` for an amount, ``(a - b) / b`` for a percent; a share or ratio (``margin``,
+    ``ratio``, ``of`` …) of ``a / b`` for a percent; rounded to ``q``'s precision. None
+    otherwise, and for a number with fewer than 2 significant digits (they match too many
+    pairs by chance). Operands are the passage's amounts, in its declared scales."""
+    claimed = _claims_computed(q, sentence)
+    if claimed is None:
+        return None
+    change, share = claimed
+    values: list[Decimal] = []
+    for p in pool:
+        if p.kind == "amount" and (q.kind == "percent" or _compatible(q, p, passage)):
+            values.extend(v for v, _ in _readings(p, passage, with_raw=not q.scaled) if v > 0)
+        if len(values) >= MAX_COMPUTED_OPERANDS:
+            break
+    values = list(dict.fromkeys(values))
+    for a in values:
+        for b in values:
+            if a == b:
+                continue
+            if q.kind == "amount":
+                if change and a > b and rounds_to(a - b, q.value, q.step):
+                    return f"{a}-{b}"
+            else:
+                if change and rounds_to(abs(a - b) / b * 100, q.value, q.step):
+                    return f"({a}-{b})/{b}"
+                if share and a < b and rounds_to(a / b * 100, q.value, q.step):
+                    return f"{a}/{b}"
+    return None
+
+
+@dataclass(frozen=True)
+class _Cell:
+    """A value of a table row: its number, the year of its column (None when the row's
+    values and its header's periods do not pair up one to one), its column position and
+    the content terms of its row's label."""
+
+    number: Quantity
+    year: int | None
+    column: int
+    label_terms: frozenset[str]
+
+
+def _cells(units: Sequence[_Unit]) -> tuple[tuple[_Cell, ...], ...]:
+    """The value cells of each row of a table passage, row by row (header rows left
+    out). A row's values pair with the periods of the nearest header row above it
+    (:func:`~citewell.text.tables.is_header_row`, :func:`~citewell.text.numbers.column_periods`)
+    when there are as many of each; otherwise its cells carry no year."""
+    rows: list[tuple[_Cell, ...]] = []
+    periods: list[Any] = []
+    for unit in units:
+        if is_header_row(unit.text):
+            periods = column_periods(unit.text)
+            continue
+        numbers = [n for n in unit.items.numbers if n.kind in ("amount", "percent")]
+        if not numbers:
+            continue
+        label = content_terms(row_label(unit.text))
+        paired = len(periods) == len(numbers)
+        rows.append(tuple(_Cell(n, periods[i].year if paired else None, i, label) for i, n in enumerate(numbers)))
+    return tuple(rows)
+
+
+def _table_computed(q: Quantity, info: _PassageInfo, sentence: str, years: frozenset[int]) -> str | None:
+    """:func:`_computed` for a table passage, where a figure can only be computed from
+    cells that belong together: a change from two cells of one row (two periods of one
+    line item), a share from two cells of one column (two line items of one period). The
+    row of the changed item, and of a share's numerator, must be named by the sentence
+    (its label shares a content term with it), and when the sentence names years and the
+    cells' columns have years, the change's newer period or the share's period must be one
+    of them ("net income increased by 200" is not supported by the revenue row's change;
+    a net margin is not any ratio of two cells)."""
+    claimed = _claims_computed(q, sentence)
+    if claimed is None:
+        return None
+    change, share = claimed
+    s_terms = content_terms(sentence)
+
+    def values(cell: _Cell) -> list[Decimal]:
+        p = cell.number
+        if p.kind != "amount" or not (q.kind == "percent" or _compatible(q, p, info)):
+            return []
+        return [v for v, _ in _readings(p, info, with_raw=not q.scaled) if v > 0]
+
+    def in_years(*cells: _Cell) -> bool:
+        known = [c.year for c in cells if c.year is not None]
+        return not years or not known or any(y in years for y in known)
+
+    rows = info.cells
+    for row in rows:
+        if not (row and row[0].label_terms & s_terms):
+            continue
+        for x in row:
+            for y in row:
+                if x is y or not change or not in_years(x, y):
+                    continue
+                for a in values(x):
+                    for b in values(y):
+                        if q.kind == "amount" and a > b and rounds_to(a - b, q.value, q.step):
+                            return f"{a}-{b}"
+                        if q.kind == "percent" and a != b and rounds_to(abs(a - b) / b * 100, q.value, q.step):
+                            return f"({a}-{b})/{b}"
+    if share:
+        for row in rows:
+            if not (row and row[0].label_terms & s_terms):
+                continue
+            for x in row:
+                for other in rows:
+                    for y in other:
+                        if other is row or y.column != x.column or not in_years(x):
+                            continue
+                        for a in values(x):
+                            for b in values(y):
+                                if a < b and rounds_to(a / b * 100, q.value, q.step):
+                                    return f"{a}/{b}"
+    return None
+
+
+def _table_year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _PassageInfo) -> int | None:
+    """The sentence year that a table gives other numbers for, or ``None``: a found
+    sentence number every cell of which that matches it sits in a column of another year
+    than the sentence's ("5,900 in 2022" against a row ``5,900`` under 2021). Cells whose
+    column has no year are neutral."""
+    wanted = set(items.years)
+    cells = [c for row in info.cells for c in row]
+    for q in matched:
+        votes = [None if c.year is None else c.year in wanted for c in cells
+                 if _match_number(q, [c.number], info) in ("exact", "rounded")]
+        if votes and all(v is False for v in votes):
+            return min(wanted)
+    return None
+
+
+_COMPARISON_RE = re.compile(r"\b(?:compared\s+(?:to|with)|from|versus|vs\.?|over|than|relative\s+to|"
+                            r"respectively)\b", re.IGNORECASE)
+
+
+def _year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _PassageInfo) -> int | None:
+    """The sentence year that the passage gives other numbers for (prose), or ``None``.
+
+    For each found sentence number, every passage sentence holding a number that
+    matches it *speaks for* a set of years: the year written nearest to that number
+    (character distance), or all its years when it compares periods (``compared to``,
+    ``from``, ``versus``, ``over``, ``than``, ``respectively`` …); a passage sentence
+    without years speaks for none and makes the test neutral. A mismatch is a found
+    number all of whose passage sentences speak for years, none of them a sentence year.
+    """
+    wanted = set(items.years)
+    for q in matched:
+        votes: list[bool | None] = []
+        for unit in info.units:
+            for p in unit.items.numbers:
+                if _match_number(q, [p], info) not in ("exact", "rounded"):
+                    continue
+                if not unit.items.years:
+                    votes.append(None)
+                    continue
+                if _COMPARISON_RE.search(unit.text):
+                    near = set(unit.items.years)
+                else:
+                    def distance(pos: int, p: Quantity = p) -> int:
+                        return p.start - (pos + 4) if pos < p.start else pos - (p.start + len(p.text))
+                    best = min((distance(pos), year) for year, spots in unit.items.years.items() for pos in spots)
+                    near = {best[1]}
+                votes.append(bool(near & wanted))
+        if votes and all(v is False for v in votes):
+            return min(wanted)
+    return None
+
+
+def _coverage(concepts: Sequence[Any], terms: frozenset[str]) -> float:
+    if not concepts:
+        return 1.0
+    total = sum(NAME_BOOST if c.boost == NAME_BOOST else 1.0 for c in concepts)
+    got = sum(NAME_BOOST if c.boost == NAME_BOOST else 1.0 for c in concepts if c.matches(terms))
+    return got / total
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def _verbatim(sentence: str, passage: str) -> bool:
+    """The sentence (final ``.``/``!``/``?`` run removed) occurs in the passage at word
+    boundaries (both normalised)."""
+    s = sentence.rstrip(" .!?")
+    if not s:
+        return False
+    pattern = re.escape(s)
+    if s[0].isalnum():
+        pattern = r"(?<![\w.,])" + pattern if s[0].isdigit() else r"(?<!\w)" + pattern
+    if s[-1].isalnum():
+        pattern += r"(?![.,]?\w)" if s[-1].isdigit() else r"(?!\w)"
+    return re.search(pattern, passage) is not None
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.2f}"
+
+
+def check_support(sentence: str, passage: str | None, *, embedder: Embedder | None = None,
+                  text_type: str | None = None, title: str | None = None, judge: Judge | None = None,
+                  header: str | None = None) -> Support:
+    """:func:`check_rules`, then, for an ``uncertain`` verdict and a ``judge``, the judge's
+    opinion: True makes it ``supported`` (reason ``judge:supported``, score at least 0.5),
+    False ``unsupported`` (``judge:unsupported``, score at most 0.3); None, or a judge that
+    raises, leaves it ``uncertain`` (``judge:none`` / ``judge:failed``)."""
+    support = check_rules(sentence, passage, embedder=embedder, text_type=text_type, title=title, header=header)
+    if judge is None or support.verdict != "uncertain" or passage is None:
+        return support
+    try:
+        opinion = judge(sentence, f"{header}\n{passage}" if header else passage)
+    except Exception:  # noqa: BLE001 - a judge failure must not fail the answer
+        return Support(support.verdict, support.score, (*support.reasons, "judge:failed"))
+    if opinion is True:
+        return Support("supported", round(max(support.score, 0.5), 4), ("judge:supported", *support.reasons))
+    if opinion is False:
+        return Support("unsupported", round(min(support.score, UNSUPPORTED_SCORE_CAP), 4),
+                       ("judge:unsupported", *support.reasons))
+    return Support(support.verdict, support.score, (*support.reasons, "judge:none"))
+
+
+#: Bracketed numbers (``[2]``, ``[1, 2]``, ``[1-3]``, ``【1】``): citation markers a generator
+#: wrote that were kept as prose (an out-of-range number), not figures the sentence states.
+_BRACKETED_NUMBERS_RE = re.compile(r"[\[【]\s*\d+(?:\s*[,\-–]\s*\d+)*\s*[\]】]")
+
+
+def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None = None,
+                text_type: str | None = None, title: str | None = None, header: str | None = None) -> Support:
+    """Check whether ``passage`` supports ``sentence`` (docs/architecture.md rule 8).
+
+    Args:
+        sentence: the answer sentence, markers removed and escapes undone (see
+            :func:`message_sentence`); markdown list/heading/quote markers at its start
+            and ``**``/``_`` emphasis are ignored.
+        passage: the cited chunk's exact text; ``None`` or blank gives ``unchecked``.
+        embedder: optional; adds the similarity check and score component.
+        text_type: the chunk's ``text_type``; ``table`` selects the table rules, any
+            other value the prose rules; ``None`` guesses from the text.
+        title: resource title (or other names): its names count for entity overlap.
+        header: the column header the extractor recorded for a table chunk whose rows
+            it labels from an earlier chunk of the page
+            (:func:`citewell.text.tables.table_header`): read as the passage's first
+            line, so the years of a quoted row are found.
+
+    Returns:
+        A :class:`Support`; the rules are in the module docstring. Deterministic.
+    """
+    if passage is None or not passage.strip():
+        return Support("unchecked", 0.0, ("no_passage",))
+    if header:
+        passage = f"{header}\n{passage}"
+    norm_s = normalise(sentence)
+    table = None if text_type is None else text_type == "table"
+    info = _passage(passage, table)
+    plain = _EMPHASIS_RE.sub(r"\2", _LEADING_MARKDOWN_RE.sub("", norm_s))
+    items = read_items(_BRACKETED_NUMBERS_RE.sub(" ", plain))  # a marker kept as prose ("[2]") states no figure
+    concepts = [c for c in question_concepts(plain)
+                if not c.number and not all(alt <= FILLER_TERMS for alt in c.alternatives)]
+    checkable = bool(items.numbers or items.years or items.quarters or items.dates or concepts)
+    if not checkable:
+        return Support("unchecked", 0.0, ("nothing_to_check",))
+    if _verbatim(norm_s, info.text) or (plain != norm_s and _verbatim(plain, info.text)):
+        return Support("supported", 1.0, ("verbatim",))
+
+    hard: list[str] = []
+    soft: list[str] = []
+    notes: list[str] = []
+
+    # numbers
+    found = 0
+    matched: list[Quantity] = []
+    # concepts that say what a number is about (not names: a table row rarely repeats them)
+    topical = [c for c in concepts if c.boost != NAME_BOOST]
+    for q in items.numbers:
+        how = _match_number(q, info.items.numbers, info)
+        if how in ("exact", "rounded"):
+            found += 1
+            if how == "rounded":
+                notes.append(f"rounded:{q.text}")
+            matched.append(q)
+            if topical and not any(_match_number(q, u.items.numbers, info) in ("exact", "rounded")
+                                   and any(c.matches(u.terms) for c in topical) for u in info.units):
+                soft.append(f"number_out_of_context:{q.text}")
+        elif how == "more_precise":
+            soft.append(f"number_more_precise:{q.text}")
+        elif how == "scale_unknown":
+            soft.append(f"scale_unknown:{q.text}")
+        elif (_table_computed(q, info, plain, frozenset(items.years)) if info.table
+              else _computed(q, info.items.numbers, info, plain)) is not None:
+            found += 1
+            notes.append(f"computed:{q.text}")
+        else:
+            hard.append(f"number_not_found:{q.text}")
+    period = soft if info.table else hard
+    for year in sorted(items.years):
+        if year not in info.items.years:
+            period.append(f"year_not_found:{year}")
+    for quarter in sorted(items.quarters):
+        if quarter not in info.items.quarters:
+            period.append(f"quarter_not_found:Q{quarter}")
+    for month, day in sorted(items.dates):
+        if (month, day) not in info.items.dates:
+            period.append(f"date_not_found:{month:02d}-{day:02d}")
+    if items.years and all(y in info.items.years for y in items.years):
+        mismatch = (_table_year_mismatch if info.table else _year_mismatch)(items, matched, info)
+        if mismatch is not None:
+            hard.append(f"year_mismatch:{mismatch}")
+
+    # words and entities
+    terms = info.terms | (content_terms(title) if title else frozenset())
+    coverage = _coverage(concepts, terms)
+    names = {t.term: t.surface for t in tokens(plain)
+             if t.name and not t.number and not _PERIOD_NAME_RE.fullmatch(t.term)}
+    possessive = _POSSESSIVE_START_RE.match(plain)
+    if possessive:  # "Apple's revenue …": a sentence-initial name
+        names.update((t.term, t.surface) for t in tokens(possessive.group(1)) if t.content and not t.number)
+    if names:
+        missing = sorted(surface for term, surface in names.items() if term not in terms)
+        if len(missing) * 2 > len(names):
+            soft.append("entity_not_found:" + ",".join(missing))
+    has_numbers = bool(items.numbers)
+    threshold = MIN_COVERAGE_WITH_NUMBERS if has_numbers else MIN_COVERAGE
+    if concepts and coverage < threshold:
+        soft.append(f"low_overlap:{_fmt(coverage)}")
+
+    # negation and direction against the best unit
+    s_terms = content_terms(plain)
+    best: _Unit | None = None
+    best_hits = 0
+    for unit in info.units:
+        hits = len(s_terms & unit.terms)
+        if hits > best_hits:
+            best, best_hits = unit, hits
+    if best is not None:
+        unit_cov = _coverage(concepts, best.terms) if concepts else 1.0
+        target = hard if unit_cov >= MIN_BEST_UNIT_COVERAGE else soft
+        # compare like with like: in "wants kids, but won't help" the negation is another clause's
+        clauses = _best_clauses(best.text, s_terms)
+        differ = [_negated(plain) != _negated(c) for c in clauses]
+        if all(differ):
+            target.append("negation_mismatch")
+        elif any(differ):
+            soft.append("negation_unclear")
+        clause = clauses[0]
+        s_dir, u_dir = _direction(plain), _direction(clause)
+        if len(s_dir) == 1 and len(u_dir) == 1 and s_dir != u_dir:
+            target.append("direction_mismatch")
+
+    # score
+    n_total = len(items.numbers)
+    score = (coverage + found / n_total) / 2 if n_total else coverage
+    if embedder is not None:
+        try:
+            texts = [plain, info.text] + ([best.text] if best is not None else [])
+            vectors = embedder.embed(texts)
+            sim = max(_cosine(vectors[0], v) for v in vectors[1:])
+            sim = float(min(1.0, max(0.0, sim)))
+            score = (score + sim) / 2
+            notes.append(f"similarity:{_fmt(sim)}")
+            # a sentence and a table row read differently to the embedder even when every
+            # number and concept matched: there the numbers are the stronger evidence
+            if sim < MIN_SIMILARITY and not (info.table and n_total and found == n_total):
+                soft.append(f"low_similarity:{_fmt(sim)}")
+        except Exception:  # noqa: BLE001 - an embedder failure must not fail the answer
+            notes.append("similarity_unavailable")
+    notes.append(f"coverage:{_fmt(coverage)}")
+    if n_total:
+        notes.append(f"numbers_found:{found}/{n_total}")
+    if hard:
+        return Support("unsupported", round(min(score, UNSUPPORTED_SCORE_CAP), 4), tuple(hard + soft + notes))
+    if soft:
+        return Support("uncertain", round(min(score, UNCERTAIN_SCORE_CAP), 4), tuple(soft + notes))
+    return Support("supported", round(max(score, 0.5), 4), tuple(notes))
+
