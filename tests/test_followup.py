@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from citewell import Engine
-from citewell.retrieve.followup import refers_back
+from citewell.question.followup import refers_back
 
 
 def test_standalone_short_questions_do_not_refer_back() -> None:

@@ -11,12 +11,14 @@ import pytest
 from citewell import Engine
 from citewell.cite import apply_support, cite
 from citewell.generate import ExtractiveGenerator
-from citewell.generate.extractive import CALCULATION_TEXT, OTHER_PERIODS_TEXT
-from citewell.generate.rows import trailing_values
+from citewell.domains.finance.answer import CALCULATION_TEXT, OTHER_PERIODS_TEXT
+from citewell.domains.finance.rows import trailing_values
 from citewell.ingest.pdf import extract_pdf
 from citewell.models import Chunk, Passage
-from citewell.retrieve.pages import PageRanker, question_needs
-from citewell.text.finance import caption_share, item_mentions, items_of_row, statement_of_heading, statements_named
+from citewell.domains.finance import FINANCE
+from citewell.question import analyse
+from citewell.retrieve.pages import PageRanker
+from citewell.domains.finance.statements import caption_share, item_mentions, items_of_row, statement_of_heading, statements_named
 from citewell.text.numbers import column_periods
 from citewell.text.tables import column_header, is_header_row, row_label, table_metadata
 
@@ -120,9 +122,9 @@ INCOME = _passage("is", "Net sales 24,977 26,268\nCost of products sold 16,830 1
 
 def test_the_page_of_the_statement_a_question_needs_comes_first() -> None:
     q = "What is ACME's FY2019 inventory turnover ratio? Use the balance sheet and the P&L."
-    needs = question_needs(q)
-    assert needs.statements == {"balance_sheet", "income_statement"} and needs.years == {2019}
-    ranked = PageRanker().rerank(q, [NOTE, BALANCE, INCOME], k=3)
+    needs = FINANCE.page_needs(analyse(q, domain=FINANCE))
+    assert needs.kinds == {"balance_sheet", "income_statement"} and analyse(q).years == {2019}
+    ranked = PageRanker().rerank(analyse(q, domain=FINANCE), [NOTE, BALANCE, INCOME], k=3, domain=FINANCE)
     # both statements before the note that repeats the question's words
     assert [p.chunk.metadata["page"] for p in ranked] == [52, 50, 80]
     assert [p.rank for p in ranked] == [1, 2, 3]
@@ -130,15 +132,16 @@ def test_the_page_of_the_statement_a_question_needs_comes_first() -> None:
 
 def test_a_question_asking_why_gets_no_statement_preference() -> None:
     q = "What drove the increase in ACME's inventories in FY2019?"
-    assert question_needs(q).statements == frozenset()
-    ranked = PageRanker().rerank(q, [NOTE, INCOME], k=2)
+    assert FINANCE.page_needs(analyse(q, domain=FINANCE)).kinds == frozenset()
+    ranked = PageRanker().rerank(analyse(q, domain=FINANCE), [NOTE, INCOME], k=2, domain=FINANCE)
     assert ranked[0].chunk.id == NOTE.chunk.id
 
 
 def test_each_page_gives_its_best_chunk_before_any_page_gives_a_second() -> None:
     second = _passage("bs2", "Accounts payable 4,003 4,153\nTotal current liabilities 7,875 8,097", page=52,
                       heading="ACME CORP CONSOLIDATED BALANCE SHEETS (in millions)", score=0.9, index=3)
-    ranked = PageRanker().rerank("What was ACME's accounts payable?", [BALANCE, second, NOTE], k=3)
+    ranked = PageRanker().rerank(analyse("What was ACME's accounts payable?", domain=FINANCE), [BALANCE, second, NOTE],
+                                 k=3, domain=FINANCE)
     assert [p.chunk.metadata["page"] for p in ranked] == [52, 80, 52]
 
 
@@ -201,7 +204,7 @@ def test_a_filing_answers_a_ratio_with_the_rows_of_both_statements(tmp_path: Pat
 
 
 def test_formulas_in_words_are_parsed() -> None:
-    from citewell.generate.calc import parse
+    from citewell.domains.finance.calc import parse
 
     tree = parse("FY2019 revenue / (average PP&E between FY2018 and FY2019)")
     assert tree is not None and tree.op == "/"

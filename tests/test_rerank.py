@@ -12,8 +12,10 @@ from citewell import Engine
 from citewell.models import Chunk, Passage, Resource
 from citewell.retrieve.query import question_terms, search_terms
 from citewell.retrieve.rerank import Reranker, resource_context, resource_priors
-from citewell.text.names import QuestionNames, names_source
-from citewell.text.questions import asks_for_figure
+from citewell.domains.finance import FINANCE
+from citewell.question import analyse
+from citewell.question.naming import QuestionNames, names_source
+from citewell.question.kinds import asks_for_figure
 from citewell.text.terms import porter_stem, question_concepts, tokens
 
 CASH_FLOW_ROWS = """\
@@ -64,19 +66,21 @@ def test_tokens_normalise_numbers_years_and_possessives() -> None:
 
 
 def test_capex_concept_expands_to_the_cash_flow_line_item() -> None:
-    [capex] = [c for c in question_concepts("What was the capex?") if c.expanded]
+    [capex] = [c for c in question_concepts("What was the capex?", FINANCE.expansions) if c.expanded]
     row = frozenset(t.term for t in tokens("Purchases of property, plant and equipment") if t.content)
     assert capex.matches(row)
     assert not capex.matches(frozenset(t.term for t in tokens("Capital stock issued") if t.content))
-    assert search_terms("capex?")[:1] == ["capex"]
-    assert {"purchases", "property", "equipment", "expenditures"} <= set(search_terms("capex?"))
+    assert search_terms(analyse("capex?", domain=FINANCE))[:1] == ["capex"]
+    assert {"purchases", "property", "equipment", "expenditures"} <= set(search_terms(analyse("capex?", domain=FINANCE)))
+    assert search_terms(analyse("capex?")) == ["capex"]  # no domain pack: no expansions
     assert question_terms("capex?") == ["capex"]
 
 
-def test_generator_and_retriever_share_the_expansion_table() -> None:
-    from citewell.generate import EXPANSIONS as generator_expansions
-    from citewell.text.terms import EXPANSIONS
-    assert generator_expansions is EXPANSIONS
+def test_every_stage_reads_the_expansions_of_the_analysis_domain() -> None:
+    analysis = analyse("What was the capex?", domain=FINANCE)
+    assert analysis.expansions is FINANCE.expansions
+    assert any(c.expanded for c in analysis.concepts)
+    assert not any(c.expanded for c in analyse("What was the capex?").concepts)
 
 
 # --------------------------------------------------------------------------- reranker
@@ -86,7 +90,7 @@ def test_capex_question_ranks_the_cash_flow_row_chunk_first() -> None:
     pool = _pool()
     counts = (100, {("capex",): 3, ("capital", "expenditures"): 2, ("purchases", "property", "plant", "equipment"): 2,
                     ("pp&e",): 4, ("additions", "property", "equipment"): 1, ("2022",): 40})
-    top = Reranker().rerank("What was 3M's capex in FY2022 in USD millions?", pool, k=3, counts=counts)
+    top = Reranker().rerank(analyse("What was 3M's capex in FY2022 in USD millions?", domain=FINANCE), pool, k=3, counts=counts)
     assert top[0].chunk.text == CASH_FLOW_ROWS
     assert [p.rank for p in top] == [1, 2, 3]
     assert all(a.score >= b.score for a, b in zip(top, top[1:]))
@@ -95,22 +99,23 @@ def test_capex_question_ranks_the_cash_flow_row_chunk_first() -> None:
 
 def test_reranker_without_counts_uses_pool_frequencies_and_is_deterministic() -> None:
     q = "How much did 3M spend on purchases of property, plant and equipment?"
-    first = Reranker().rerank(q, _pool(), k=4)
-    again = Reranker().rerank(q, list(reversed(_pool()))[::-1], k=4)
+    first = Reranker().rerank(analyse(q, domain=FINANCE), _pool(), k=4)
+    again = Reranker().rerank(analyse(q, domain=FINANCE), list(reversed(_pool()))[::-1], k=4)
     assert [(p.chunk.id, p.rank, p.score) for p in first] == [(p.chunk.id, p.rank, p.score) for p in again]
     assert first[0].chunk.text == CASH_FLOW_ROWS
-    assert Reranker().rerank(q, [], k=4) == [] and Reranker().rerank(q, _pool(), k=0) == []
+    assert Reranker().rerank(analyse(q, domain=FINANCE), [], k=4) == [] and Reranker().rerank(analyse(q, domain=FINANCE), _pool(), k=0) == []
 
 
 def test_repeated_chunks_count_once() -> None:
     pool = _pool()
-    top = Reranker().rerank("capex", pool + pool, k=10)
+    top = Reranker().rerank(analyse("capex", domain=FINANCE), pool + pool, k=10)
     assert len(top) == len(pool) == len({p.chunk.id for p in top})
 
 
 def test_table_bonus_only_for_figure_questions() -> None:
     assert asks_for_figure("How much was capex in 2022?")
-    assert asks_for_figure("What is the quick ratio?")
+    assert asks_for_figure("What is the quick ratio?", FINANCE.read_measure("What is the quick ratio?"))
+    assert not asks_for_figure("Is the ratio of the current assets rising?".replace("ratio of the ", ""))
     assert not asks_for_figure("Who are the primary customers of Boeing?")
 
 
@@ -125,12 +130,12 @@ def test_resource_priors_follow_names_tickers_and_years() -> None:
                     fiscal_quarter=4)
     bby = _resource("BESTBUY_2024Q2_10Q", company_names=["Best Buy"], tickers=["BBY"], fiscal_year=2024)
     ba = _resource("BOEING_2022_10K", company_names=["Boeing"], tickers=["BA"], fiscal_year=2022)
-    priors = resource_priors("What was MGM's interest coverage in FY2022?", [mgm, bby, ba])
+    priors = resource_priors(QuestionNames.of("What was MGM's interest coverage in FY2022?"), [mgm, bby, ba])
     assert priors == {mgm.id: 1.5}
-    assert resource_priors("Which Best Buy category performed best?", [mgm, bby, ba]) == {bby.id: 1.0}
-    assert resource_priors("Is Boeing cyclical?", [mgm, bby, ba]) == {ba.id: 1.0}
+    assert resource_priors(QuestionNames.of("Which Best Buy category performed best?"), [mgm, bby, ba]) == {bby.id: 1.0}
+    assert resource_priors(QuestionNames.of("Is Boeing cyclical?"), [mgm, bby, ba]) == {ba.id: 1.0}
     # a ticker must be written like a name: "ba" inside a sentence is not Boeing
-    assert resource_priors("what is the best way to ba careful", [ba]) == {}
+    assert resource_priors(QuestionNames.of("what is the best way to ba careful"), [ba]) == {}
     assert {"mgm", "resort", "2022", "q4"} <= resource_context(mgm)
 
 
@@ -185,7 +190,7 @@ def test_identical_passages_from_two_files_count_once() -> None:
 
     pool = [p("a", "talk.vtt", "Deep learning changed OCR.", 3.0), p("b", "talk.srt", "Deep learning  changed\nOCR.", 2.9),
             p("c", "other", "OCR engines were rule based.", 1.0)]
-    ranked = Reranker().rerank("How did deep learning change OCR?", pool, k=5)
+    ranked = Reranker().rerank(analyse("How did deep learning change OCR?", domain=FINANCE), pool, k=5)
     assert [x.chunk.id for x in ranked] == ["a", "c"]
 
 
@@ -213,11 +218,11 @@ def test_resource_priors_name_what_names_source_names_of_each_resource() -> None
             if names_source(asked, r.title, meta.get("tickers") or [], meta.get("company_names") or []):
                 year = meta.get("fiscal_year")
                 expected[r.id] = 1.5 if year is not None and str(year) in asked.years else 1.0
-        priors = resource_priors(question, resources)
+        priors = resource_priors(QuestionNames.of(question), resources)
         assert priors == expected and list(priors) == list(expected), question
-    assert resource_priors("Does 3M pay a dividend in 2023?", resources) == {resources[3].id: 1.5}
-    assert resource_priors("Does M pay?", resources) == {resources[3].id: 1.0}  # "MMM" iterated: its letters
-    assert resource_priors("What did the Boeing Company report in 2022?", resources) == {resources[2].id: 1.5}
-    assert resource_priors("How did Johnson & Johnson do?", resources) == {resources[5].id: 1.0}
-    assert resource_priors("Is Boeing cyclical?", resources[:2]) == {}  # another tuple: its own index
-    assert resource_priors("Is Boeing cyclical?", list(resources)) == {resources[2].id: 1.0}
+    assert resource_priors(QuestionNames.of("Does 3M pay a dividend in 2023?"), resources) == {resources[3].id: 1.5}
+    assert resource_priors(QuestionNames.of("Does M pay?"), resources) == {resources[3].id: 1.0}  # "MMM" iterated: its letters
+    assert resource_priors(QuestionNames.of("What did the Boeing Company report in 2022?"), resources) == {resources[2].id: 1.5}
+    assert resource_priors(QuestionNames.of("How did Johnson & Johnson do?"), resources) == {resources[5].id: 1.0}
+    assert resource_priors(QuestionNames.of("Is Boeing cyclical?"), resources[:2]) == {}  # another tuple: its own index
+    assert resource_priors(QuestionNames.of("Is Boeing cyclical?"), list(resources)) == {resources[2].id: 1.0}

@@ -28,7 +28,7 @@ def _engine(tmp_path: Path, store_location: Any) -> Engine:
     return engine
 
 
-@pytest.mark.parametrize("fail_in", ["prepare", "scope_facts", "retrieve"])
+@pytest.mark.parametrize("fail_in", ["prepare", "read_question", "retrieve"])
 def test_embed_unavailable_falls_back_with_notice_and_page_context(tmp_path: Path, store_location: Any,
                                                                    monkeypatch: pytest.MonkeyPatch,
                                                                    fail_in: str) -> None:

@@ -9,13 +9,15 @@ import re
 from pathlib import Path
 
 import pytest
+
+from citewell.question import analyse
 from hypothesis import given
 from hypothesis import strategies as st
 
 from citewell import Engine
 from citewell.cite.relevance import judge_relevance, question_aspects
 from citewell.scope.check import gather
-from citewell.scope.names import Name, mentions, question_names, ticker_definitions
+from citewell.question.names import Name, mentions, question_names, ticker_definitions
 
 REPORT = (
     "Acme Corp annual report. Acme net sales were $5,000 million in 2022 and $4,800 million in 2021.\n\n"
@@ -91,13 +93,13 @@ def test_company_name_finds_cashtag_posts_and_cashtag_finds_company_documents(en
     cashtag there): the name finds the posts that only give $ATVI, and $ATVI finds the text
     that only gives the name."""
     e, docs = engine
-    facts = gather(e.store, e.workspace_id, "What are people saying about Activision puts?", under=str(docs.resolve()))
+    facts = gather(e.store, e.workspace_id, analyse("What are people saying about Activision puts?"), under=str(docs.resolve()))
     (activision,) = facts.names
     assert activision.aliases == ("ATVI",) and activision.held
     assert facts.query == "What are people saying about Activision (ATVI) puts?"
     found = e.retrieve("What are people saying about Activision puts?", k=5, corpus=docs)
     assert {p.chunk.metadata.get("id") for p in found} >= {"p1", "p2", "p3"}  # p2, p3 give only $ATVI
-    back = gather(e.store, e.workspace_id, "What revenue did $ATVI report?", under=str(docs.resolve()))
+    back = gather(e.store, e.workspace_id, analyse("What revenue did $ATVI report?"), under=str(docs.resolve()))
     assert back.names[0].name.text == "ATVI" and back.names[0].aliases == ("Activision Blizzard",)
     assert back.query == "What revenue did $ATVI (Activision Blizzard) report?"
     titles = [p.resource_title for p in e.retrieve("What revenue did $ATVI report?", k=5, corpus=docs)]
@@ -109,7 +111,7 @@ def test_abbreviation_in_parentheses_is_no_ticker(engine) -> None:
     e, docs = engine
     (docs / "boeing_note.txt").write_text("Boeing Capital Corporation (BCC) financed aircraft.", encoding="utf-8")
     e.sync(docs)
-    facts = gather(e.store, e.workspace_id, "What did Boeing finance?", under=str(docs.resolve()))
+    facts = gather(e.store, e.workspace_id, analyse("What did Boeing finance?"), under=str(docs.resolve()))
     assert facts.names[0].name.text == "Boeing" and facts.names[0].aliases == ()
     assert facts.query == "What did Boeing finance?"
 
@@ -141,7 +143,7 @@ def test_question_names() -> None:
 
 def test_relevance_reasons() -> None:
     """Entity, period and topic of the question, each with its reason when missing."""
-    aspects = question_aspects("What was Acme's revenue in 2022?")
+    aspects = question_aspects(analyse("What was Acme's revenue in 2022?"))
     passage = "Acme revenue was $5,000 million in 2022."
     assert judge_relevance(aspects, passage, passage).verdict == "relevant"
     other = judge_relevance(aspects, "In October 2022, California passed a law.", "In October 2022, California passed a law.")
@@ -228,7 +230,7 @@ def test_post_mentioning_a_company_with_a_filing_is_about_it(zorblax) -> None:
     """The sources about Zorblax are its 10-K (named by the file name) and the post that
     mentions it: the post's words are no absent topic, and the post is cited."""
     e, docs = zorblax
-    facts = gather(e.store, e.workspace_id, "What strike did people buy Zorblax puts at?", under=str(docs.resolve()))
+    facts = gather(e.store, e.workspace_id, analyse("What strike did people buy Zorblax puts at?"), under=str(docs.resolve()))
     (name,) = facts.names
     pdf = next(r.id for r in facts.resources if r.file_name == "ZORBLAX_2022_10K.pdf")
     assert name.resources == (pdf,)
@@ -246,7 +248,7 @@ def test_post_is_found_when_the_filing_fills_the_name_lookup(zorblax, monkeypatc
 
     monkeypatch.setattr(check, "LOOKUP_LIMIT", 2)
     e, docs = zorblax
-    facts = gather(e.store, e.workspace_id, "What strike did people buy Zorblax puts at?", under=str(docs.resolve()))
+    facts = gather(e.store, e.workspace_id, analyse("What strike did people buy Zorblax puts at?"), under=str(docs.resolve()))
     assert any("strike 40" in p.text for p in facts.names[0].passages)  # the post z1
     message = _ask(zorblax, "What strike did people buy Zorblax puts at?")
     assert not _not_in_sources(message) and (message.references[0].type, message.references[0].id) == ("post", "z1")

@@ -9,9 +9,11 @@ from pathlib import Path
 
 from citewell import Engine
 from citewell.models import Resource
+from citewell.question import analyse
 from citewell.scope.check import gather
 from citewell.scope.labelindex import CACHE_SIZE, LabelIndex, label_index
-from citewell.scope.names import Name, _short, mentions, names_resource, ticker_definitions, ticker_links
+from citewell.question.names import Name, mentions, ticker_definitions
+from citewell.scope.labelindex import _short, names_resource, ticker_links
 
 
 def _resource(rid: str, title: str, file_name: str, **metadata: object) -> Resource:
@@ -107,7 +109,7 @@ def test_an_index_is_kept_per_tuple_and_made_afresh_for_anything_else() -> None:
 def _labelled(engine: Engine, question: str) -> dict[str, list[str]]:
     """The file names of the resources whose labels name each question name (gather)."""
     names = {r.id: r.file_name for r in engine.store.ranking_resources(engine.workspace_id)}
-    facts = gather(engine.store, engine.workspace_id, question)
+    facts = gather(engine.store, engine.workspace_id, analyse(question))
     return {f.name.text: sorted(names[rid] for rid in f.resources) for f in facts.names}
 
 
@@ -154,9 +156,9 @@ def test_gather_reads_in_one_snapshot(tmp_path: Path, store_path: Path) -> None:
     with Engine(store_path) as e:
         e.ingest([docs])
         ws = e.workspace_id
-        first = gather(e.store, ws, question)
+        first = gather(e.store, ws, analyse(question))
         with e.store.reading(), e.store.reading():  # nested: the outer snapshot serves
-            assert gather(e.store, ws, question) == first
+            assert gather(e.store, ws, analyse(question)) == first
         assert [f.name.text for f in first.names] == ["Acme"]
         assert sorted(p.text for p in first.names[0].passages) == [
             "Acme Corp (ACME) sales in 2022 beat the plan.", "Acme net sales were $5,000 million in 2022."]
@@ -165,7 +167,7 @@ def test_gather_reads_in_one_snapshot(tmp_path: Path, store_path: Path) -> None:
             return
         reads: list[str] = []
         e.store._conn().set_trace_callback(reads.append)
-        assert gather(e.store, ws, question) == first
+        assert gather(e.store, ws, analyse(question)) == first
         e.store._conn().set_trace_callback(None)
         assert [sql for sql in reads if sql.startswith(("BEGIN", "COMMIT"))] == ["BEGIN", "COMMIT"]
         assert len([sql for sql in reads if "FROM meta" in sql]) == 1

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from citewell.cite import build_citations, cite, convert_offsets, scan
 from citewell.cite.support import LINE_KEEPER, apply_support, message_sentence
 from citewell.cite.verdict import Support, check_rules, check_support, unescape_markdown
+from citewell.domains.finance import FINANCE
 from citewell.generate import ExtractiveGenerator, escape_quote
 from citewell.models import Chunk, Message, Passage
 
@@ -225,7 +226,7 @@ TABLE: list[tuple[str, str, str | None, str, str]] = [
 @pytest.mark.parametrize(("sentence", "passage", "text_type", "expected", "category"), TABLE,
                          ids=[f"{i:02d}-{row[4]}" for i, row in enumerate(TABLE)])
 def test_verdict_table(sentence: str, passage: str, text_type: str | None, expected: str, category: str) -> None:
-    support = check_support(sentence, passage, text_type=text_type)
+    support = check_support(sentence, passage, text_type=text_type, expansions=FINANCE.expansions)  # filings' words
     assert support.verdict == expected, (category, support)
     assert 0.0 <= support.score <= 1.0
     assert support.reasons and all(isinstance(r, str) and r for r in support.reasons)
@@ -307,11 +308,11 @@ class _BrokenEmbedder:
 
 def test_embedder_similarity() -> None:
     sentence = "Revenue fell 3.2% to $34.2 billion in 2022."
-    ok = check_support(sentence, PROSE, embedder=_BagEmbedder())
+    ok = check_support(sentence, PROSE, embedder=_BagEmbedder(), expansions=FINANCE.expansions)
     assert ok.verdict == "supported" and any(r.startswith("similarity:") for r in ok.reasons)
-    low = check_support(sentence, PROSE, embedder=_OrthogonalEmbedder())
+    low = check_support(sentence, PROSE, embedder=_OrthogonalEmbedder(), expansions=FINANCE.expansions)
     assert low.verdict == "uncertain" and "low_similarity:0.00" in low.reasons
-    broken = check_support(sentence, PROSE, embedder=_BrokenEmbedder())
+    broken = check_support(sentence, PROSE, embedder=_BrokenEmbedder(), expansions=FINANCE.expansions)
     assert broken.verdict == "supported" and "similarity_unavailable" in broken.reasons
 
 

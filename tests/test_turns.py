@@ -13,7 +13,7 @@ import pytest
 from citewell import Engine
 from citewell.errors import NotFoundError, UsageError
 from citewell.models import utcnow
-from citewell.retrieve.followup import followup_query, refers_back
+from citewell.question.followup import followup_query, refers_back
 
 FILES = {
     "acme-2022.txt": "Acme revenue was $12.4 million in 2022. Acme gross margin was 41 percent in 2022.\n",

@@ -471,13 +471,16 @@ class Engine:
             self.sync(turn.corpus, manifests=manifests, progress=progress)
         # one snapshot, and its round trips, for every read of the retrieval; the page context
         # is the rest of the best passage's page: every row of a statement it starts
+        reading = turn.reading
         try:
             turn.notes.extend(self._retrieval.prepare(turn.conditions, turn.under, turn.query))  # may write vectors
             with self.store.reading():
-                facts = self._retrieval.scope_facts(turn.query, conditions=turn.conditions, under=turn.under)
-                turn.scope["facts"] = facts  # the scope check and relevance read them
+                # the question is analysed once, with the domain pack of its scope; every later
+                # stage (retrieval, scope check, generator, relevance) reads this analysis
+                reading.analysis, reading.facts = self._retrieval.read_question(
+                    turn.question, turn.query, turn.previous, conditions=turn.conditions, under=turn.under)
                 passages = self._retrieval.retrieve(turn.query, k=turn.k, conditions=turn.conditions,
-                                                    under=turn.under, facts=facts)
+                                                    under=turn.under, facts=reading.facts, analysis=reading.analysis)
                 return passages + page_context(self.store, self.workspace_id, passages)
         except CitewellError as exc:
             if exc.code != "EMBED_UNAVAILABLE":
@@ -485,8 +488,11 @@ class Engine:
             turn.notes.append(Notice(code="DENSE_UNAVAILABLE",
                                      message=f"{exc.message}; this answer used lexical (BM25) retrieval only"))
         with self.store.reading():
+            if reading.analysis is None:
+                reading.analysis, reading.facts = self._retrieval.read_question(
+                    turn.question, turn.query, turn.previous, conditions=turn.conditions, under=turn.under)
             passages = self._retrieval.retrieve(turn.query, k=turn.k, conditions=turn.conditions, under=turn.under,
-                                                facts=turn.scope.get("facts"), lexical=True)
+                                                facts=reading.facts, analysis=reading.analysis, lexical=True)
             return passages + page_context(self.store, self.workspace_id, passages)
 
     # -- asynchronous turns (the chats and analytics profiles) ---------------------------

@@ -59,6 +59,7 @@ from ..errors import CitewellError, GenerationError
 from ..generate.base import Generation, GenerationRequest, GenerationResult, HistoryTurn, start_generation
 from ..models import Message, Notice, Passage, Reference
 from ..store.base import Store
+from ..text.terms import NO_EXPANSIONS, Expansions
 from .gate import SentenceGate
 from .scope import ScopeCheck, scope_abstention
 from .turn import NO_IMAGE_TEXT, PendingTurn, Turn
@@ -138,7 +139,7 @@ class AnswerPipeline:
         passages with their aliases; the deadline ``deadline_s`` from now."""
         deadline = time.monotonic() + self.deadline_s if self.deadline_s is not None else None
         return GenerationRequest.build(turn.question, passages, query=turn.query, history=self.history,
-                                       deadline=deadline)
+                                       deadline=deadline, analysis=turn.reading.analysis)
 
     def answer(self, turn: Turn, passages: Sequence[Passage], *, pending: PendingTurn | None = None) -> Message:
         """Run :meth:`events` to its end and return the finished (stored) message."""
@@ -158,9 +159,9 @@ class AnswerPipeline:
         passages = list(passages)
         notes: list[Notice] = []
         abstention = None
-        if turn.preface != NO_IMAGE_TEXT and turn.query:
-            abstention = scope_abstention(turn.question, turn.query, passages, self.scope_checks,
-                                          facts=turn.scope.get("facts"))
+        if turn.preface != NO_IMAGE_TEXT and turn.query and turn.reading.analysis is not None:
+            abstention = scope_abstention(turn.reading.analysis, passages, self.scope_checks,
+                                          facts=turn.reading.facts)
             if abstention is not None:
                 passages = []  # nothing is cited
             if abstention is not None and abstention.notice() is not None:
@@ -210,7 +211,7 @@ class AnswerPipeline:
                 if pending is not None:  # settled only once its events are out (and recorded by a server)
                     message = self.store.settle_message(self.workspace_id, message)
             else:
-                support = self._support_fn(aliased)
+                support = self._support_fn(aliased, turn)
                 citer = StreamingCiter(sources=passages, resolver=self.resolver, support=support)
                 expander = NumberedExpander(passages) if aliased else None
                 gate = SentenceGate(passages, policy=turn.policy, support=support) if aliased else None
@@ -248,13 +249,14 @@ class AnswerPipeline:
                 progress.shown = True
             yield event
 
-    def _support_fn(self, aliased: bool) -> Any:
-        """The streaming citer's check of one (part, passage) pair: with the embedder and
-        the judge for an aliased generator's own sentences."""
-        if not aliased or (self.embedder is None and self.judge is None):
-            return part_support
-        embedder, judge = self.embedder, self.judge
-        return lambda text, passage: part_support(text, passage, embedder=embedder, judge=judge)
+    def _support_fn(self, aliased: bool, turn: Turn) -> Any:
+        """The streaming citer's check of one (part, passage) pair: with the turn's domain
+        expansions, and with the embedder and the judge for an aliased generator's own
+        sentences."""
+        expansions = _expansions(turn)
+        embedder, judge = (self.embedder, self.judge) if aliased else (None, None)
+        return lambda text, passage: part_support(text, passage, embedder=embedder, judge=judge,
+                                                  expansions=expansions)
 
     def _finish(self, turn: Turn, message: Message, passages: Sequence[Passage], result: GenerationResult,
                 notes: Sequence[Notice], *, policy: str, aliased: bool, pending: PendingTurn | None = None,
@@ -263,11 +265,11 @@ class AnswerPipeline:
         stored with its user message when the turn has a chat, or settling the ``pending``
         message of an asynchronous turn (``settle=False``: the caller settles it)."""
         message = apply_support(message, policy=policy, embedder=self.embedder if aliased else None,
-                                judge=self.judge if aliased else None)
-        if turn.query:
-            facts = turn.scope.get("facts")
+                                judge=self.judge if aliased else None, expansions=_expansions(turn))
+        if turn.query and turn.reading.analysis is not None:
+            facts = turn.reading.facts
             aliases = {f.name.text: f.aliases for f in facts.names if f.aliases} if facts is not None else None
-            message = apply_relevance(message, turn.query, aliases=aliases)
+            message = apply_relevance(message, turn.reading.analysis, aliases=aliases)
         message.warnings.extend(n.model_copy() for n in turn.notes)
         message.warnings.extend(n.model_copy() for n in notes)
         if result.truncated is not None:
@@ -287,6 +289,12 @@ class AnswerPipeline:
         _, stored = self.store.add_messages(self.workspace_id, turn.chat_id,
                                             [user_message(turn, message.offset_unit), message])
         return stored
+
+
+def _expansions(turn: Turn) -> Expansions:
+    """The expansions of the turn's domain pack (none before retrieval read the question)."""
+    analysis = turn.reading.analysis
+    return analysis.expansions if analysis is not None else NO_EXPANSIONS
 
 
 def user_message(turn: Turn, offset_unit: str) -> Message:

@@ -23,6 +23,8 @@ from ..retrieve.dense import DenseRetriever, embed_missing, embed_passages
 from ..retrieve.hybrid import FUSIONS, MODES, HybridRetriever, Ranked
 from ..retrieve.pages import PageRanker
 from ..retrieve.query import search_terms
+from ..domains import active_domain
+from ..question.analysis import QuestionAnalysis, analyse
 from ..scope.check import ScopeFacts, gather
 from ..cite.resolver import post_key
 from ..store.base import Condition, Store
@@ -209,26 +211,41 @@ class Retrieval:
                                "citewell serve)")]
 
     def retrieve(self, query: str, *, k: int, conditions: Sequence[Condition], under: str | None,
-                 facts: ScopeFacts | None = None, lexical: bool = False) -> list[Passage]:
+                 facts: ScopeFacts | None = None, analysis: QuestionAnalysis | None = None,
+                 lexical: bool = False) -> list[Passage]:
         """Top ``k`` passages of the scope for ``query``, best first, one per post
         (:func:`one_per_post`; nothing prepared), searched with the linked aliases of its
-        names (``facts.query``; the facts are gathered when not given,
-        :func:`citewell.scope.check.gather`). ``lexical``: BM25 alone, whatever the mode."""
-        if facts is None:
-            facts = self.scope_facts(query, conditions=conditions, under=under)
+        names (``facts.query``) and read through its ``analysis`` (both are read here,
+        :meth:`read_question`, when not given). ``lexical``: BM25 alone, whatever the mode."""
+        if facts is None or analysis is None:
+            analysis, facts = self.read_question(query, query, None, conditions=conditions, under=under)
         retriever = self.lexical if lexical else self.retriever
         search = facts.query or query
+        if search != analysis.query:  # the aliases the sources link to its names, read with it
+            analysis = analysis.searching(search)
+        if isinstance(retriever, (BM25Retriever, HybridRetriever)):
+            return one_per_post(lambda n: retriever.retrieve(search, k=n, conditions=conditions, under=under,
+                                                             analysis=analysis), k)
         return one_per_post(lambda n: retriever.retrieve(search, k=n, conditions=conditions, under=under), k)
 
-    def scope_facts(self, query: str, *, conditions: Sequence[Condition], under: str | None) -> ScopeFacts:
-        """What the scope holds of ``query``'s names, years and topic (the scope check's facts).
-        In a dense or hybrid mode the question is embedded meanwhile
+    def read_question(self, question: str, query: str, previous: str | None, *, conditions: Sequence[Condition],
+                      under: str | None) -> tuple[QuestionAnalysis, ScopeFacts]:
+        """The question analysed once (:func:`~citewell.question.analysis.analyse`, with the
+        domain pack the scope's resources call for: :func:`~citewell.domains.active_domain`),
+        and what the scope holds of its names, years and topic (the scope check's facts,
+        :func:`~citewell.scope.check.gather`). ``query``: the question with what it carries
+        over from ``previous``. In a dense or hybrid mode the query is embedded meanwhile
         (:meth:`~citewell.retrieve.dense.DenseRetriever.prefetch`): its dense ranking
         usually follows with the same text."""
         dense = getattr(self.retriever, "dense", None) if self.custom is None and self.mode != "lexical" else None
         if isinstance(dense, DenseRetriever):
             dense.prefetch(query)
-        return gather(self.store, self.workspace_id, query, conditions=conditions, under=under)
+        with self.store.reading():
+            resources = self.store.scope_resources(self.workspace_id, conditions=conditions, under=under)
+            analysis = analyse(question, query=query, previous=previous, domain=active_domain(resources))
+            facts = gather(self.store, self.workspace_id, analysis, conditions=conditions, under=under,
+                           resources=resources)
+        return analysis, facts
 
     def explain(self, question: str, *, k: int, conditions: Sequence[Condition], under: str | None) -> list[Ranked]:
         """The passages :meth:`retrieve` returns, each with its BM25, dense and fused rank

@@ -1,7 +1,8 @@
-"""The scope check: the one place where an answer may abstain after retrieval, before generation.
+"""The scope check: the one place where an answer abstains, after retrieval and before generation.
 
-A scope check reads the turn's question (and the query retrieval used) with the passages
-retrieved for it and returns None (go on and generate) or an :class:`Abstention`: the
+A scope check reads the turn's question analysis with the passages retrieved for it and
+the facts retrieval read about the scope, and returns None (go on and generate) or an
+:class:`Abstention`: the
 answer to give instead, written in plain text and citing nothing (for example "No passage
 in the sources covers Acme's 2019 results." when the sources hold other years only).
 :class:`~citewell.answer.pipeline.AnswerPipeline` runs the checks of
@@ -11,15 +12,18 @@ generator (no model) is called. To add one::
     # citewell/answer/scope.py
     SCOPE_CHECKS: tuple[ScopeCheck, ...] = (my_check,)
 
-where ``my_check(question: str, query: str, passages: Sequence[Passage], facts: ScopeFacts | None)
--> Abstention | str | None`` (a ``str`` is the abstention's text; ``facts``: what retrieval
-read about the scope, :class:`citewell.scope.check.ScopeFacts`, None when it read
-nothing). A check must be deterministic and cheap (it runs on every question) and must
-not raise.
+where ``my_check(analysis: QuestionAnalysis, passages: Sequence[Passage], facts: ScopeFacts | None)
+-> Abstention | str | None`` (a ``str`` is the abstention's text; ``analysis``: the turn's
+:class:`citewell.question.analysis.QuestionAnalysis`; ``facts``: what retrieval read about
+the scope, :class:`citewell.scope.check.ScopeFacts`, None when it read nothing). A check
+must be deterministic and cheap (it runs on every question) and must not raise.
 
 :func:`not_in_sources` is the first check: :func:`citewell.scope.check.check_scope`
-(an entity, period or topic that the scope does not hold) answers "Not in the sources: …"
-with a ``NOT_IN_SOURCES`` warning ``{code, message, reason, subjects}``.
+(a subject, period or topic that the scope does not hold, or retrieved passages that
+mention none of the question's names) answers "Not in the sources: …" with a
+``NOT_IN_SOURCES`` warning ``{code, message, reason, subjects}`` whose ``reason`` names
+the rule. The generators never abstain on their own: an extractive answer with nothing to
+quote says that no passage answers (:data:`~citewell.generate.extractive.NO_EVIDENCE_TEXT`).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..models import Notice, Passage
+from ..question.analysis import QuestionAnalysis
 from ..scope.check import NOT_IN_SOURCES, ScopeFacts, check_scope
 
 
@@ -47,17 +52,17 @@ class Abstention:
         return Notice(code=self.code, message=self.message or self.text, **dict(self.details)) if self.code else None
 
 
-#: ``check(question, query, passages, facts) -> Abstention | str | None``.
-ScopeCheck = Callable[[str, str, Sequence[Passage], "ScopeFacts | None"], "Abstention | str | None"]
+#: ``check(analysis, passages, facts) -> Abstention | str | None``.
+ScopeCheck = Callable[[QuestionAnalysis, Sequence[Passage], "ScopeFacts | None"], "Abstention | str | None"]
 
 
-def not_in_sources(question: str, query: str, passages: Sequence[Passage],
+def not_in_sources(analysis: QuestionAnalysis, passages: Sequence[Passage],
                    facts: ScopeFacts | None) -> Abstention | None:
-    """The scope check of :mod:`citewell.scope.check` on the turn's ``query`` (what the
-    question asks, a follow-up's subject carried): None without facts."""
+    """The scope check of :mod:`citewell.scope.check` on the turn's analysis (of its
+    query: what the question asks, a follow-up's subject carried): None without facts."""
     if facts is None:
         return None
-    found = check_scope(query, facts, passages)
+    found = check_scope(analysis, facts, passages)
     if found is None:
         return None
     return Abstention(found.text, NOT_IN_SOURCES, found.text,
@@ -68,12 +73,12 @@ def not_in_sources(question: str, query: str, passages: Sequence[Passage],
 SCOPE_CHECKS: tuple[ScopeCheck, ...] = (not_in_sources,)
 
 
-def scope_abstention(question: str, query: str, passages: Sequence[Passage],
+def scope_abstention(analysis: QuestionAnalysis, passages: Sequence[Passage],
                      checks: Sequence[ScopeCheck] | None = None, facts: ScopeFacts | None = None) -> Abstention | None:
     """The first abstention of ``checks`` (default: :data:`SCOPE_CHECKS` as it is now)
     for this turn, or None to generate."""
     for check in SCOPE_CHECKS if checks is None else checks:
-        found = check(question, query, passages, facts)
+        found = check(analysis, passages, facts)
         if found is None:
             continue
         return found if isinstance(found, Abstention) else Abstention(str(found))

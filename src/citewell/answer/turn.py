@@ -20,7 +20,8 @@ from ..generate.extractive import escape_quote
 from ..ingest.image_text import image_text
 from ..models import Message, Notice, utcnow
 from ..retrieve import parse_filters
-from ..retrieve.followup import followup_query, refers_back
+from ..question.analysis import QuestionAnalysis
+from ..question.followup import followup_query, refers_back
 from ..store.base import ChatRecord, Condition, Store
 from ..validtext import valid_text
 from .history import previous_question
@@ -44,8 +45,10 @@ class Turn:
     message for follow-ups; ``notes`` the retrieval warnings the answer carries;
     ``preface`` what the answer says first about an image-only question (rule 11);
     ``generator``: the generator asked for (``extractive``, ``llm``) or None for the
-    engine's own; ``scope``: what retrieval read about the scope (``facts``: the
-    :class:`citewell.scope.check.ScopeFacts` the scope check and relevance read).
+    engine's own; ``previous``: the chat's previous question when this one refers back to
+    it (its subject is carried in ``query``); ``reading``: what retrieval read of the
+    question and the scope (:class:`TurnReading`: the question analysis every later
+    stage reads, and the scope check's facts).
     """
 
     question: str
@@ -63,7 +66,19 @@ class Turn:
     filters: Any = None
     notes: list[Notice] = field(default_factory=list)
     generator: str | None = None
-    scope: dict[str, Any] = field(default_factory=dict)
+    previous: str | None = None
+    reading: "TurnReading" = field(default_factory=lambda: TurnReading())
+
+
+@dataclass
+class TurnReading:
+    """What retrieval read for a turn, once, for every later stage: ``analysis`` (the
+    :class:`~citewell.question.analysis.QuestionAnalysis` of the turn's query, with the
+    scope's domain pack) and ``facts`` (the :class:`citewell.scope.check.ScopeFacts` the
+    scope check and relevance read); None until retrieval ran."""
+
+    analysis: QuestionAnalysis | None = None
+    facts: Any = None
 
 
 @dataclass(frozen=True)
@@ -94,7 +109,8 @@ def turn_payload(pending: PendingTurn) -> dict[str, Any]:
             "turn": {"question": turn.question, "k": turn.k, "offsets": turn.offsets, "chat_id": turn.chat_id,
                      "policy": turn.policy, "asked_at": turn.asked_at.isoformat(), "preface": turn.preface,
                      "image_url": turn.image_url, "query": turn.query, "filters": turn.filters,
-                     "notes": [n.model_dump(mode="json") for n in turn.notes], "generator": turn.generator}}
+                     "notes": [n.model_dump(mode="json") for n in turn.notes], "generator": turn.generator,
+                     "previous": turn.previous}}
 
 
 def pending_from_payload(store: Store, workspace_id: str, payload: Mapping[str, Any],
@@ -108,7 +124,8 @@ def pending_from_payload(store: Store, workspace_id: str, payload: Mapping[str, 
                 under=None, offsets=t["offsets"], chat_id=t.get("chat_id"), policy=t["policy"],
                 asked_at=datetime.fromisoformat(t["asked_at"]), preface=t.get("preface"),
                 image_url=t.get("image_url"), query=t.get("query") or t["question"], filters=t.get("filters"),
-                notes=[Notice.model_validate(n) for n in t.get("notes") or []], generator=t.get("generator"))
+                notes=[Notice.model_validate(n) for n in t.get("notes") or []], generator=t.get("generator"),
+                previous=t.get("previous"))
     chat = store.chat(workspace_id, payload["chat_id"])
     return PendingTurn(chat, read(payload["user_message_id"]), read(payload["message_id"]), turn,
                        payload.get("research_preview"))
@@ -172,18 +189,20 @@ def prepare_turn(store: Store, workspace_id: str, resolver: SourceResolver, ques
     if len(question) > MAX_QUESTION_CHARS:
         raise UsageError(f"the question is longer than {MAX_QUESTION_CHARS:,} characters")
     query = question
+    carried: str | None = None
     if chat_id is not None:
         store.chat(workspace_id, chat_id, user_id=user_id)
         previous = previous_question(store, workspace_id, chat_id, resolver)
         if previous is not None and question and preface is None and refers_back(question):
-            query = followup_query(question, previous.text)
-            carried = (previous.model_extra or {}).get("filters")
-            if filters is None and carried:  # None: not given; [] or {}: explicitly none
-                filters, conditions = carried, parse_filters(carried)
+            query, carried = followup_query(question, previous.text), previous.text
+            kept = (previous.model_extra or {}).get("filters")
+            if filters is None and kept:  # None: not given; [] or {}: explicitly none
+                filters, conditions = kept, parse_filters(kept)
     under = str(Path(corpus).expanduser().resolve()) if corpus is not None else None
     return Turn(question, k, conditions, corpus, under, offsets, chat_id, policy, utcnow(),
-                preface, image_url, query, json_filters(filters), generator=generator)
+                preface, image_url, query, json_filters(filters), generator=generator, previous=carried)
 
 
 __all__ = ["IMAGE_QUERY_WORDS", "MAX_QUESTION_CHARS", "NO_IMAGE_TEXT", "OFFSET_UNITS", "POLICIES", "PendingTurn", "Turn",
+           "TurnReading",
            "check_choices", "json_filters", "pending_from_payload", "prepare_turn", "turn_payload"]

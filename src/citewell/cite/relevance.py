@@ -7,16 +7,16 @@ be faithful and off-topic ("In October 2022, California passed legislation …" 
 ``relevance: {verdict: relevant | not_relevant | unchecked, score, reasons[]}`` beside
 its ``support``, from three aspects of the question:
 
-- **entity**: the question's names (:func:`citewell.scope.names.question_names`, weak
+- **entity**: the question's names (:attr:`citewell.question.analysis.QuestionAnalysis.names`, weak
   first words left out) and their aliases (linked tickers or company names, when given). Met when the
   sentence, its passage or the passage's resource title mentions one of them
-  (:func:`~citewell.scope.names.mentions`, case-sensitive: ``block`` is not ``Block``; a
+  (:func:`~citewell.question.names.mentions`, case-sensitive: ``block`` is not ``Block``; a
   title by its letters and digits, as ``BESTBUY_2024Q2_10Q`` names ``Best Buy``), or
   the question names none. Reason ``entity_missing:<names>``.
 - **period**: the question's years (:func:`citewell.text.quantities.periods`). Met when the
   sentence or its passage names one of them (a table row's column header is in its
   passage), or the question names none. Reason ``period_missing:<years>``.
-- **topic**: the question's topic concepts (:func:`citewell.scope.check.topic_concepts`:
+- **topic**: the question's topic concepts (:attr:`citewell.question.analysis.QuestionAnalysis.topics`:
   the concepts of its first sentence other than names, numbers and the words numbers and
   periods are written with). Met when the sentence itself has at least one of them
   (expansions count: *capital expenditure* is met by *purchases of property, plant and
@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from ..models import Message
 from ..text.terms import content_terms
 from .offsets import convert_offsets
+from ..question.analysis import QuestionAnalysis
+from ..question.names import Name, mentions
 from ..text.quantities import periods
 from .support import markers_by_part, message_sentence
 
@@ -76,18 +78,13 @@ class QuestionAspects:
         return not (self.names or self.years or self.topics)
 
 
-def question_aspects(question: str, aliases: Mapping[str, Iterable[str]] | None = None) -> QuestionAspects:
-    """The aspects of ``question`` (module docstring); ``aliases`` maps a name as the
-    question writes it to its linked tickers or company names."""
-    from ..scope.check import topic_concepts  # the scope package reads cite.support: imported late
-    from ..scope.names import question_names
-
-    found = question_names(question)
-    deciding = [n for n in found if not n.weak]
+def question_aspects(analysis: QuestionAnalysis, aliases: Mapping[str, Iterable[str]] | None = None) -> QuestionAspects:
+    """The aspects of the analysed question (module docstring); ``aliases`` maps a name as
+    the question writes it to its linked tickers or company names."""
+    deciding = analysis.deciding_names
     aliases = aliases or {}
     names = tuple((n.text, *sorted(aliases.get(n.text, ()))) for n in deciding)
-    return QuestionAspects(names, tuple(n.ticker for n in deciding), periods(question)[0],
-                           tuple(topic_concepts(question)))
+    return QuestionAspects(names, tuple(n.ticker for n in deciding), analysis.years, analysis.topics)
 
 
 def judge_relevance(aspects: QuestionAspects, sentence: str, passage: str | None, *,
@@ -95,8 +92,6 @@ def judge_relevance(aspects: QuestionAspects, sentence: str, passage: str | None
     """The relevance of ``sentence`` citing ``passage`` (the chunk's exact text; None or
     blank: ``unchecked``) for a question's ``aspects``; ``title``: the resource's title
     or file name. Deterministic; never raises."""
-    from ..scope.names import Name, mentions
-
     if passage is None or not passage.strip():
         return Relevance("unchecked", 0.0, ("no_passage",))
     if aspects.empty:
@@ -140,15 +135,15 @@ def judge_relevance(aspects: QuestionAspects, sentence: str, passage: str | None
     return Relevance("relevant" if not reasons else "not_relevant", score, tuple(reasons))
 
 
-def apply_relevance(message: Message, question: str, *,
+def apply_relevance(message: Message, analysis: QuestionAnalysis, *,
                     aliases: Mapping[str, Iterable[str]] | None = None) -> Message:
     """A copy of ``message`` with ``relevance`` on every numbered reference occurrence and
-    on every part holding a marker (the worst of its occurrences), for ``question``
-    (module docstring). Offsets are read in the message's ``offset_unit``; nothing else
+    on every part holding a marker (the worst of its occurrences), for the analysed
+    question (module docstring). Offsets are read in the message's ``offset_unit``; nothing else
     changes."""
     unit = message.offset_unit
     msg = convert_offsets(message, "codepoint") if unit != "codepoint" else message.model_copy(deep=True)
-    aspects = question_aspects(question, aliases)
+    aspects = question_aspects(analysis, aliases)
     numbered = [r for r in msg.references if r.citation is not None]
     judged: dict[tuple[int, int], Relevance] = {}
     cache: dict[tuple[str, int], Relevance] = {}

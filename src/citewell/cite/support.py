@@ -51,6 +51,7 @@ from typing import Any
 from citewell.embed import Embedder
 from citewell.models import Message, Notice, Occurrence, Passage, Reference, SourceRef
 from citewell.text.tables import table_header
+from citewell.text.terms import NO_EXPANSIONS, Expansions
 
 from .links import escape_numbers, scan
 from .offsets import OffsetMap, convert_offsets
@@ -138,7 +139,8 @@ def markers_by_part(msg: Message) -> list[tuple[tuple[int, int], list[tuple[int,
     return out
 
 
-def _check_message(msg: Message, embedder: Embedder | None, judge: Judge | None = None) -> list[_Pair]:
+def _check_message(msg: Message, embedder: Embedder | None, judge: Judge | None = None,
+                   expansions: Expansions = NO_EXPANSIONS) -> list[_Pair]:
     """Check every (part, cited reference) pair of a code-point message and write the
     supports onto its occurrences and parts (in place)."""
     numbered = [r for r in msg.references if r.citation is not None]
@@ -158,7 +160,8 @@ def _check_message(msg: Message, embedder: Embedder | None, judge: Judge | None 
                 if ck not in cache:
                     title = " ".join(str(t) for t in (ref.resource_title, getattr(ref, "file_name", None)) if t)
                     cache[ck] = check_support(sentence, ref.text, embedder=embedder, text_type=ref.text_type,
-                                              title=title or None, judge=judge, header=table_header(ref.metadata))
+                                              title=title or None, judge=judge, header=table_header(ref.metadata),
+                                              expansions=expansions)
                 pairs[pk] = _Pair(index, ref, [], cache[ck])
                 supports.append(cache[ck])
             pairs[pk].spans.append((x, y))
@@ -344,7 +347,7 @@ def _rebuild_with(msg: Message, drop: set[tuple[int, int]], keeper: str, everywh
 
 
 def apply_support(message: Message, *, policy: str = "flag", embedder: Embedder | None = None,
-                  judge: Judge | None = None) -> Message:
+                  judge: Judge | None = None, expansions: Expansions = NO_EXPANSIONS) -> Message:
     """Return a copy of ``message`` with rule-8 support on its parts and occurrences.
 
     Args:
@@ -366,7 +369,7 @@ def apply_support(message: Message, *, policy: str = "flag", embedder: Embedder 
     unit = message.offset_unit
     msg = convert_offsets(message, "codepoint") if unit != "codepoint" else message.model_copy(deep=True)
     original = {_key(r): r.citation for r in msg.references if r.citation is not None}
-    pairs = _check_message(msg, embedder, judge)
+    pairs = _check_message(msg, embedder, judge, expansions)
     if policy == "drop":
         warnings: list[Notice] = []
         while True:
@@ -399,7 +402,7 @@ def apply_support(message: Message, *, policy: str = "flag", embedder: Embedder 
                                                   "structure would change) from") + "; it stays, flagged"
                 break
             msg = rebuilt
-            pairs = _check_message(msg, embedder, judge)
+            pairs = _check_message(msg, embedder, judge, expansions)
         if warnings:
             msg = msg.model_copy(update={"warnings": [*msg.warnings, *warnings]})
     return msg if unit == "codepoint" else convert_offsets(msg, unit)
@@ -409,7 +412,7 @@ _PART_MARKER_RE = re.compile(r"[ \t]*(?<!\\)\[\d+\]")
 
 
 def part_support(part_text: str, passage: Passage, *, embedder: Embedder | None = None,
-                 judge: Judge | None = None) -> dict[str, Any]:
+                 judge: Judge | None = None, expansions: Expansions = NO_EXPANSIONS) -> dict[str, Any]:
     """Rule-8 support of one part's text (markers and all, as the streaming citer sends
     it) against one cited passage, as ``Support.to_dict()``.
 
@@ -420,7 +423,8 @@ def part_support(part_text: str, passage: Passage, *, embedder: Embedder | None 
     chunk = passage.chunk
     plain = unescape_markdown(_PART_MARKER_RE.sub("", part_text)).strip()
     return check_support(plain, chunk.text, text_type=chunk.text_type, title=passage.resource_title,
-                         embedder=embedder, judge=judge, header=table_header(chunk.metadata)).to_dict()
+                         embedder=embedder, judge=judge, header=table_header(chunk.metadata),
+                         expansions=expansions).to_dict()
 
 
 _CONTENT_RE = re.compile(r"[^\W_]")

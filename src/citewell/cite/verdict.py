@@ -152,7 +152,7 @@ from citewell.text.quantities import (FILLER_TERMS, PERCENT_HEADER_RE, Quantity,
                                       read_declared_scales, read_items, rounds_to)
 from citewell.text.sentences import sentence_spans
 from citewell.text.tables import is_header_row, looks_tabular, row_label, row_spans
-from citewell.text.terms import NAME_BOOST, content_terms, question_concepts, tokens
+from citewell.text.terms import NAME_BOOST, NO_EXPANSIONS, Expansions, content_terms, question_concepts, tokens
 
 __all__ = ["DROPPED_VERDICTS", "MIN_COVERAGE", "MIN_COVERAGE_WITH_NUMBERS", "MIN_SIMILARITY", "POLICIES",
            "UNCERTAIN_SCORE_CAP", "UNSUPPORTED_SCORE_CAP", "VERDICTS", "VERDICT_ORDER", "Judge", "Support",
@@ -582,12 +582,13 @@ def _fmt(x: float) -> str:
 
 def check_support(sentence: str, passage: str | None, *, embedder: Embedder | None = None,
                   text_type: str | None = None, title: str | None = None, judge: Judge | None = None,
-                  header: str | None = None) -> Support:
+                  header: str | None = None, expansions: Expansions = NO_EXPANSIONS) -> Support:
     """:func:`check_rules`, then, for an ``uncertain`` verdict and a ``judge``, the judge's
     opinion: True makes it ``supported`` (reason ``judge:supported``, score at least 0.5),
     False ``unsupported`` (``judge:unsupported``, score at most 0.3); None, or a judge that
     raises, leaves it ``uncertain`` (``judge:none`` / ``judge:failed``)."""
-    support = check_rules(sentence, passage, embedder=embedder, text_type=text_type, title=title, header=header)
+    support = check_rules(sentence, passage, embedder=embedder, text_type=text_type, title=title, header=header,
+                          expansions=expansions)
     if judge is None or support.verdict != "uncertain" or passage is None:
         return support
     try:
@@ -608,7 +609,8 @@ _BRACKETED_NUMBERS_RE = re.compile(r"[\[【]\s*\d+(?:\s*[,\-–]\s*\d+)*\s*[\]�
 
 
 def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None = None,
-                text_type: str | None = None, title: str | None = None, header: str | None = None) -> Support:
+                text_type: str | None = None, title: str | None = None, header: str | None = None,
+                expansions: Expansions = NO_EXPANSIONS) -> Support:
     """Check whether ``passage`` supports ``sentence`` (docs/architecture.md rule 8).
 
     Args:
@@ -624,6 +626,10 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
             it labels from an earlier chunk of the page
             (:func:`citewell.text.tables.table_header`): read as the passage's first
             line, so the years of a quoted row are found.
+        expansions: the domain pack's expansions for the sentence's concepts (the
+            answering turn's, :attr:`citewell.question.analysis.QuestionAnalysis.expansions`:
+            a claim about *capital expenditures* is covered by *purchases of property,
+            plant and equipment*); none by default.
 
     Returns:
         A :class:`Support`; the rules are in the module docstring. Deterministic.
@@ -637,7 +643,7 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
     info = _passage(passage, table)
     plain = _EMPHASIS_RE.sub(r"\2", _LEADING_MARKDOWN_RE.sub("", norm_s))
     items = read_items(_BRACKETED_NUMBERS_RE.sub(" ", plain))  # a marker kept as prose ("[2]") states no figure
-    concepts = [c for c in question_concepts(plain)
+    concepts = [c for c in question_concepts(plain, expansions)
                 if not c.number and not all(alt <= FILLER_TERMS for alt in c.alternatives)]
     checkable = bool(items.numbers or items.years or items.quarters or items.dates or concepts)
     if not checkable:

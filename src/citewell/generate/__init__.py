@@ -26,7 +26,6 @@ from citewell.generate.base import (
     start_generation,
 )
 from citewell.generate.extractive import (
-    EXPANSIONS,
     NO_EVIDENCE_TEXT,
     ExtractiveGenerator,
     QuotedUnit,
@@ -37,7 +36,6 @@ from citewell.generate.extractive import (
 )
 
 __all__ = [
-    "EXPANSIONS",
     "NO_EVIDENCE_TEXT",
     "ExtractiveGenerator",
     "Generation",

@@ -29,6 +29,8 @@ Shapes:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +47,10 @@ ALIAS_PREFIX = "S"
 def alias_for(index: int) -> str:
     """The per-turn alias of the passage at 0-based position ``index`` (``0`` → ``"S1"``)."""
     return f"{ALIAS_PREFIX}{index + 1}"
+
+
+if TYPE_CHECKING:
+    from ..question.analysis import QuestionAnalysis
 
 
 @dataclass(frozen=True)
@@ -68,7 +74,10 @@ class GenerationRequest:
     - ``aliases``: one short alias per passage, same order (:func:`alias_for`);
     - ``history``: the conversation's earlier turns, oldest first (empty outside a chat);
     - ``deadline``: ``time.monotonic()`` value by which the answer must be finished, or
-      None for no limit.
+      None for no limit;
+    - ``analysis``: the turn's :class:`~citewell.question.analysis.QuestionAnalysis` of
+      ``query`` (what it asks: names, periods, measure, the kind of answer wanted); a
+      request built without one is analysed on first use with no domain pack.
     """
 
     question: str
@@ -77,15 +86,26 @@ class GenerationRequest:
     aliases: tuple[str, ...] = ()
     history: tuple[HistoryTurn, ...] = ()
     deadline: float | None = None
+    analysis: "QuestionAnalysis | None" = None
 
     @classmethod
     def build(cls, question: str, passages: Sequence[Passage], *, query: str | None = None,
-              history: Iterable[HistoryTurn] = (), deadline: float | None = None) -> "GenerationRequest":
+              history: Iterable[HistoryTurn] = (), deadline: float | None = None,
+              analysis: "QuestionAnalysis | None" = None) -> "GenerationRequest":
         """A request whose aliases are ``S1`` … ``Sn`` in passage order (``query``
         defaults to the question)."""
         return cls(question=question, query=question if query is None else query, passages=tuple(passages),
                    aliases=tuple(alias_for(i) for i in range(len(passages))), history=tuple(history),
-                   deadline=deadline)
+                   deadline=deadline, analysis=analysis)
+
+    def read(self) -> "QuestionAnalysis":
+        """:attr:`analysis`, or the query analysed with no domain pack when the request
+        was built without one."""
+        if self.analysis is not None:
+            return self.analysis
+        from ..question.analysis import analyse
+
+        return analyse(self.question, query=self.query)
 
     def remaining(self) -> float | None:
         """Seconds left before :attr:`deadline` (never below 0), or None without one."""

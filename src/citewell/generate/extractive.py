@@ -185,24 +185,21 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from citewell.cite.links import format_link
-from citewell.generate.calc import Calculation, calculate
-from citewell.generate.rows import (FoundRow, find_rows, measure_rows, render_row, reports_year, restate_row,
-                                    rows_for_items)
-from citewell.text.finance import mentions, statements_named
-from citewell.text.names import QuestionNames, names_source
-from citewell.text.questions import asks_calculation, asks_figure, asks_why
+from citewell.domains import FigureAnswer, domain_named, domain_of_passages
 from citewell.models import Passage
 from citewell.generate.base import GenerationRequest
-from citewell.text.numbers import asked_years, is_year, states_value, years as _years
+from citewell.question.analysis import QuestionAnalysis, analyse
+from citewell.text.numbers import is_year, states_value, years as _years
 from citewell.text.sentences import cut_at_words, sentence_spans, word_count
 from citewell.text.tables import ends_in_value as _ends_in_value
 from citewell.text.tables import is_header_row as _is_header
 from citewell.text.tables import is_prose_row as _is_prose_row
 from citewell.text.tables import row_spans as _row_spans
+from citewell.text.tables import restate_row
 from citewell.text.terms import (
-    EXPANSIONS,
     NAME_BOOST,
     Concept,
+    Expansions,
     Token,
     content_terms,
     near,
@@ -212,65 +209,7 @@ from citewell.text.terms import (
 
 #: The whole answer when nothing retrieved answers the question (one sentence, no link).
 NO_EVIDENCE_TEXT = "No passage in the sources answers this question."
-#: Said instead when the question names something no retrieved passage mentions.
-NO_MENTION_TEXT = "No passage in the sources mentions {names}."
-#: A measure the company adjusts (a non-GAAP measure: adjusted, organic, in constant
-#: currency, "real" growth, or with impacts excluded): read, never computed.
-_ADJUSTED_RE = re.compile(r"\b(?:adjusted|non[- ]?gaap|organic(?:ally)?|constant[- ]currency|real\s+(?:change|growth)|"
-                          r"exclud(?:e|es|ing)\s+(?:the\s+)?(?:impacts?|effects?))\b", re.IGNORECASE)
-#: Said first when the answer is a calculation: the rows it needs follow, each cited.
-CALCULATION_TEXT = ("The sources state no single figure for this: it is a calculation for the reader, from the "
-                    "figures that follow.")
-#: Said first when the question names years and no row found reports any of them: the rows
-#: that follow are for the periods the sources do report, never given as the asked year's.
-OTHER_PERIODS_TEXT = "The sources give no figure for {years}; the rows below are for the periods they report."
 _ALNUM_RE = re.compile(r"[^0-9a-z]+")
-
-
-def _names(question: str) -> dict[str, str]:
-    """Proper nouns and tickers of ``question`` (by casing, ≥ 2 characters): surface → term."""
-    names: dict[str, str] = {}
-    for tok in tokens(question):
-        if tok.name and len(tok.surface) >= 2:
-            names.setdefault(tok.surface, tok.term)
-    return names
-
-
-def _abstain_names(question: str, passages: Sequence[Passage]) -> list[str]:
-    """The question's names when *none* of them is mentioned in ``passages`` (then the
-    generator abstains), else ``[]``."""
-    missing = missing_names(question, passages) if passages else []
-    return missing if missing and len(missing) == len(_names(question)) else []
-
-
-def missing_names(question: str, passages: Sequence[Passage]) -> list[str]:
-    """Names in ``question`` (proper nouns and tickers by their casing, at least two
-    characters, e.g. ``Mongolia``, ``Tesla``, ``MGM``, ``3M``) that none of ``passages``
-    mentions, in question order.
-
-    A name counts as mentioned when its stemmed term occurs in a passage's text, or its
-    letters and digits occur in a passage's resource title, file name or other names
-    (tickers and company names from its metadata; titles such as ``BESTBUY_2024Q2_10Q``
-    name ``Best Buy``). An answer quoting passages that never
-    mention what the question is about would be confidently off-topic, so the extractive
-    generator abstains when *none* of the question's names is mentioned (question
-    wording capitalises freely — "Real change", "FY", "AGM" — so one unmatched name
-    alone is no reason to abstain).
-    """
-    names = _names(question)
-    if not names:
-        return []
-    terms: set[str] = set()
-    titles: list[str] = []
-    for passage in passages:
-        terms |= content_terms(passage.chunk.text)
-        labels = " ".join([passage.resource_title, passage.file_name or "", *passage.resource_names])
-        titles.append(_ALNUM_RE.sub("", labels.lower()))
-    title_text = " ".join(titles)
-    joined = _ALNUM_RE.sub("", "".join(names))  # "Best Buy" -> "bestbuy" for titles
-    missing = [surface for surface, term in names.items()
-               if term not in terms and _ALNUM_RE.sub("", surface) not in title_text and joined not in title_text]
-    return missing
 
 
 _LETTER_RE = re.compile(r"[^\W\d_]")
@@ -328,83 +267,6 @@ _FRAME_TERMS = content_terms(
     "rose fall falls fell grow grows grew end begin beginning start time contribution contributions "
     "contribute contributed growth people say says said think thinks occur occurs occurred place total "
     "totals totaled")
-
-
-def figure_answer(question: str, passages: Sequence[Passage]) -> tuple[list[FoundRow], Calculation | None]:
-    """The statement rows that answer a figure or calculation question, and the
-    calculation when one is asked and can be done (:func:`~citewell.generate.calc.calculate`:
-    its rows are those it read); ``([], None)`` when the question asks why or asks for no
-    figure. A figure question: a quantity, a ``what was/is`` question about a line item, a
-    change or share computed from line items
-    (:func:`~citewell.text.questions.asks_calculation`), or any question about a ratio
-    (:data:`citewell.text.vocabulary.RATIOS`: "Does X have positive working capital?" is
-    answered by its current assets and current liabilities). An adjusted (non-GAAP)
-    measure (:data:`_ADJUSTED_RE`) is answered by the row that states it by name
-    (``Adjusted EBITDA``: :func:`~citewell.generate.rows.measure_rows`), or else by
-    sentences: its adjustments are the company's own, so it cannot be computed from
-    statement captions. Rows answer only when every line item the question names directly
-    is stated by one of them ("wages as a percent of net sales" is not answered by the net
-    sales row alone).
-
-    All the rows of one answer come from one document: the documents the question names
-    (:func:`citewell.text.names.names_source`), or every document when it names none, are
-    tried in the order of their best passage, and the first that answers does (a ratio is
-    never computed from two companies' statements, and a figure of a company the question
-    names is never read from another's). A question whose figure belongs to a name written
-    in the possessive (``Apple's net income``) that names no document gets no rows."""
-    ratio = any(m.kind == "ratio" for m in mentions(question))
-    if asks_why(question) or not (asks_figure(question) or asks_calculation(question) or ratio):
-        return [], None
-    order = list(dict.fromkeys(p.chunk.resource_id for p in passages))
-    asked_names = QuestionNames.of(question)
-    named_docs = [rid for rid in order if any(
-        names_source(asked_names, p.resource_title, p.resource_names, p.resource_names)
-        for p in passages if p.chunk.resource_id == rid)]
-    if not named_docs and _POSSESSIVE_NAME_RE.search(question):
-        return [], None  # "Apple's net income": a company no document is about; another's rows never answer
-    for rid in named_docs or order:
-        rows, calculation = _figure_answer_in(question, passages, ratio, rid)
-        if rows:
-            return rows, calculation
-    return [], None
-
-
-#: A name in the possessive: whose figure the question asks for (``Apple's``, ``MGM Resorts'``).
-_POSSESSIVE_NAME_RE = re.compile(r"\b[A-Z0-9][\w&.\-]*(?:['\u2019]s\b|s['\u2019](?=\s))")
-
-
-def _figure_answer_in(question: str, passages: Sequence[Passage], ratio: bool,
-                      resource_id: str) -> tuple[list[FoundRow], Calculation | None]:
-    """:func:`figure_answer` from the passages of one document."""
-    asked = asked_years(question)
-    named = frozenset(statements_named(question))
-
-    def rows_for(keys: tuple[str, ...]) -> dict[str, FoundRow]:
-        return rows_for_items(keys, passages, asked_years=asked, named=named, resource_id=resource_id)
-
-    # an adjusted (non-GAAP) measure cannot be computed from statement captions: a row states
-    # it, or else the sentences that discuss it answer
-    if _ADJUSTED_RE.search(question):
-        return measure_rows([m.key for m in mentions(question) if m.kind == "ratio"], question, passages,
-                            resource_id=resource_id), None
-    calculation = calculate(question, rows_for) if (ratio or asks_calculation(question)) else None
-    if calculation is not None:
-        found = rows_for(calculation.items)
-        return [found[k] for k in calculation.items if k in found], calculation
-    rows = find_rows(question, passages, asked_years=asked, resource_id=resource_id)
-    named = {m.key for m in mentions(question) if m.kind == "item"}
-    if named - {row.item for row in rows}:  # a line item the question names that no row states:
-        return [], None  # the rows do not answer it; sentences may
-    return rows, None
-
-
-def _row_unit(row: FoundRow, passages: Sequence[Passage]) -> "QuotedUnit":
-    """The :class:`QuotedUnit` restating ``row`` (its passage's rank as the label)."""
-    passage = passages[row.passage_index]
-    text = passage.chunk.text
-    return QuotedUnit(chunk_id=passage.chunk.id, label=str(passage.rank if passage.rank > 0 else row.passage_index + 1),
-                      passage_index=row.passage_index, start=row.start, end=row.end, text=text[row.start:row.end],
-                      quote=render_row(row, text), score=1.0, restated=True)
 
 
 # --------------------------------------------------------------------------- escaping
@@ -481,7 +343,7 @@ class QuotedUnit:
       a header merged with the row right below it, else 0); they are outside the
       ``max_words`` budget;
     - ``restated``: a statement row answering a figure question, written as ``Label: v1
-      (period 1), …`` (:func:`~citewell.generate.rows.render_row`) rather than quoted:
+      (period 1), …`` (:func:`~citewell.domains.finance.rows.render_row`) rather than quoted:
       ``text`` is still the row's exact text, ``quote`` its restatement.
     """
 
@@ -705,7 +567,7 @@ def _cut(quote: str, max_words: int) -> tuple[str, bool]:
     return cut + "\u2026", True
 
 
-def _weak_alternatives(concept: Concept) -> dict[int, tuple[frozenset[str], ...]]:
+def _weak_alternatives(concept: Concept, expansions: Expansions) -> dict[int, tuple[frozenset[str], ...]]:
     """The alternatives of an expanded concept that name only a part of it, each with
     what completes it: a one-word alternative (not the question's own words) contained,
     directly or through its own expansion, in a longer alternative (``PP&E`` in
@@ -718,7 +580,7 @@ def _weak_alternatives(concept: Concept) -> dict[int, tuple[frozenset[str], ...]
     for i, (alt, words) in enumerate(zip(concept.alternatives, concept.words)):
         if i == 0 or len(alt) != 1:
             continue
-        own = question_concepts(" ".join(words))
+        own = question_concepts(" ".join(words), expansions)
         forms = [alt, *(a for c in own if len(own) == 1 for a in c.alternatives)]
         rests = tuple(other - form for other in concept.alternatives for form in forms
                       if len(other) > len(alt) and form <= other)
@@ -754,7 +616,7 @@ def _is_form(concept: Concept) -> bool:
     return not concept.number and all(alt <= _FORM_TERMS for alt in concept.alternatives)
 
 
-def _lead_ids(question: str) -> set[tuple[frozenset[str], ...]]:
+def _lead_ids(question: str, expansions: Expansions) -> set[tuple[frozenset[str], ...]]:
     """The concepts (by alternatives) of the question's first sentence: up to its first
     ``?`` (what follows is an instruction, a definition, or the words a follow-up question
     carries over from the previous one), else its first sentence."""
@@ -764,7 +626,7 @@ def _lead_ids(question: str) -> set[tuple[frozenset[str], ...]]:
     else:
         first = sentence_spans(question)
         lead = question[first[0][0]:first[0][1]] if first else question
-    return {c.alternatives for c in question_concepts(lead)}
+    return {c.alternatives for c in question_concepts(lead, expansions)}
 
 
 def _key_concepts(concepts: Sequence[Concept], lead_ids: set[tuple[frozenset[str], ...]],
@@ -839,60 +701,79 @@ class ExtractiveGenerator:
     # ------------------------------------------------------------------ public
 
     def write(self, request: GenerationRequest) -> Iterator[str]:
-        """The :class:`~citewell.generate.base.Generator` entry point: :meth:`stream` of
-        ``request.query`` (the question as retrieval read it) over ``request.passages``."""
-        return self.stream(request.query, request.passages)
+        """The :class:`~citewell.generate.base.Generator` entry point: :meth:`stream` of the
+        request's question analysis (of ``request.query``, the question as retrieval read
+        it) over ``request.passages``."""
+        return self.stream(request.analysis or request.query, request.passages)
 
-    def stream(self, question: str, passages: Sequence[Passage]) -> Iterator[str]:
+    def stream(self, question: QuestionAnalysis | str, passages: Sequence[Passage]) -> Iterator[str]:
         """Yield the answer one sentence at a time.
 
-        The first piece is the first quoted unit with its link (or
-        :data:`NO_EVIDENCE_TEXT`); each further piece is ``" " + unit + link``, so the
-        whitespace between sentences starts the next piece (as parts do, rule 6).
+        ``question``: the turn's :class:`~citewell.question.analysis.QuestionAnalysis`, or a
+        question's text (then analysed here with the domain pack its passages call for,
+        :func:`citewell.domains.domain_of_passages`). A figure question that the domain
+        pack answers from structured evidence (:meth:`~citewell.domains.base.Domain.
+        figure_answer`: statement rows, a calculation) gets its rows restated, each cited,
+        after the pack's uncited preface; any other question the best quoted units. The
+        first piece is the first sentence with its link (or :data:`NO_EVIDENCE_TEXT`);
+        each further piece is ``" " + unit + link``, so the whitespace between sentences
+        starts the next piece (as parts do, rule 6).
         """
-        missing = _abstain_names(question, passages)
-        if missing:
-            shown = []
-            for name in missing:  # as the question wrote it
-                found = re.search(re.escape(name).replace("'", "['\u2019]?"), question, re.IGNORECASE)
-                shown.append(escape_quote(found.group() if found else name))
-            if len(shown) > 5:
-                shown = [*shown[:5], "…"]
-            yield NO_MENTION_TEXT.format(names=", ".join(shown))
-            return
-        rows, calculation = figure_answer(question, passages)
-        units = [_row_unit(row, passages) for row in rows] if rows else self.select(question, passages)
+        analysis = self._analysis(question, passages)
+        figure = self._figure(analysis, passages)
+        units = self._row_units(figure, passages) if figure is not None else self.select(analysis, passages)
         if not units:
             yield NO_EVIDENCE_TEXT
             return
         pieces = [unit.render() for unit in units]
-        asked = sorted(asked_years(question))
-        if rows and asked and all(row.years and not any(reports_year(row, y) for y in asked) for row in rows):
-            # "Boeing's revenue in FY2019" over a 10-K reporting 2020-2022: no calculation from other years
-            pieces.insert(0, OTHER_PERIODS_TEXT.format(years=" and ".join(str(y) for y in asked)))
-        elif calculation is not None:  # the working first (uncited: its inputs are the rows that follow)
-            pieces.insert(0, escape_quote(calculation.text))
-        elif rows and (len(rows) > 1 or asks_calculation(question)):
-            pieces.insert(0, CALCULATION_TEXT)
+        if figure is not None and figure.preface:  # uncited: its inputs are the rows that follow
+            pieces.insert(0, escape_quote(figure.preface))
         for i, piece in enumerate(pieces):
             yield piece if i == 0 else " " + piece
 
-    def generate(self, question: str, passages: Sequence[Passage]) -> str:
+    def generate(self, question: QuestionAnalysis | str, passages: Sequence[Passage]) -> str:
         """Return the whole answer: ``"".join(self.stream(question, passages))``."""
         return "".join(self.stream(question, passages))
 
-    def select(self, question: str, passages: Sequence[Passage]) -> list[QuotedUnit]:
+    @staticmethod
+    def _analysis(question: QuestionAnalysis | str, passages: Sequence[Passage]) -> QuestionAnalysis:
+        """``question`` as an analysis (a text is analysed with its passages' domain pack)."""
+        if isinstance(question, QuestionAnalysis):
+            return question
+        return analyse(question, domain=domain_of_passages(passages))
+
+    @staticmethod
+    def _figure(analysis: QuestionAnalysis, passages: Sequence[Passage]) -> FigureAnswer | None:
+        """The domain pack's structured answer to the question, or None."""
+        domain = domain_named(analysis.domain)
+        return domain.figure_answer(analysis, passages) if domain is not None else None
+
+    @staticmethod
+    def _row_units(figure: FigureAnswer, passages: Sequence[Passage]) -> list[QuotedUnit]:
+        """The :class:`QuotedUnit` restating each row of ``figure`` (its passage's rank as the label)."""
+        units: list[QuotedUnit] = []
+        for row in figure.rows:
+            passage = passages[row.passage_index]
+            units.append(QuotedUnit(chunk_id=passage.chunk.id,
+                                    label=str(passage.rank if passage.rank > 0 else row.passage_index + 1),
+                                    passage_index=row.passage_index, start=row.start, end=row.end,
+                                    text=passage.chunk.text[row.start:row.end], quote=row.quote, score=1.0,
+                                    restated=True))
+        return units
+
+    def select(self, question: QuestionAnalysis | str, passages: Sequence[Passage]) -> list[QuotedUnit]:
         """Choose the units to quote, in output order (empty: no evidence).
 
         ``passages`` are best first; a repeated chunk id counts once (first place). A
-        figure or calculation question answered by statement rows
-        (:func:`figure_answer`) gets those rows, restated, one per line item (in question
-        order, or in the order the calculation reads them).
+        figure or calculation question that the domain pack answers from statement rows
+        gets those rows, restated, one per line item (in question order, or in the order
+        the calculation reads them).
         """
-        rows, _ = figure_answer(question, passages)
-        if rows:
-            return [_row_unit(row, passages) for row in rows]
-        scored = self._score(question, passages)
+        analysis = self._analysis(question, passages)
+        figure = self._figure(analysis, passages)
+        if figure is not None:
+            return self._row_units(figure, passages)
+        scored = self._score(analysis, passages)
         if not scored:
             return []
         chosen = self._choose(scored)
@@ -934,20 +815,23 @@ class ExtractiveGenerator:
         units.sort(key=lambda u: (-best[u.passage_index], u.passage_index, u.start))
         return units
 
-    def explain(self, question: str, passages: Sequence[Passage]) -> list[tuple[float, float, str, str]]:
+    def explain(self, question: QuestionAnalysis | str, passages: Sequence[Passage]) -> list[tuple[float, float, str, str]]:
         """``(score, key coverage, label, text)`` of every eligible unit, best first: what
         :meth:`select` chooses from (for debugging and benchmarks)."""
-        return [(s.score, round(s.core, 3), s.cand.label, s.cand.text) for s in self._score(question, passages)]
+        analysis = self._analysis(question, passages)
+        return [(s.score, round(s.core, 3), s.cand.label, s.cand.text) for s in self._score(analysis, passages)]
 
     # ------------------------------------------------------------------ helpers
 
-    def _score(self, question: str, passages: Sequence[Passage]) -> list[_Scored]:
+    def _score(self, analysis: QuestionAnalysis, passages: Sequence[Passage]) -> list[_Scored]:
         """Eligible units with their scores, best first (see the module docstring)."""
-        concepts = question_concepts(question)
+        question = analysis.query
+        expansions = analysis.expansions
+        concepts = list(analysis.concepts)
         candidates = self._candidates(passages)
-        if not concepts or not candidates or _abstain_names(question, passages):
+        if not concepts or not candidates:
             return []
-        figure = asks_figure(question)
+        figure = analysis.kind.figure
 
         # Numbers and words of a resource title describe documents: they match a unit
         # through its chunk or title too (half credit), and their rarity is counted there.
@@ -960,7 +844,7 @@ class ExtractiveGenerator:
         for concept, ctx in zip(concepts, contextual):
             df = sum(1 for c in candidates if concept.matches(c.context if ctx else c.terms))
             weights.append(math.log(1.0 + (n - df + 0.5) / (df + 0.5)) * concept.boost)
-        lead_ids = _lead_ids(question)  # a later sentence (an instruction) weighs half
+        lead_ids = _lead_ids(question, expansions)  # a later sentence (an instruction) weighs half
         weights = [w if c.alternatives in lead_ids else w * _LATER_WEIGHT for c, w in zip(concepts, weights)]
         # words for the answer's form (amount, USD, millions, percent …) are no evidence
         weights = [0.0 if _is_form(c) else w for c, w in zip(concepts, weights)]
@@ -973,7 +857,7 @@ class ExtractiveGenerator:
         if total <= 0:  # only words for the answer's form ("How much?")
             return []
         question_terms = frozenset().union(*(alt for c in concepts for alt in c.alternatives))
-        weak = [_weak_alternatives(c) for c in concepts]
+        weak = [_weak_alternatives(c, expansions) for c in concepts]
 
         # key concepts: what the question's first sentence is about (see _key_concepts)
         matched = [any(c.matches(cand.terms) for cand in candidates) for c in concepts]
@@ -1173,7 +1057,6 @@ def _near_duplicate(a: _Candidate, b: _Candidate) -> bool:
 
 
 __all__ = [
-    "EXPANSIONS",
     "NO_EVIDENCE_TEXT",
     "ExtractiveGenerator",
     "QuotedUnit",

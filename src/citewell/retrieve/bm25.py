@@ -8,8 +8,9 @@ from ..models import Passage, Resource
 from ..store.base import Condition, Store
 from ..tuplecache import TupleCache
 from .query import search_terms
+from .scope import analysis_for
 from .rerank import Reranker, resource_context, resource_priors
-from ..text.terms import question_concepts
+from ..question.analysis import QuestionAnalysis
 
 
 def _names_by_id(resources: Sequence[Resource]) -> dict[str, list[str]]:
@@ -63,16 +64,23 @@ class BM25Retriever:
         self.pool_max = pool_max
 
     def retrieve(self, question: str, *, k: int, conditions: Sequence[Condition] = (),
-                 under: str | None = None) -> list[Passage]:
-        """Top ``k`` passages for ``question`` (see :class:`~citewell.retrieve.base.Retriever`);
-        the store's reads share one snapshot (:meth:`Store.reading`)."""
-        terms = search_terms(question)
-        if not terms or k <= 0:
+                 under: str | None = None, analysis: QuestionAnalysis | None = None) -> list[Passage]:
+        """Top ``k`` passages for ``question`` (see :class:`~citewell.retrieve.base.Retriever`),
+        read through ``analysis`` (its :class:`~citewell.question.analysis.QuestionAnalysis`;
+        analysed here with the scope's domain pack when not given,
+        :func:`~citewell.retrieve.scope.analysis_for`); the store's reads share one
+        snapshot (:meth:`Store.reading`)."""
+        if k <= 0:
             return []
         with self.store.reading():
-            return self._retrieve(question, terms, k, conditions, under)
+            if analysis is None:
+                analysis = analysis_for(self.store, self.workspace_id, question, conditions, under)
+            terms = search_terms(analysis)
+            if not terms:
+                return []
+            return self._retrieve(analysis, terms, k, conditions, under)
 
-    def _retrieve(self, question: str, terms: list[str], k: int, conditions: Sequence[Condition],
+    def _retrieve(self, analysis: QuestionAnalysis, terms: list[str], k: int, conditions: Sequence[Condition],
                   under: str | None) -> list[Passage]:
         """:meth:`retrieve` of the question's ``terms``, inside its snapshot."""
         if not self.rerank:
@@ -82,7 +90,7 @@ class BM25Retriever:
         if not pool:
             return []
         resources, names = self._ready_resources(under)
-        priors = resource_priors(question, resources)
+        priors = resource_priors(analysis.naming, resources)
         pooled = {p.chunk.resource_id for p in pool}
         if priors and (len(pooled) > 1 or any(rid not in pooled for rid in priors)):
             named = tuple(sorted(priors))
@@ -93,9 +101,9 @@ class BM25Retriever:
         wanted = {p.chunk.resource_id for p in pool}
         known = _contexts.get(resources)  # once per store tuple, not per question
         contexts = {rid: known[rid] for rid in wanted if rid in known}
-        groups = list(dict.fromkeys(words for c in question_concepts(question) for words in c.words))
+        groups = list(dict.fromkeys(words for c in analysis.concepts for words in c.words))
         n, counts = self.store.term_counts(self.workspace_id, groups)
-        ranked = self.reranker.rerank(question, pool, k=k, counts=(n, dict(zip(groups, counts))),
+        ranked = self.reranker.rerank(analysis, pool, k=k, counts=(n, dict(zip(groups, counts))),
                                       contexts=contexts, priors=priors)
         return [p.model_copy(update={"resource_names": names.get(p.chunk.resource_id, [])}) for p in ranked]
 

@@ -56,6 +56,9 @@ from .bm25 import BM25Retriever, resource_names
 from .dense import DenseRetriever
 from .pages import PAGE_DEPTH, PageRanker
 from .rerank import resource_priors
+from .scope import analysis_for
+from ..domains import domain_named
+from ..question.analysis import QuestionAnalysis
 
 MODES = ("lexical", "dense", "hybrid")
 #: How hybrid mode fuses its two rankings (see the module docstring); the first is the default.
@@ -160,46 +163,52 @@ class HybridRetriever:
         self.page_depth = page_depth
 
     def retrieve(self, question: str, *, k: int, conditions: Sequence[Condition] = (),
-                 under: str | None = None) -> list[Passage]:
+                 under: str | None = None, analysis: QuestionAnalysis | None = None) -> list[Passage]:
         """Top ``k`` passages, best first (``score``: the page score with ``pages``, else
-        the fused score in hybrid mode, the reranker's in lexical mode)."""
+        the fused score in hybrid mode, the reranker's in lexical mode); ``analysis``: the
+        question's analysis (read here with the scope's domain pack when not given)."""
         if self.mode == "lexical" and self.pages is None:
-            return self.lexical.retrieve(question, k=k, conditions=conditions, under=under)
-        return [r.passage for r in self.ranked(question, k=k, conditions=conditions, under=under)]
+            return self.lexical.retrieve(question, k=k, conditions=conditions, under=under, analysis=analysis)
+        return [r.passage for r in self.ranked(question, k=k, conditions=conditions, under=under, analysis=analysis)]
 
     def ranked(self, question: str, *, k: int, conditions: Sequence[Condition] = (),
-               under: str | None = None) -> list[Ranked]:
+               under: str | None = None, analysis: QuestionAnalysis | None = None) -> list[Ranked]:
         """The top ``k`` as :class:`Ranked` (for ``--explain``): each with its BM25, dense
         and fused rank. With ``pages``, the best ``max(k, page_depth)`` fused passages are
         re-ranked by page (:class:`~citewell.retrieve.pages.PageRanker`) and ``fused_rank``
         is the place after that."""
         if k <= 0:
             return []
-        if self.pages is None:
-            return self._fused(question, k=k, conditions=conditions, under=under)
-        candidates = self._fused(question, k=max(k, self.page_depth), conditions=conditions, under=under,
-                                 depth=max(k, self.page_depth))
+        with self.store.reading():
+            if analysis is None:
+                analysis = analysis_for(self.store, self.workspace_id, question, conditions, under)
+            if self.pages is None:
+                return self._fused(question, analysis, k=k, conditions=conditions, under=under)
+            candidates = self._fused(question, analysis, k=max(k, self.page_depth), conditions=conditions,
+                                     under=under, depth=max(k, self.page_depth))
+            domain = domain_named(analysis.domain)
         by_id = {r.passage.chunk.id: r for r in candidates}
         return [Ranked(p, by_id[p.chunk.id].bm25_rank, by_id[p.chunk.id].dense_rank, p.rank, p.score)
-                for p in self.pages.rerank(question, [r.passage for r in candidates], k=k)]
+                for p in self.pages.rerank(analysis, [r.passage for r in candidates], k=k, domain=domain)]
 
-    def _fused(self, question: str, *, k: int, conditions: Sequence[Condition],
+    def _fused(self, question: str, analysis: QuestionAnalysis, *, k: int, conditions: Sequence[Condition],
                under: str | None, depth: int | None = None) -> list[Ranked]:
         """The top ``k`` of the mode's ranking (module docstring), before any page re-ranking;
         ``depth``: how many passages each side contributes (default: :attr:`depth`, else
         ``max(4k, 20)``)."""
         if self.mode == "lexical":
             return [Ranked(p, p.rank, None, p.rank, p.score)
-                    for p in self.lexical.retrieve(question, k=k, conditions=conditions, under=under)]
+                    for p in self.lexical.retrieve(question, k=k, conditions=conditions, under=under,
+                                                   analysis=analysis)]
         depth = max(k, depth or self.depth or max(4 * k, 20))
         lexical: list[Passage] = []
         if self.mode in ("lexical", "hybrid"):
             lexical = self.lexical.retrieve(question, k=depth if self.mode == "hybrid" else k,
-                                            conditions=conditions, under=under)
+                                            conditions=conditions, under=under, analysis=analysis)
         dense: list[tuple[str, float]] = []
         if self.mode in ("dense", "hybrid") and self.dense is not None:
             dense = self.dense.rank(question, limit=depth if self.mode == "hybrid" else k,
-                                    conditions=self._named_scope(question, conditions, under), under=under)
+                                    conditions=self._named_scope(analysis, conditions, under), under=under)
         bm25_rank = {p.chunk.id: i for i, p in enumerate(lexical, start=1)}
         dense_rank = {cid: i for i, (cid, _) in enumerate(dense, start=1)}
         if self.mode == "hybrid" and self.fusion == "rrf":
@@ -228,11 +237,11 @@ class HybridRetriever:
                               len(out) + 1, score))
         return out
 
-    def _named_scope(self, question: str, conditions: Sequence[Condition],
+    def _named_scope(self, analysis: QuestionAnalysis, conditions: Sequence[Condition],
                      under: str | None) -> list[Condition]:
         """``conditions`` plus, when the question names ready documents in scope (see the
         module docstring), a ``resource_id`` condition limiting the dense ranking to them."""
-        named = tuple(sorted(resource_priors(question, self.store.ranking_resources(self.workspace_id, under=under))))
+        named = tuple(sorted(resource_priors(analysis.naming, self.store.ranking_resources(self.workspace_id, under=under))))
         if not named:
             return list(conditions)
         return [*conditions, Condition(key="resource_id", op="eq", values=named)]

@@ -18,10 +18,11 @@ adding up. :class:`PageRanker` re-ranks a retriever's deep candidate list by pag
               + periods × (share of the question's years that the page's column headers report)
 
    where chunk scores are divided by the best candidate's, so ``best`` is at most 1. A
-   question asks about a statement when it names it (``balance sheet``, ``P&L``) or names
-   a line item it presents, directly or through a ratio (:mod:`citewell.text.finance`):
-   "inventory turnover" asks for cost of sales and inventories, so for the statement of
-   income and the balance sheet;
+   question's statements and line items are what its domain pack asks of a page
+   (:meth:`~citewell.domains.base.Domain.page_needs`; for filings, a statement it names
+   or that presents a line item it names, directly or through a ratio: "inventory
+   turnover" asks for cost of sales and inventories, so for the statement of income and
+   the balance sheet); without a domain pack a page is scored by its chunks and years;
 3. the passages returned are the chunks of the pages in page order: each page's best
    chunk first (so the top ``k`` cover ``k`` pages when there are that many), then the
    pages' further chunks, up to ``per_page`` per page, in the same page order.
@@ -34,26 +35,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from ..models import Passage
 from ..store.base import Store
-from ..text.finance import (
-    captions_in,
-    item_mentions,
-    items_of_row,
-    measure_items,
-    measures_of_row,
-    statement_of_heading,
-    statements_named,
-    statements_of_items,
-)
-from ..text.numbers import is_year
-from ..text.questions import asks_why
-from ..text.tables import row_label
-from ..text.terms import tokens
+from ..domains.base import Domain, PageNeeds
+from ..question.analysis import QuestionAnalysis
 
-__all__ = ["CONTEXT_PAGES", "PAGE_CONTEXT", "PAGE_DEPTH", "PageRanker", "PageWeights", "QuestionNeeds", "page_context", "question_needs"]
+__all__ = ["CONTEXT_PAGES", "PAGE_CONTEXT", "PAGE_DEPTH", "PageRanker", "PageWeights", "page_context"]
 
 
 #: How many of the best fused passages are re-ranked by page (the candidates).
@@ -70,29 +58,6 @@ class PageWeights:
     periods: float = 0.15
 
 
-@dataclass(frozen=True)
-class QuestionNeeds:
-    """What a question asks of a page: ``statements`` (kinds it names or whose line items
-    it names), ``items`` (line-item keys) and ``years`` (four-digit years it names)."""
-
-    statements: frozenset[str] = frozenset()
-    items: tuple[str, ...] = ()
-    years: frozenset[int] = frozenset()
-
-
-@lru_cache(maxsize=1024)
-def question_needs(question: str) -> QuestionNeeds:
-    """The :class:`QuestionNeeds` of ``question`` (``FY2019``, ``FY 19`` and ``2019`` all
-    name 2019); a question asking why (:func:`~citewell.text.questions.asks_why`) needs
-    no statement: its answer is in the discussion of the figures."""
-    years = frozenset(int(t.term) for t in tokens(question) if t.number and is_year(t.term))
-    items = tuple(item_mentions(question))
-    if asks_why(question):  # a reason is written in the discussion of the figures, not in the statements
-        return QuestionNeeds(frozenset(), items, years)
-    statements = frozenset(statements_named(question) | statements_of_items(items))
-    return QuestionNeeds(statements, items, years)
-
-
 @dataclass
 class _Page:
     key: tuple[str, int] | str
@@ -106,29 +71,13 @@ def _page_key(passage: Passage) -> tuple[str, int] | str:
     return (passage.chunk.resource_id, page) if isinstance(page, int) else passage.chunk.id
 
 
-@lru_cache(maxsize=16384)
-def _chunk_facts(chunk_id: str, heading: str, rows: tuple[str, ...], prose: str,
-                 periods: tuple[int, ...]) -> tuple[str | None, frozenset[str], frozenset[int]]:
-    """``(statement, line items, years)`` a chunk shows: the statement its page heading
-    titles; the items its row labels state by caption, or state through a measure computed
-    from them (a row ``Adjusted EBITDA`` states EBITDA's items), or that its running text
-    (``prose``: the text of a chunk without rows) names by caption; the years its column
-    headers report. Cached by chunk id: a chunk's text and metadata never change."""
-    items = {k for label in rows for k in items_of_row(label)}
-    items |= {k for label in rows for name in measures_of_row(label) for k in measure_items(name)}
-    if prose:
-        items |= set(captions_in(prose))
-    return statement_of_heading(heading), frozenset(items), frozenset(periods)
-
-
-def _facts(passage: Passage) -> tuple[str | None, frozenset[str], frozenset[int]]:
+def _page_years(passage: Passage) -> frozenset[int]:
+    """The years the column headers of a passage's table report (recorded at ingest,
+    :mod:`citewell.ingest.pdf_tables`)."""
     meta: Mapping = passage.chunk.metadata
     table = meta.get("table") if isinstance(meta.get("table"), Mapping) else {}
-    text = passage.chunk.text
-    rows = tuple(row_label(text[a:b]) for a, b in table.get("rows") or ())
-    periods = tuple(p.get("year") for p in table.get("periods") or () if isinstance(p, Mapping)
-                    and isinstance(p.get("year"), int))
-    return _chunk_facts(passage.chunk.id, str(meta.get("page_heading") or ""), rows, "" if rows else text, periods)
+    return frozenset(p.get("year") for p in table.get("periods") or () if isinstance(p, Mapping)
+                     and isinstance(p.get("year"), int))
 
 
 class PageRanker:
@@ -142,10 +91,13 @@ class PageRanker:
         self.per_page = per_page
         self.lead = min(lead, per_page)
 
-    def rerank(self, question: str, candidates: Sequence[Passage], *, k: int) -> list[Passage]:
+    def rerank(self, analysis: QuestionAnalysis, candidates: Sequence[Passage], *, k: int,
+               domain: Domain | None = None) -> list[Passage]:
         """The top ``k`` passages of ``candidates`` (best first, ``score`` higher is
-        better) drawn from the best pages; ``rank`` 1..k and ``score`` the page score,
-        rounded to 9 places. Deterministic: ties keep candidate order."""
+        better) drawn from the best pages, for the question of ``analysis`` (its years;
+        with a domain pack, the kinds of page and the measures it needs:
+        :meth:`~citewell.domains.base.Domain.page_needs`); ``rank`` 1..k and ``score``
+        the page score, rounded to 9 places. Deterministic: ties keep candidate order."""
         if k <= 0 or not candidates:
             return []
         top = max(max(p.score for p in candidates), 1e-12)
@@ -154,38 +106,40 @@ class PageRanker:
             page = pages.setdefault(_page_key(p), _Page(_page_key(p), order=i))
             page.passages.append(p)
             page.scores.append(max(p.score, 0.0) / top)
-        needs = question_needs(question)
-        ranked = sorted(pages.values(), key=lambda pg: (-self._score(pg, needs), pg.order))
+        needs = domain.page_needs(analysis) if domain is not None else PageNeeds()
+        years = analysis.years
+        ranked = sorted(pages.values(), key=lambda pg: (-self._score(pg, needs, years, domain), pg.order))
         # the best page's first ``lead`` chunks, then each page's next chunk in page order
         order: list[tuple[_Page, Passage]] = [(ranked[0], p) for p in ranked[0].passages[:self.lead]]
         for depth in range(self.per_page):
             for page in ranked:
                 if depth < len(page.passages) and not (page is ranked[0] and depth < self.lead):
                     order.append((page, page.passages[depth]))
-        return [p.model_copy(update={"rank": i, "score": round(self._score(page, needs), 9)})
+        return [p.model_copy(update={"rank": i, "score": round(self._score(page, needs, years, domain), 9)})
                 for i, (page, p) in enumerate(order[:k], start=1)]
 
-    def _score(self, page: _Page, needs: QuestionNeeds) -> float:
+    def _score(self, page: _Page, needs: PageNeeds, years: frozenset[int], domain: Domain | None) -> float:
         w = self.weights
         scores = sorted(page.scores, reverse=True)
         score = scores[0] + w.support * sum(s * 0.5 ** i for i, s in enumerate(scores[1:]))
-        if not (needs.statements or needs.items or needs.years):
+        if not (needs.kinds or needs.items or years):
             return score
-        statements: set[str] = set()
+        kinds: set[str] = set()
         items: set[str] = set()
-        years: set[int] = set()
+        reported: set[int] = set()
         for p in page.passages:
-            statement, its, yrs = _facts(p)
-            if statement:
-                statements.add(statement)
-            items |= its
-            years |= yrs
-        if needs.statements and statements & needs.statements:
+            if domain is not None and (needs.kinds or needs.items):
+                kind, its = domain.page_facts(p)
+                if kind:
+                    kinds.add(kind)
+                items |= its
+            reported |= _page_years(p)
+        if needs.kinds and kinds & needs.kinds:
             score += w.statement
         if needs.items:
             score += w.items * sum(1 for i in needs.items if i in items) / len(needs.items)
-        if needs.years:
-            score += w.periods * len(needs.years & years) / len(needs.years)
+        if years:
+            score += w.periods * len(years & reported) / len(years)
         return score
 
 

@@ -17,7 +17,7 @@
   text (phrase proximity), weighted like the concepts;
 - ``bm25_weight`` × the passage's BM25 score divided by the best BM25 score of the pool;
 - ``table_bonus`` for a table chunk when the question asks for a figure
-  (:func:`citewell.text.questions.asks_for_figure`);
+  (:attr:`citewell.question.analysis.AnswerKind.money`);
 - ``prior_weight`` × the resource prior given (see :func:`resource_priors`).
 
 Ties are broken by BM25 order. Returned passages carry ``rank`` 1..k and ``score`` =
@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..models import Passage, Resource
-from ..text.names import NamedSources, QuestionNames
+from ..question.analysis import QuestionAnalysis
+from ..question.naming import NamedSources, QuestionNames
 from ..tuplecache import TupleCache
-from ..text.questions import asks_for_figure
-from ..text.terms import Concept, question_concepts, tokens
+from ..text.terms import Concept, tokens
 
 __all__ = ["Reranker", "resource_context", "resource_priors"]
 
@@ -61,17 +61,16 @@ def _context_terms(labels: str, quarter: str) -> frozenset[str]:
     return frozenset(terms)
 
 
-def resource_priors(question: str, resources: Sequence[Resource]) -> dict[str, float]:
+def resource_priors(asked: QuestionNames, resources: Sequence[Resource]) -> dict[str, float]:
     """Resources the question names, by id: 1.0 named, 1.5 named and its fiscal year asked.
 
     A resource is named when a question word written like a name (``AMCOR``, ``JnJ``,
     ``3M``, ``Best Buy`` — see :class:`~citewell.text.terms.Token`) is one of its
     tickers, a title word other than a number or a document-type word
-    (:data:`citewell.text.names.DOC_WORDS`),
+    (:data:`citewell.question.naming.DOC_WORDS`),
     or when every word of one of its company names is in the question. Resources that
     nothing names are left out (prior 0).
     """
-    asked = QuestionNames.of(question)
     out: dict[str, float] = {}
     for i in _named_sources.get(resources).named(asked):  # names_source of each resource, indexed
         res = resources[i]
@@ -81,7 +80,7 @@ def resource_priors(question: str, resources: Sequence[Resource]) -> dict[str, f
 
 
 def _source_names(resources: Sequence[Resource]) -> NamedSources:
-    """The :class:`~citewell.text.names.NamedSources` of ``resources`` (what names each)."""
+    """The :class:`~citewell.question.naming.NamedSources` of ``resources`` (what names each)."""
     return NamedSources.of((res.title, (res.metadata or {}).get("tickers") or [],
                             (res.metadata or {}).get("company_names") or []) for res in resources)
 
@@ -112,7 +111,7 @@ class Reranker:
         self.table_bonus = table_bonus
         self.prior_weight = prior_weight
 
-    def rerank(self, question: str, passages: Sequence[Passage], *, k: int,
+    def rerank(self, analysis: QuestionAnalysis, passages: Sequence[Passage], *, k: int,
                counts: tuple[int, Mapping[tuple[str, ...], int]] | None = None,
                contexts: Mapping[str, frozenset[str]] | None = None,
                priors: Mapping[str, float] | None = None) -> list[Passage]:
@@ -135,10 +134,10 @@ class Reranker:
             if p.chunk.id not in seen and same_text not in seen:
                 seen.update((p.chunk.id, same_text))
                 unique.append(p)
-        concepts = question_concepts(question)
+        concepts = analysis.concepts
         contexts = contexts or {}
         priors = priors or {}
-        figure = asks_for_figure(question)
+        figure = analysis.kind.money
         texts: list[tuple[frozenset[str], tuple[str, ...]]] = []
         for p in unique:
             seq = _content_sequence(p.chunk.text)

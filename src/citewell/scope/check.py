@@ -6,12 +6,12 @@ answer, before any generator speaks.
 returns None (go on and answer) or a :class:`ScopeAbstention` (the whole answer, with no
 citation). The rules, in order (the first that applies decides):
 
-1. **Entity.** The question's names (:func:`~citewell.scope.names.question_names`) are
+1. **Entity.** The question's names (:func:`~citewell.question.names.question_names`) are
    looked up in the scope. A name is *held* when an in-scope resource's labels name it
    (title, file name, metadata tickers and company names), a passage in scope mentions
-   it (:func:`~citewell.scope.names.mentions`: case-sensitive; a name the sources also
+   it (:func:`~citewell.question.names.mentions`: case-sensitive; a name the sources also
    use as an ordinary word does not count where it starts a sentence), a name linked to
-   it (:func:`~citewell.scope.names.ticker_links`: metadata, or "Name (TICK)" in a
+   it (:func:`~citewell.scope.labelindex.ticker_links`: metadata, or "Name (TICK)" in a
    passage) is held, or — for a name of several words — one of its words that the
    sources never use as an ordinary word is held. A held name is an *anchor* when a
    resource's labels name it, it is a ticker or linked to a held one, or it is a word
@@ -21,7 +21,7 @@ citation). The rules, in order (the first that applies decides):
    and none is an anchor: "What was Ferrari's EBITDA margin?" over sources that never
    mention Ferrari, but not "What was AMCOR's Real change in sales?" over Amcor's filings.
    It also abstains, anchors or not, when a *subject* of the question (what is asked
-   belongs to it: :class:`~citewell.scope.names.Name` ``subject``, a possessive or a
+   belongs to it: :class:`~citewell.question.names.Name` ``subject``, a possessive or a
    word name after "of") is *unknown*: no passage or title in scope has any of its
    words in any form (any case, any inflection: the name's full-text lookup finds
    nothing), no label names it and no name is linked to it. "What was Quuxco's total
@@ -32,8 +32,8 @@ citation). The rules, in order (the first that applies decides):
    name a held name (or a name linked to it), together with the resources of the
    passages in scope that mention one (a post about a company whose filing is also in
    scope is about it too), else all of the scope. For each year the question names
-   (:func:`~citewell.scope.periods.question_years`): when the question does not look
-   ahead (:func:`~citewell.scope.periods.looks_ahead`) and the year is after the latest
+   (:attr:`~citewell.question.analysis.QuestionAnalysis.years`): when the question does not look
+   ahead (:func:`~citewell.question.periods.looks_ahead`) and the year is after the latest
    period of those sources (:func:`~citewell.scope.periods.latest_period`), the check
    abstains (a future year: a 2022 annual report names 2030 only as a maturity or a
    target); otherwise, when no passage of those sources names the year in any form, it
@@ -56,27 +56,19 @@ citation). The rules, in order (the first that applies decides):
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..text.quantities import FILLER_WORDS, periods
 from ..models import Notice, Passage, Resource
+from ..question.analysis import QuestionAnalysis
+from ..question.names import Name, alias_query, cashtags, mentions, ticker_definitions, used_as_word
 from ..store.base import Condition, Store, TextHit
-from ..text.sentences import sentence_spans
-from ..text.terms import NAME_BOOST, Concept, content_terms, porter_stem, question_concepts
-from .names import (
-    Name,
-    alias_query,
-    cashtags,
-    mentions,
-    question_names,
-    ticker_definitions,
-    ticker_links,
-    used_as_word,
-)
-from .labelindex import label_index
-from .periods import latest_period, looks_ahead, question_years
+from ..text.quantities import periods
+from ..text.terms import Concept, content_terms
+from .labelindex import label_index, ticker_links
+from .periods import latest_period
 
 #: Share of the topic weight that, missing from the sources about the question, makes it
 #: off-topic for them (rule 3).
@@ -89,7 +81,6 @@ TOPIC_LOOKUP_LIMIT = 20
 LOOKUP_LIMIT = 100
 #: The code of the warning an abstention carries.
 NOT_IN_SOURCES = "NOT_IN_SOURCES"
-_FILLER = frozenset(FILLER_WORDS) | frozenset(porter_stem(w) for w in FILLER_WORDS)
 
 
 @dataclass(frozen=True)
@@ -126,7 +117,7 @@ class ScopeFacts:
     """What :func:`check_scope` reads about the scope: its ``resources``, the facts of each
     question name, the scope passages naming each question year (``year_passages``), the
     topic concepts with their weights (``topics``), and the ``query`` with linked aliases
-    (:func:`~citewell.scope.names.alias_query`) that retrieval should read."""
+    (:func:`~citewell.question.names.alias_query`) that retrieval should read."""
 
     resources: tuple[Resource, ...] = ()
     names: tuple[NameFacts, ...] = ()
@@ -158,18 +149,6 @@ def _text_years(text: str) -> frozenset[int]:
 
 #: :func:`~citewell.text.terms.content_terms` of passage texts, cached like :func:`_text_years`
 _text_terms = lru_cache(maxsize=16384)(content_terms)
-
-
-def first_sentence(question: str) -> str:
-    """The question's first sentence (syntok), which states what it asks."""
-    spans = sentence_spans(question)
-    return question[spans[0][0]:spans[0][1]] if spans else question
-
-
-def topic_concepts(question: str) -> list[Concept]:
-    """The topic concepts of ``question`` (rule 3, unweighted)."""
-    return [c for c in question_concepts(first_sentence(question))
-            if not c.number and c.boost != NAME_BOOST and not all(alt <= _FILLER for alt in c.alternatives)]
 
 
 def _lookup(store: Store, workspace_id: str, words: Sequence[str], conditions: Sequence[Condition],
@@ -237,32 +216,33 @@ def _name_facts(store: Store, workspace_id: str, name: Name, resources: Sequence
                      tuple(dict.fromkeys(alias_resources)), tuple(expand), known)
 
 
-def gather(store: Store, workspace_id: str, question: str, *, conditions: Sequence[Condition] = (),
-           under: str | None = None) -> ScopeFacts:
-    """Read the :class:`ScopeFacts` of ``question`` from the store: the scope's resources,
-    one full-text lookup (at most :data:`LOOKUP_LIMIT` passages) per question name, linked
-    alias and year, and the document frequencies of the topic concepts. About a
-    millisecond per lookup on the SQLite store; never raises for any question text. The
-    reads share one snapshot (:meth:`Store.reading`)."""
+def gather(store: Store, workspace_id: str, analysis: QuestionAnalysis, *, conditions: Sequence[Condition] = (),
+           under: str | None = None, resources: Sequence[Resource] | None = None) -> ScopeFacts:
+    """Read the :class:`ScopeFacts` of the analysed question from the store: the scope's
+    resources (``resources`` when the caller read them already), one full-text lookup (at
+    most :data:`LOOKUP_LIMIT` passages) per question name, linked alias and year, and the
+    document frequencies of the topic concepts. About a millisecond per lookup on the
+    SQLite store; never raises for any question text. The reads share one snapshot
+    (:meth:`Store.reading`)."""
     with store.reading():
-        return _gather(store, workspace_id, question, conditions, under)
+        if resources is None:
+            resources = store.scope_resources(workspace_id, conditions=conditions, under=under)
+        return _gather(store, workspace_id, analysis, tuple(resources), conditions, under)
 
 
-def _gather(store: Store, workspace_id: str, question: str, conditions: Sequence[Condition],
-            under: str | None) -> ScopeFacts:
+def _gather(store: Store, workspace_id: str, analysis: QuestionAnalysis, resources: tuple[Resource, ...],
+            conditions: Sequence[Condition], under: str | None) -> ScopeFacts:
     """:func:`gather`, inside its snapshot."""
-    resources = tuple(store.scope_resources(workspace_id, conditions=conditions, under=under))
-    names = tuple(_name_facts(store, workspace_id, n, resources, conditions, under)
-                  for n in question_names(question))
+    names = tuple(_name_facts(store, workspace_id, n, resources, conditions, under) for n in analysis.names)
     about, _ = _about_resources(names, resources)
     narrowed = list(conditions)
     if len(about) < len(resources):
         narrowed.append(Condition("resource_id", "eq", tuple(sorted(r.id for r in about))))
     years: dict[int, tuple[TextHit, ...]] = {}
-    for year in sorted(question_years(question)):
+    for year in sorted(analysis.years):
         found = _lookup(store, workspace_id, [str(year), f"fy{year}", f"fy{year % 100:02d}"], narrowed, under)
         years[year] = tuple(p for p in found if year in _text_years(p.text))
-    concepts = topic_concepts(question)
+    concepts = analysis.topics
     topics: list[tuple[Concept, float, bool]] = []
     if concepts:
         groups = [list(words) for c in concepts for words in c.words]
@@ -277,7 +257,7 @@ def _gather(store: Store, workspace_id: str, question: str, conditions: Sequence
             topics.append((concept, math.log((n + 1) / (df + 0.5)), present))
     # aliases help retrieval find passages elsewhere when no resource in scope is named by the name
     links = {f.name.text: set(f.expand) for f in names if f.expand and not f.resources}
-    return ScopeFacts(resources, names, years, tuple(topics), alias_query(question, links))
+    return ScopeFacts(resources, names, years, tuple(topics), alias_query(analysis.query, links))
 
 
 def _anchor(f: NameFacts) -> bool:
@@ -302,7 +282,7 @@ def _about_resources(names: Sequence[NameFacts], resources: Sequence[Resource]) 
         f.name.text for f in held]
 
 
-def check_scope(question: str, facts: ScopeFacts, passages: Sequence[Passage]) -> ScopeAbstention | None:
+def check_scope(analysis: QuestionAnalysis, facts: ScopeFacts, passages: Sequence[Passage]) -> ScopeAbstention | None:
     """None when the scope may hold the answer, else the :class:`ScopeAbstention` to give
     instead (rules in the module docstring). Pure: reads only its arguments. A scope
     without resources is left to the "no matching resources" warning: None."""
@@ -317,8 +297,8 @@ def check_scope(question: str, facts: ScopeFacts, passages: Sequence[Passage]) -
     about_ids = {r.id for r in about}
     whom = f" about {_join(subjects)}" if subjects else ""
     latest = latest_period(about)
-    for year in sorted(question_years(question)):
-        if latest is not None and year > latest and not looks_ahead(question):
+    for year in sorted(analysis.years):
+        if latest is not None and year > latest and not analysis.periods.ahead:
             return ScopeAbstention(f"Not in the sources: the sources{whom} report on periods up to {latest}, "
                                    f"not on {year}.", "future_period", (str(year),))
         if not any(p.resource_id in about_ids for p in facts.year_passages.get(year, ())):
@@ -333,7 +313,49 @@ def check_scope(question: str, facts: ScopeFacts, passages: Sequence[Passage]) -
             words = [c.words[0][0] if c.words and c.words[0] else c.head or "" for c, _ in absent]
             return ScopeAbstention(f"Not in the sources: no source{whom} speaks of {_join([w for w in words if w])}.",
                                    "topic", tuple(words))
+    missing_words = unmentioned_names(analysis, passages)
+    if missing_words:
+        shown = [_as_written(analysis.query, w) for w in missing_words]
+        if len(shown) > 5:
+            shown = [*shown[:5], "…"]
+        return ScopeAbstention(f"Not in the sources: no passage found for this question mentions {_join(shown)}.",
+                               "passages", tuple(shown))
     return None
+
+
+def unmentioned_names(analysis: QuestionAnalysis, passages: Sequence[Passage]) -> list[str]:
+    """The question's name words (:attr:`QuestionAnalysis.name_words`) when *none* of them
+    is mentioned by ``passages`` (the passages retrieved for it), else ``[]`` (rule 4).
+
+    A name word counts as mentioned when its stemmed term occurs in a passage's text, or
+    its letters and digits occur in a passage's resource title, file name or other names
+    (tickers and company names; ``BESTBUY_2024Q2_10Q`` names ``Best Buy``), or the name
+    words run together do. Question wording capitalises freely ("Real change", "FY",
+    "AGM"), so one unmatched name alone is no reason to abstain; passages that mention
+    none of the names would make a confidently off-topic answer."""
+    names = dict(analysis.name_words)
+    if not names or not passages:
+        return []
+    terms: set[str] = set()
+    titles: list[str] = []
+    for passage in passages:
+        terms |= _text_terms(passage.chunk.text)
+        labels = " ".join([passage.resource_title, passage.file_name or "", *passage.resource_names])
+        titles.append(_ALNUM_RE.sub("", labels.lower()))
+    title_text = " ".join(titles)
+    joined = _ALNUM_RE.sub("", "".join(names))  # "Best Buy" -> "bestbuy" for titles
+    missing = [surface for surface, term in names.items()
+               if term not in terms and _ALNUM_RE.sub("", surface) not in title_text and joined not in title_text]
+    return missing if len(missing) == len(names) else []
+
+
+_ALNUM_RE = re.compile(r"[^0-9a-z]+")
+
+
+def _as_written(question: str, surface: str) -> str:
+    """A name word as the question writes it (its case, a possessive kept off)."""
+    found = re.search(re.escape(surface).replace("'", "['\u2019]?"), question, re.IGNORECASE)
+    return found.group() if found else surface
 
 
 def _join(items: Sequence[str]) -> str:
@@ -353,7 +375,6 @@ __all__ = [
     "ScopeAbstention",
     "ScopeFacts",
     "check_scope",
-    "first_sentence",
     "gather",
-    "topic_concepts",
+    "unmentioned_names",
 ]

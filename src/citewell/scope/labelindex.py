@@ -1,10 +1,10 @@
-"""The labels of a scope's resources, indexed once so that a question name is matched
+"""The labels of a scope's resources and the name ↔ ticker links of the data, indexed once so that a question name is matched
 against thousands of resources in time that grows with what it matches.
 
-:func:`~citewell.scope.names.names_resource` asks whether one resource's labels name a
+:func:`~citewell.scope.labelindex.names_resource` asks whether one resource's labels name a
 name; :meth:`LabelIndex.named` gives the same answer for every resource of a scope at
 once, and :meth:`LabelIndex.linked_pairs` the metadata (company, ticker) pairs that
-:func:`~citewell.scope.names.ticker_links` may link to a name, without a regular
+:func:`~citewell.scope.labelindex.ticker_links` may link to a name, without a regular
 expression per resource. Both are exact: they only skip resources and companies whose
 labels cannot contain the name's key (its letters and digits, lower-cased), then decide
 the rest with the same tests.
@@ -15,17 +15,30 @@ resources per search generation (:meth:`Store.ranking_resources`), so an index k
 that tuple's identity lives exactly as long as that generation: an ingest, delete or
 rename makes a new tuple, and so a new index. Other sequences (a list) are indexed afresh
 on each call.
+
+Links (:func:`ticker_links`)
+----------------------------
+
+A company name and a ticker are linked, both ways, when the data says so: a resource's
+metadata lists both (``tickers`` and ``company_names``, from a manifest or an upload), or
+a text defines the ticker right after the name, as financial writing does: ``Activision
+Blizzard (ATVI)``, ``Amcor ($AMCR)``, ``3M Company (NYSE: MMM)`` (an exchange prefix is
+any capitalised word before a colon). A bare code in parentheses is a ticker only when
+the sources also use it as one (a cashtag such as ``$ATVI`` in a post, or a resource's
+metadata ticker); otherwise it defines an abbreviation (``Boeing Capital Corporation
+(BCC)``). No list of companies is built in.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..models import Resource
 from ..tuplecache import TupleCache
-from .names import ALNUM_RE, Name, labels, metadata_strings
+from ..question.names import ALNUM_RE, Name, mentions, ticker_definitions
 
 #: How many scopes' indexes :func:`label_index` keeps (the least recently used go first).
 CACHE_SIZE = 8
@@ -51,7 +64,7 @@ def _containing(text: str, starts: Sequence[int], key: str) -> list[int]:
 @dataclass(frozen=True)
 class LabelIndex:
     """The labels of ``resources`` (in their order): ``text``, every resource's
-    :func:`~citewell.scope.names.labels` joined by newlines, each starting at its
+    :func:`~citewell.scope.labelindex.labels` joined by newlines, each starting at its
     ``starts`` offset; ``tickers``, lower-cased metadata ticker -> positions of the
     resources that list it; ``pairs``, the metadata (company, TICKER) pairs in resource
     order; ``known``, every metadata ticker in capitals; ``companies``, the letters and
@@ -101,7 +114,7 @@ class LabelIndex:
 
     def named(self, name: Name) -> tuple[str, ...]:
         """The ids of the resources whose labels name ``name``, in resource order: the
-        resources of which :func:`~citewell.scope.names.names_resource` is true."""
+        resources of which :func:`~citewell.scope.labelindex.names_resource` is true."""
         key = name.key
         if not key:
             return ()
@@ -125,6 +138,41 @@ class LabelIndex:
         return [self.pairs[i] for i in found]
 
 
+def labels(resource: Resource) -> str:
+    """The letters and digits of a resource's title, file name, tickers and company
+    names, lower-cased and space-separated (what :func:`names_resource` reads)."""
+    meta = resource.metadata or {}
+    return _label_text((resource.title, resource.file_name, *metadata_strings(meta.get("tickers")),
+                        *metadata_strings(meta.get("company_names"))))
+
+
+@lru_cache(maxsize=16384)
+def _label_text(values: tuple[object, ...]) -> str:
+    """:func:`labels` of a resource's label values (cached: every name of every question
+    is checked against every resource of the scope)."""
+    return " ".join(ALNUM_RE.sub("", str(v).lower()) for v in values if v)
+
+
+def metadata_strings(value: object) -> list[str]:
+    """The strings of a metadata value (``tickers``, ``company_names``): a list or tuple's
+    items as strings (None items left out), any other value as one string, nothing for None."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value if v is not None]
+    return [str(value)]
+
+
+def names_resource(resource: Resource, name: Name) -> bool:
+    """Whether the resource's labels name ``name`` (module docstring, "Mentions")."""
+    key = name.key
+    if not key:
+        return False
+    if name.ticker and key in {t.lower() for t in metadata_strings((resource.metadata or {}).get("tickers"))}:
+        return True
+    return len(key) >= 2 and key in labels(resource)
+
+
 _indexes: TupleCache[LabelIndex] = TupleCache(LabelIndex.of, CACHE_SIZE)
 
 
@@ -135,4 +183,38 @@ def label_index(resources: Sequence[Resource]) -> LabelIndex:
     return _indexes.get(resources)
 
 
-__all__ = ["CACHE_SIZE", "LabelIndex", "label_index"]
+
+
+def ticker_links(names: Iterable[Name], resources: Sequence[Resource], texts: Iterable[str],
+                 tickers: Iterable[str] = ()) -> dict[str, set[str]]:
+    """Aliases of each name from the data (module docstring, "Links"): ``{name.text:
+    {linked tickers or company names}}``. ``texts`` are passages that may define a
+    ticker (those that mention the names). A code in parentheses after a name is a
+    ticker when it is written as one (``$ATVI``, ``NYSE: MMM``) or is a known ticker:
+    one of ``tickers`` (cashtags seen in the sources) or of a resource's metadata; other
+    parenthesised codes define abbreviations (``Boeing Capital Corporation (BCC)``) and
+    link nothing. A name without links is left out."""
+    index = label_index(resources)
+    wanted = list(names)
+    out: dict[str, set[str]] = {}
+    defined: list[tuple[str, str]] = []
+    known = index.known | {t.upper().lstrip("$") for t in tickers}
+    for company, code, explicit in ticker_definitions(texts):
+        if explicit or code in known:
+            defined.append((company, code))
+    for name in wanted:
+        # the metadata pairs that can link to the name (:meth:`LabelIndex.linked_pairs`), then the texts'
+        for company, ticker in (*index.linked_pairs(name), *defined):
+            if name.ticker and name.text.upper() == ticker:
+                out.setdefault(name.text, set()).add(_short(company))
+            elif not name.ticker and (mentions(company, name) or name.key == ALNUM_RE.sub("", company.lower())):
+                out.setdefault(name.text, set()).add(ticker)
+    return out
+
+
+def _short(company: str) -> str:
+    """A company name up to its first comma, whitespace runs as one space."""
+    return " ".join(company.split(",")[0].split())
+
+
+__all__ = ["CACHE_SIZE", "LabelIndex", "label_index", "labels", "metadata_strings", "names_resource", "ticker_links"]

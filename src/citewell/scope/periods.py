@@ -1,11 +1,6 @@
-"""The years a question asks about, and the years the sources report on.
+"""The years the sources report on (a question's own periods are read by
+:mod:`citewell.question.periods`).
 
-- A question's years are those :func:`citewell.text.quantities.periods` reads in it
-  (``2030``, ``FY2030``, ``fiscal '30``, ``Q2 of fiscal 2029`` …).
-- A question *looks ahead* when it uses a word of the vocabulary that filings use to mark
-  forward-looking statements (:data:`FORWARD_WORDS`: the words that the safe-harbor
-  paragraph of a 10-K lists, "anticipate", "expect", "forecast", "will" …). Such a
-  question may ask what a source of an earlier period expects for a later year.
 - A resource's *period* is the latest year it reports on, from its data: the metadata's
   ``fiscal_year`` and ``calendar_date``, and the years (1900–2099) written in its title or
   file name (``3M_2022_10K``, ``reddit_wallstreetbets_2022-01``). A resource with none of
@@ -18,33 +13,9 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from ..text.quantities import periods
 from ..models import Resource
-from ..text.terms import porter_stem
 
-#: Words that mark a forward-looking question (the vocabulary 10-K safe-harbor paragraphs
-#: list for forward-looking statements).
-FORWARD_WORDS = frozenset({
-    "anticipate", "anticipated", "anticipates", "believe", "believes", "estimate", "estimated", "estimates",
-    "expect", "expected", "expects", "forecast", "forecasted", "forecasts", "intend", "intends", "plan",
-    "planned", "plans", "project", "projected", "projects", "projection", "projections", "target", "targets",
-    "will", "goal", "goals", "outlook", "guidance", "aim", "aims", "commit", "commits", "commitment",
-    "future", "predict", "predicts", "prediction",
-})
-_WORDS_RE = re.compile(r"[a-z]+")
-_FORWARD_STEMS = frozenset(porter_stem(w) for w in FORWARD_WORDS)
 _TITLE_YEAR_RE = re.compile(r"(?<!\d)(19\d{2}|20\d{2})(?!\d)")
-
-
-def question_years(question: str) -> frozenset[int]:
-    """The years ``question`` names (module docstring)."""
-    return periods(question)[0]
-
-
-def looks_ahead(question: str) -> bool:
-    """Whether ``question`` uses a forward-looking word (:data:`FORWARD_WORDS`, in any
-    inflection: ``forecasting``, ``expected``)."""
-    return any(w in FORWARD_WORDS or porter_stem(w) in _FORWARD_STEMS for w in _WORDS_RE.findall(question.lower()))
 
 
 def _year_of(value: object) -> int | None:
@@ -77,4 +48,4 @@ def latest_period(resources: Iterable[Resource]) -> int | None:
     return max(known) if known else None
 
 
-__all__ = ["FORWARD_WORDS", "latest_period", "looks_ahead", "question_years", "resource_period"]
+__all__ = ["latest_period", "resource_period"]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from .terms import tokens
 
-__all__ = ["YEAR_PATTERN", "YEAR_RE", "NUMERIC_CELL_RE", "PERIOD_SPAN_RE", "Period", "asked_years",
+__all__ = ["YEAR_PATTERN", "YEAR_RE", "NUMERIC_CELL_RE", "PERIOD_SPAN_RE", "Period",
            "asks_partial_period", "column_periods", "is_year", "states_value", "years"]
 
 #: A year 1900–2099 (a fragment for larger patterns).
@@ -51,13 +51,6 @@ def is_year(term: str) -> bool:
 def years(text: str) -> frozenset[str]:
     """The free-standing years of ``text`` (:data:`YEAR_RE`) as four-digit strings."""
     return frozenset(YEAR_RE.findall(text))
-
-
-def asked_years(question: str) -> frozenset[int]:
-    """The years ``question`` names, as integers: its number terms that are years
-    (:func:`is_year`; ``FY2022`` reads as the term ``2022``). What the statement-row
-    answers and their calculations look for in column headers."""
-    return frozenset(int(t.term) for t in tokens(question) if t.number and is_year(t.term))
 
 
 def states_value(text: str) -> bool:

@@ -27,8 +27,9 @@ from typing import Any
 
 from .numbers import NUMERIC_CELL_RE, YEAR_PATTERN, YEAR_RE, column_periods, years
 
-__all__ = ["column_header", "ends_in_value", "header_before", "is_header_row", "is_prose_row",
-           "looks_tabular", "row_label", "row_spans", "table_header", "table_metadata"]
+__all__ = ["NIL_CELLS", "column_header", "ends_in_value", "header_before", "is_header_row", "is_prose_row",
+           "looks_tabular", "restate_row", "row_label", "row_spans", "table_header", "table_metadata",
+           "value_cells"]
 
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _CLOSERS = "\"'\u201d\u2019)]"
@@ -181,3 +182,43 @@ def looks_tabular(text: str) -> bool:
         if nums and (words == 0 or nums >= words):
             numeric += 1
     return numeric * 2 >= len(lines)
+
+
+#: Cells that stand for nil in a statement's value column (a dash).
+NIL_CELLS = ("\u2014", "\u2013", "-")
+
+
+def value_cells(row: str, label: str) -> list[str]:
+    """The value cells of ``row`` after its ``label``, in order: numbers (``6,489``,
+    ``(1,749)``, ``12%``), a ``$`` joined to the number after it (``$ 6,489`` ->
+    ``$6,489``), and a dash standing for nil. Empty when anything else follows the label
+    (the row is not a clean label-and-values row)."""
+    rest = row[len(label):].lstrip(":, ").split() if row.startswith(label) else []
+    cells: list[str] = []
+    pending = ""
+    for cell in rest:
+        if cell == "$":
+            pending = "$"
+        elif NUMERIC_CELL_RE.match(cell):
+            cells.append(pending + cell)
+            pending = ""
+        elif cell in NIL_CELLS:
+            cells.append(cell)
+            pending = ""
+        else:
+            return []
+    return cells
+
+
+def restate_row(row: str, header: str) -> str | None:
+    """``Label: v1 (period 1), v2 (period 2) …`` for a table row whose value cells pair
+    one to one with the periods of its column ``header`` (the label and values exactly as
+    the row writes them, whitespace collapsed; the periods as the header names them), else
+    None."""
+    row = " ".join(row.split())
+    label = row_label(row)
+    values = value_cells(row, label)
+    periods = column_periods(header)
+    if not label or not values or len(periods) != len(values):
+        return None
+    return f"{label}: " + ", ".join(f"{v} ({p.label()})" for v, p in zip(values, periods))

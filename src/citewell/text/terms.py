@@ -17,9 +17,10 @@ inside a word and ``,`` between digits; then
   ``cyclical`` -> ``cyclic``; ``purchases``/``purchased`` -> ``purchas``.
 
 Concepts (:func:`question_concepts`): each content term of a question is one concept; a
-phrase of :data:`EXPANSIONS` (longest first) is one concept whose alternatives are the
-phrase itself and its expansions; a text matches a concept when it contains every term of
-any one alternative.
+phrase of a domain pack's :class:`Expansions` (longest first) is one concept whose
+alternatives are the phrase itself and its expansions; a text matches a concept when it
+contains every term of any one alternative. Without a domain pack there are no
+expansions (:data:`NO_EXPANSIONS`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .vocabulary import LINE_ITEMS, RATIOS, STATEMENTS
 
 STOP_WORDS = frozenset(
     """
@@ -42,22 +42,13 @@ STOP_WORDS = frozenset(
     under until up very was we were what when where which while who whom why will with
     would you your yours yourself yourselves shall may might must per via vs versus
     please tell give show explain describe according whether there's what's it's
-    s t based using shown details detail response question relying fy cy
+    s t fy cy
     """.split()
 )
 """English function words and question words that carry no topic (lower case)."""
 
 HOW_WORDS = frozenset({"long", "much", "many", "often", "far", "larg", "big", "high", "low"})
 """Stems dropped right after ``how`` (``how much``, ``how many`` … ask for a number)."""
-
-GENERAL_EXPANSIONS: dict[str, tuple[str, ...]] = {
-    # money going out, as filings word it
-    "spend": ("cost", "expenditure", "expense", "paid"),
-    # what a filing says of the future: "forecasting" in a question is "expects" in a 10-K
-    "forecast": ("expect", "anticipate", "plan", "outlook", "guidance"),
-}
-"""Everyday question words and the words filings use for them (outside the statement
-vocabulary of :mod:`citewell.text.vocabulary`)."""
 
 _TOKEN_RE = re.compile(r"[^\W_]+(?:(?:[&'\u2019]|(?<=\d)[.,](?=\d))[^\W_]+)*")
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
@@ -299,75 +290,62 @@ def _phrase(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(t.term for t in toks), tuple(t.surface for t in toks)
 
 
-def _minimal(phrases: list[str], *, besides: str = "") -> tuple[str, ...]:
-    """``phrases`` without repeats and without any whose terms include another's (a text
-    with ``net sales`` has ``sales``) or ``besides``' terms, in order."""
-    own = frozenset(_phrase(besides)[0]) if besides else None
-    kept: list[tuple[frozenset[str], str]] = []
-    for phrase in phrases:
-        terms = frozenset(_phrase(phrase)[0])
-        if not terms or (own is not None and own <= terms):
-            continue
-        if any(k <= terms for k, _ in kept):
-            continue
-        kept = [(k, p) for k, p in kept if not terms <= k] + [(terms, phrase)]
-    return tuple(p for _, p in kept)
+@dataclass(frozen=True, eq=False)
+class Expansions:
+    """A table of question phrases and the other phrases a text may state them with
+    (a domain pack's vocabulary, :mod:`citewell.domains`): a phrase of a question becomes
+    one :class:`Concept` whose alternatives are the phrase and its expansions.
+
+    ``phrases``: phrase -> alternative phrases, as given (both sides go through
+    :func:`tokens`: stop words out, Porter stems, so plurals and case do not matter);
+    ``table``: stemmed phrase -> ``(terms, surface words)`` of each alternative, the
+    phrase itself first; ``longest``: the most content terms of a phrase. The longest
+    phrase in a question wins. Compared and hashed by identity (one table per pack)."""
+
+    phrases: dict[str, tuple[str, ...]]
+    table: dict[tuple[str, ...], tuple[tuple[frozenset[str], tuple[str, ...]], ...]]
+    longest: int
+
+    @classmethod
+    def of(cls, phrases: dict[str, tuple[str, ...]]) -> "Expansions":
+        """The table of ``phrases`` (phrase -> alternatives)."""
+        table: dict[tuple[str, ...], tuple[tuple[frozenset[str], tuple[str, ...]], ...]] = {}
+        for phrase, alts in phrases.items():
+            key, surface = _phrase(phrase)
+            if not key:
+                continue
+            entries = [(frozenset(key), surface)]
+            for alt in alts:
+                alt_key, alt_surface = _phrase(alt)
+                if alt_key and all(frozenset(alt_key) != e[0] for e in entries):
+                    entries.append((frozenset(alt_key), alt_surface))
+            table[key] = tuple(entries)
+        return cls(dict(phrases), table, max((len(k) for k in table), default=0))
 
 
-def _finance_expansions() -> dict[str, tuple[str, ...]]:
-    """Expansions from the statement vocabulary (:mod:`citewell.text.vocabulary`): a line
-    item's caption also matches its other captions (not its aliases: a text saying
-    ``capex`` or ``profit`` mentions the item, a caption states it), an alias its captions (``COGS``: ``cost of sales``, ``cost of revenue`` …), a ratio the
-    captions of the items it is computed from, a statement title its other titles.
-    Alternatives that contain another (``net sales`` beside ``sales``) are left out."""
-    items = {item.key: item for item in LINE_ITEMS}
-    out: dict[str, tuple[str, ...]] = {}
-    for item in LINE_ITEMS:
-        for label in item.labels:
-            out[label] = _minimal(list(item.labels), besides=label)
-        for alias in item.aliases:
-            out.setdefault(alias, _minimal(list(item.labels), besides=alias))
-    for ratio in RATIOS:
-        for name in ratio.names:
-            out[name] = _minimal([items[key].labels[0] for key in ratio.items], besides=name)
-    for titles in STATEMENTS.values():
-        for title in titles:
-            out.setdefault(title, _minimal(list(titles), besides=title))
-    return {phrase: alts for phrase, alts in out.items() if alts}
+#: No expansions: every content word of a question is a concept of its own (a scope
+#: without a domain pack).
+NO_EXPANSIONS = Expansions({}, {}, 0)
 
 
-EXPANSIONS: dict[str, tuple[str, ...]] = {**_finance_expansions(), **GENERAL_EXPANSIONS}
-"""Question phrases (left) that also match a text containing all words of any phrase on
-the right: the statement vocabulary's captions, abbreviations and ratios
-(:func:`_finance_expansions`) and :data:`GENERAL_EXPANSIONS`. Both sides go through
-:func:`tokens` (stop words out, Porter stems), so plurals and case do not matter. Longest
-phrase in the question wins."""
+def _phrase(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    toks = [t for t in tokens(text) if t.content]
+    return tuple(t.term for t in toks), tuple(t.surface for t in toks)
 
 
-def _build_expansions() -> dict[tuple[str, ...], tuple[tuple[frozenset[str], tuple[str, ...]], ...]]:
-    table: dict[tuple[str, ...], tuple[tuple[frozenset[str], tuple[str, ...]], ...]] = {}
-    for phrase, alts in EXPANSIONS.items():
-        key, surface = _phrase(phrase)
-        entries = [(frozenset(key), surface)]
-        for alt in alts:
-            alt_key, alt_surface = _phrase(alt)
-            if alt_key and all(frozenset(alt_key) != e[0] for e in entries):
-                entries.append((frozenset(alt_key), alt_surface))
-        table[key] = tuple(entries)
-    return table
-
-
-_EXPANSION_TABLE = _build_expansions()
-_MAX_PHRASE = max(len(k) for k in _EXPANSION_TABLE)
-
-
-def question_concepts(question: str) -> list[Concept]:
+def question_concepts(question: str, expansions: Expansions = NO_EXPANSIONS) -> list[Concept]:
     """The question's concepts in question order, without repeats.
 
     Stop words are dropped, and so is the word after ``how`` in ``how long/much/many…``.
-    A phrase of :data:`EXPANSIONS` (longest first) becomes one concept with its
-    alternatives; any other content token is a one-term concept.
+    A phrase of ``expansions`` (a domain pack's, :mod:`citewell.domains`; longest first)
+    becomes one concept with its alternatives; any other content token is a one-term
+    concept.
     """
+    return list(_question_concepts(question, expansions))
+
+
+@lru_cache(maxsize=8192)
+def _question_concepts(question: str, expansions: Expansions) -> tuple[Concept, ...]:
     all_toks = tokens(question)
     toks = [
         t
@@ -375,6 +353,7 @@ def question_concepts(question: str) -> list[Concept]:
         if t.content
         and not (i > 0 and all_toks[i - 1].term == "how" and (t.surface in HOW_WORDS or t.term in HOW_WORDS))
     ]
+    table, longest = expansions.table, expansions.longest
     concepts: list[Concept] = []
     seen: set[tuple[tuple[str, ...], ...]] = set()  # by alternatives, in any order
     i = 0
@@ -383,10 +362,10 @@ def question_concepts(question: str) -> list[Concept]:
         entries: tuple[tuple[frozenset[str], tuple[str, ...]], ...] = (
             (frozenset([toks[i].term]), (toks[i].surface,)),)
         expanded = False
-        for n in range(min(_MAX_PHRASE, len(toks) - i), 0, -1):
+        for n in range(min(longest, len(toks) - i), 0, -1):
             key = tuple(t.term for t in toks[i : i + n])
-            if key in _EXPANSION_TABLE:
-                step, entries, expanded = n, _EXPANSION_TABLE[key], True
+            if key in table:
+                step, entries, expanded = n, table[key], True
                 break
         span = toks[i : i + step]
         number = all(t.number for t in span)
@@ -398,7 +377,7 @@ def question_concepts(question: str) -> list[Concept]:
             concepts.append(Concept(tuple(a for a, _ in entries), tuple(w for _, w in entries), boost,
                                     number, head, expanded))
         i += step
-    return concepts
+    return tuple(concepts)
 
 
 def near(seq: tuple[str, ...] | list[str], first: str, second: str, window: int = 2) -> bool:
@@ -410,8 +389,8 @@ def near(seq: tuple[str, ...] | list[str], first: str, second: str, window: int 
 
 
 __all__ = [
-    "EXPANSIONS",
-    "GENERAL_EXPANSIONS",
+    "NO_EXPANSIONS",
+    "Expansions",
     "HOW_WORDS",
     "NAME_BOOST",
     "NUMBER_BOOST",

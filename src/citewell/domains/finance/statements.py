@@ -1,7 +1,7 @@
 """Finance questions, page headings and row labels read through the field's vocabulary.
 
 Retrieval and the extractive generator read a finance question through
-:mod:`citewell.text.vocabulary`: which statement it is about, which line items it names
+:mod:`citewell.domains.finance.vocabulary`: which statement it is about, which line items it names
 (directly, by an analyst's abbreviation, or through a ratio computed from them), which
 statement a page heading titles, and which line item a table row states.
 
@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .terms import tokens
+from citewell.text.terms import tokens
 from .vocabulary import LINE_ITEMS, RATIOS, STATEMENTS
 
 __all__ = ["Mention", "caption_share", "captions_in", "item_mentions", "items_of_row", "measure_items", "measures_of_row", "mentions",
@@ -177,7 +177,7 @@ def items_of_row(label: str) -> list[str]:
 
 
 def measures_of_row(label: str) -> list[str]:
-    """The ratios and derived measures (:data:`~citewell.text.vocabulary.RATIOS`, by first
+    """The ratios and derived measures (:data:`~citewell.domains.finance.vocabulary.RATIOS`, by first
     name) a row's label states itself (``Adjusted EBITDA``, ``Free cash flow``)."""
     return list(dict.fromkeys(m.key for m in mentions(label) if m.kind == "ratio"))
 

@@ -1,23 +1,22 @@
 """Answers read off financial statement rows: the figures a question names, each with its
 row label and the periods of its columns.
 
-A figure question ("What is the year-end FY2019 total amount of inventories?") and a
-question that needs a calculation ("the FY2018 fixed asset turnover ratio, revenue over
-average PP&E") are answered by the rows of the statements that state the line items they
+A figure question ("What were total inventories at the end of 2022?") and a question
+that needs a calculation ("the 2022 inventory turnover ratio") are answered by the rows of the statements that state the line items they
 name — not by a sentence, which a filing rarely writes for them. :func:`find_rows` picks,
-for each line item the question names (:func:`citewell.text.finance.item_mentions`:
+for each line item the question names (:func:`citewell.domains.finance.statements.item_mentions`:
 directly, by an abbreviation, or through a ratio computed from it), the row of the best
 retrieved passages that states it:
 
 - the row's label must state the item by one of its captions, and the row must say which
   periods its values belong to (a column header, or years in the row itself)
-  (:func:`~citewell.text.finance.items_of_row`): ``Total net revenues`` states revenues,
+  (:func:`~citewell.domains.finance.statements.items_of_row`): ``Total net revenues`` states revenues,
   ``Property and equipment, net`` states PP&E;
 - among such rows, one on a page titled as the statement the question names ("according
   to the statement of cash flows"), or else as the primary statement that presents the
   item (the balance sheet for inventories: a note or a schedule repeats captions for a
   part of the group); then the one whose label is most nearly the caption itself
-  (:func:`~citewell.text.finance.caption_share`: ``Total net revenues`` before
+  (:func:`~citewell.domains.finance.statements.caption_share`: ``Total net revenues`` before
   ``Subscription, licensing, and other revenues`` or ``Product sales``: a total before
   its parts); then, for an element that is a net amount (``PropertyPlantAndEquipmentNet``),
   the one whose label says "net"; then the one whose column header reports more of the
@@ -40,7 +39,7 @@ from dataclasses import dataclass
 
 from citewell.text.quantities import declared_scales
 from citewell.models import Passage
-from citewell.text.finance import (
+from .statements import (
     CONJUNCTIONS,
     PREPOSITIONS,
     caption_share,
@@ -52,14 +51,15 @@ from citewell.text.finance import (
     statements_of_items,
 )
 from citewell.text.numbers import NUMERIC_CELL_RE, column_periods, years
-from citewell.text.questions import lead
-from citewell.text.tables import header_before, is_header_row, row_label, row_spans, table_header
+from citewell.question.kinds import lead
+from citewell.text.tables import NIL_CELLS as _NIL
+from citewell.text.tables import (header_before, is_header_row, row_label, row_spans, table_header,
+                                  value_cells)
 from citewell.text.terms import tokens
 
-__all__ = ["FoundRow", "find_rows", "measure_rows", "render_row", "restate_row", "rows_for_items", "value_cells"]
+__all__ = ["FoundRow", "find_rows", "measure_rows", "render_row", "rows_for_items"]
 
 #: A value cell written apart from its number (``$ 6,489``) or standing for nil.
-_NIL = ("\u2014", "\u2013", "-")
 
 
 @dataclass(frozen=True)
@@ -98,28 +98,6 @@ def _scale(passage: Passage, start: int, header: str | None) -> int | None:
         return found[-1]
     found = declared_scales(str(passage.chunk.metadata.get("page_heading") or ""))
     return found[0] if found else None
-
-
-def value_cells(row: str, label: str) -> list[str]:
-    """The value cells of ``row`` after its ``label``, in order: numbers (``6,489``,
-    ``(1,749)``, ``12%``), a ``$`` joined to the number after it (``$ 6,489`` ->
-    ``$6,489``), and a dash standing for nil. Empty when anything else follows the label
-    (the row is not a clean label-and-values row)."""
-    rest = row[len(label):].lstrip(":, ").split() if row.startswith(label) else []
-    cells: list[str] = []
-    pending = ""
-    for cell in rest:
-        if cell == "$":
-            pending = "$"
-        elif NUMERIC_CELL_RE.match(cell):
-            cells.append(pending + cell)
-            pending = ""
-        elif cell in _NIL:
-            cells.append(cell)
-            pending = ""
-        else:
-            return []
-    return cells
 
 
 #: A US-GAAP element that reports an amount net of something (``AccountsReceivableNetCurrent``,
@@ -266,7 +244,7 @@ def rows_for_items(wanted: Sequence[str], passages: Sequence[Passage], *, asked_
 def measure_rows(names: Sequence[str], question: str, passages: Sequence[Passage], *,
                  resource_id: str | None = None) -> list[FoundRow]:
     """Rows that state a measure the question names by its name (``Adjusted EBITDA``,
-    ``Free cash flow``: :func:`~citewell.text.finance.measures_of_row`), one per measure of
+    ``Free cash flow``: :func:`~citewell.domains.finance.statements.measures_of_row`), one per measure of
     ``names`` (ratio first names): the row whose label shares the most words with the
     question (``Adjusted`` for "adjusted EBITDA"), then the better-ranked passage, then the
     earlier row. A statement that reports the measure is its answer; computing it from
@@ -294,20 +272,6 @@ def measure_rows(names: Sequence[str], question: str, passages: Sequence[Passage
                                                 head_years or frozenset(int(y) for y in years(row)),
                                                 _scale(passage, a, header)))
     return [best[n][1] for n in names if n in best]
-
-
-def restate_row(row: str, header: str) -> str | None:
-    """``Label: v1 (period 1), v2 (period 2) …`` for a table row whose value cells pair
-    one to one with the periods of its column ``header`` (the label and values exactly as
-    the row writes them, whitespace collapsed; the periods as the header names them), else
-    None."""
-    row = " ".join(row.split())
-    label = row_label(row)
-    values = value_cells(row, label)
-    periods = column_periods(header)
-    if not label or not values or len(periods) != len(values):
-        return None
-    return f"{label}: " + ", ".join(f"{v} ({p.label()})" for v, p in zip(values, periods))
 
 
 def render_row(row: FoundRow, text: str) -> str:

@@ -2,31 +2,30 @@
 
 When a question asks for a figure that the sources do not state but that is computed from
 line items they do state — a turnover ratio, a margin, a growth rate, working capital — the
-extractive answer quotes the rows (:mod:`citewell.generate.rows`) and, when it can read
-how the figure is computed, computes it and shows the working: ``revenue / average PP&E =
-24.26 (6,489 / ((282 + 253) / 2))``. The working sentence cites nothing (its inputs are the cited rows that follow
+extractive answer quotes the rows (:mod:`citewell.domains.finance.rows`) and, when it can
+read how the figure is computed, computes it and shows the working: ``net sales / total
+assets = 1.50 (1,500 / 1,000)``. The working sentence cites nothing (its inputs are the cited rows that follow
 it); it states the formula in words, the numbers put into it and the result.
 
 How the formula is found, first that applies:
 
-1. the question defines it (``… is defined as: FY2019 revenue / (average PP&E between
-   FY2018 and FY2019)``; ``Define net working capital as total current assets less
-   total current liabilities``);
-2. an average over years (``the FY2017 - FY2019 3 year average of capex as a % of
-   revenue``): the inner measure for each year, averaged;
-3. a change between two years (``year-over-year change in revenue from FY2016 to
-   FY2017``, ``FY2019 - FY2020 total revenue growth rate``): as a percentage of the
-   earlier year when the question asks for a rate, percent or %, else the difference;
+1. the question defines it (``… defined as net sales / total assets``; ``Define working
+   capital as total current assets less total current liabilities``);
+2. an average over years (``the 2020 - 2022 3 year average of R&D as a % of net
+   sales``): the inner measure for each year, averaged;
+3. a change between two years (``change in net sales from 2021 to 2022``, ``2021 - 2022
+   net sales growth rate``): as a percentage of the earlier year when the question asks
+   for a rate, percent or %, else the difference;
 4. a textbook ratio the question names (:data:`FORMULAS`);
 5. ``A as a % of B``, ``A % margin`` (over revenue), ``A + B``.
 
-Formulas are read by :func:`parse`: line-item phrases (:func:`citewell.text.finance.item_mentions`)
+Formulas are read by :func:`parse`: line-item phrases (:func:`citewell.domains.finance.statements.item_mentions`)
 with an optional fiscal year (``FY2019 revenue``), numbers, ``+ - * /`` and their words
 (``plus``, ``minus``, ``less``, ``times``, ``divided by``), parentheses, ``average X
 between Y1 and Y2`` (``average X`` alone: the year and the one before) and ``change in X
 between Y1 and Y2``. A value is read from the row that states its item
-(:func:`citewell.generate.rows.find_rows`) in the column whose year it names; expenses
-and outflows (:attr:`citewell.text.vocabulary.LineItem.spent`: cost of sales, interest
+(:func:`citewell.domains.finance.rows.find_rows`) in the column whose year it names; expenses
+and outflows (:attr:`citewell.domains.finance.vocabulary.LineItem.spent`: cost of sales, interest
 expense, capital expenditures …, which statements may show in parentheses) count by
 their size. Anything that cannot be read — an item no row states, a
 year no column reports, a division by zero — means no calculation: the answer then quotes
@@ -40,18 +39,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, DivisionByZero, InvalidOperation
 
-from citewell.generate.rows import FoundRow
-from citewell.text.finance import item_mentions, mentions
-from citewell.text.numbers import asked_years, asks_partial_period, column_periods, is_year
-from citewell.text.questions import lead
+from .rows import FoundRow
+from .statements import item_mentions, mentions
+from citewell.question.periods import question_periods
+from citewell.text.numbers import column_periods, is_year
+from citewell.question.kinds import lead
 from citewell.text.terms import tokens
-from citewell.text.vocabulary import LINE_ITEMS
+from .vocabulary import LINE_ITEMS
 
 __all__ = ["FORMULAS", "Calculation", "RowsFor", "calculate", "parse"]
 
 #: Textbook formulas (CFA Institute, "Financial Analysis Techniques"; the capital
 #: intensity ratio is total assets over sales) of the ratios of
-#: :data:`citewell.text.vocabulary.RATIOS`, by first name, in the words :func:`parse`
+#: :data:`citewell.domains.finance.vocabulary.RATIOS`, by first name, in the words :func:`parse`
 #: reads; ``%`` results are percentages.
 FORMULAS: dict[str, tuple[str, ...]] = {
     "current ratio": ("total current assets / total current liabilities",),
@@ -367,7 +367,7 @@ class _Plan:
 def _plan(question: str) -> _Plan | None:
     """What to compute for ``question`` (module docstring, steps 1-5), or None."""
     ask = lead(question)
-    asked = sorted(asked_years(question))
+    asked = sorted(question_periods(question).years)
     target = asked[-1] if asked else None
     definition = _DEFINITION_RE.search(question)
     if definition:
@@ -459,7 +459,7 @@ def calculate(question: str, rows_for: RowsFor) -> Calculation | None:
         rows = rows_for(keys)
         if len({r.scale for r in rows.values() if r.scale is not None}) > 1:
             continue  # rows in thousands and in millions: never combined as written
-        values = _Values(rows, partial=asks_partial_period(question))
+        values = _Values(rows, partial=question_periods(question).partial)
         results = [_evaluate(tree, values, year) for year in plan.years]
         if any(r is None for r in results):
             continue

@@ -14,7 +14,7 @@ questions of an evaluation set:
   cash-flow ratios (CFA Institute, "Financial Analysis Techniques") in terms of those
   line items.
 
-:mod:`citewell.text.finance` finds these phrases in questions, page headings and row
+:mod:`citewell.domains.finance.statements` finds these phrases in questions, page headings and row
 labels; :mod:`citewell.text.terms` builds its question expansions from them (an alias
 also searches its captions, a ratio the captions of what it is computed from).
 """

@@ -2,7 +2,7 @@
 
 One rule for every stage that asks it: retrieval's resource priors
 (:func:`citewell.retrieve.rerank.resource_priors`) and the statement rows of an extractive
-figure answer (:func:`citewell.generate.extractive.figure_answer`, which reads rows only
+figure answer (:func:`citewell.domains.finance.answer.figure_rows`, which reads rows only
 from the documents the question names when it names any).
 
 A source is named when a question word written like a name (``AMCOR``, ``JnJ``, ``3M``,
@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .terms import content_terms, tokens
+from ..text.terms import content_terms, tokens
 
 __all__ = ["DOC_WORDS", "NamedSources", "QuestionNames", "names_source"]
 

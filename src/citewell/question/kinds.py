@@ -11,8 +11,8 @@ question is answered with rows and values, a reason with sentences).
 - :func:`asks_quantity`: ``how many/much/long…``, ``what percentage/share/amount…``.
 - :func:`asks_for_figure`: a money figure is asked: ``how much``, a word for the form of
   a figure (``amount``, ``USD``, ``million``, ``percent``, ``ratio``, ``margin``,
-  ``round``, ``calculate`` …), or a line item, ratio or statement of the statement
-  vocabulary (:mod:`citewell.text.finance`). ``how many`` is not one: counts (employees,
+  ``round``, ``calculate`` …), or a measure the domain pack knows (for filings a line
+  item, ratio or statement, :mod:`citewell.domains.finance`). ``how many`` is not one: counts (employees,
   stores, shares) are as often stated in prose.
 - :func:`asks_figure`: the answer is a figure: a quantity question, or a ``what/which
   is/was …`` question asking for a figure, unless it asks why.
@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import re
 
-from .finance import mentions
-from .terms import content_terms, tokens
+from typing import Any
 
-__all__ = ["asks_calculation", "asks_figure", "asks_for_figure", "asks_quantity", "asks_why", "lead"]
+from ..text.terms import content_terms, tokens
+
+__all__ = ["asks_calculation", "asks_count", "asks_date", "asks_figure", "asks_for_figure", "asks_list", "asks_person",
+           "asks_quantity", "asks_why", "asks_yes_no", "lead"]
 
 _WHY_RE = re.compile(r"\b(?:why|explain|drove|drive|driven|cause[sd]?|reasons?|because|due\s+to|"
                      r"(?:impact|affect|influence)(?:ed)?\s+by)\b", re.IGNORECASE)
@@ -63,27 +65,66 @@ def asks_quantity(question: str) -> bool:
     return bool(_QUANTITY_RE.search(question))
 
 
-def asks_for_figure(question: str) -> bool:
-    """The question asks for a money figure (module docstring)."""
+def asks_for_figure(question: str, measure: Any = None) -> bool:
+    """The question asks for a money figure (module docstring); ``measure``: what the
+    domain pack read as the question's measure (its ``named``: the question names a
+    measure the domain knows), None without a domain pack."""
     toks = tokens(question)
     for i, tok in enumerate(toks):
         if tok.term == "much" and i > 0 and toks[i - 1].term == "how":
             return True
         if tok.content and tok.term in FIGURE_FORMS:
             return True
-    return bool(mentions(question))
+    return bool(measure is not None and measure.named)
 
 
-def asks_figure(question: str) -> bool:
+def asks_figure(question: str, measure: Any = None) -> bool:
     """The answer is a figure (module docstring): units that state no value are weaker
-    answers to it."""
+    answers to it. ``measure`` as :func:`asks_for_figure`."""
     if asks_quantity(question):
         return True
     if asks_why(question) or not _FIGURE_START_RE.match(question):
         return False
-    return asks_for_figure(question)
+    return asks_for_figure(question, measure)
 
 
 def asks_calculation(question: str) -> bool:
     """The answer is computed from figures (module docstring)."""
     return bool(_CALCULATION_RE.search(question))
+
+
+_COUNT_RE = re.compile(r"\bhow\s+many\b|\b(?:what|which)\s+(?:is|was)\s+the\s+number\s+of\b", re.IGNORECASE)
+_DATE_RE = re.compile(r"^\W*when\b|\b(?:what|which)\s+(?:date|day|month|year)\b|\bby\s+when\b", re.IGNORECASE)
+_PERSON_RE = re.compile(r"^\W*(?:who|whom)\b|\b(?:what|which)\s+(?:person|people|executive|officer)\b",
+                        re.IGNORECASE)
+#: An English yes/no question opens with an auxiliary or modal verb (subject-auxiliary inversion).
+_YES_NO_RE = re.compile(r"^\W*(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should|shall|may|"
+                        r"might|must)\b", re.IGNORECASE)
+_LIST_RE = re.compile(r"^\W*(?:list|name|enumerate)\b|\b(?:what|which)\s+(?:are|were)\s+the\b", re.IGNORECASE)
+
+
+def asks_count(question: str) -> bool:
+    """The answer is a count: ``how many``, ``what is the number of``."""
+    return bool(_COUNT_RE.search(question))
+
+
+def asks_date(question: str) -> bool:
+    """The answer is a date: a question opening with ``when``, or asking ``what date/day/
+    month/year``."""
+    return bool(_DATE_RE.search(question))
+
+
+def asks_person(question: str) -> bool:
+    """The answer is a person: a question opening with ``who``, or asking which person or officer."""
+    return bool(_PERSON_RE.search(question))
+
+
+def asks_yes_no(question: str) -> bool:
+    """The answer is yes or no: the question opens with an auxiliary or modal verb
+    (``Is``, ``Does``, ``Did``, ``Has``, ``Can`` …)."""
+    return bool(_YES_NO_RE.match(question))
+
+
+def asks_list(question: str) -> bool:
+    """The answer is a list: ``list``/``name`` …, or ``what/which are the …``."""
+    return bool(_LIST_RE.search(question))

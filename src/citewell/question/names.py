@@ -1,4 +1,4 @@
-"""Names a question asks about, how a text mentions them, and name ↔ ticker links.
+"""Names a question asks about, and how a text mentions them.
 
 Question names (:func:`question_names`)
 =======================================
@@ -33,32 +33,17 @@ wrote it, or in capitals) at word boundaries, its words separated by any run of 
 ``-`` or ``&``; a ticker also as its cashtag (``$ATVI``). A name that the sources also
 use as an ordinary word (``common``: its lower-case form occurs, as in "we block
 spam" for a company called Block) does not count where a sentence or line starts with
-it: the capital there is the sentence's. A *label* (a resource's title, file name,
-tickers and company names) names a name when the name's letters and digits, lower-cased,
-occur in the label's (``Best Buy`` in ``BESTBUY_2024Q2_10Q``; ``3M`` in ``3M_2022_10K``),
-or the name equals one of its tickers.
-
-Links (:func:`ticker_links`)
-============================
-
-A company name and a ticker are linked, both ways, when the data says so: a resource's
-metadata lists both (``tickers`` and ``company_names``, from a manifest or an upload), or
-a text defines the ticker right after the name, as financial writing does: ``Activision
-Blizzard (ATVI)``, ``Amcor ($AMCR)``, ``3M Company (NYSE: MMM)`` (an exchange prefix is
-any capitalised word before a colon). A bare code in parentheses is a ticker only when
-the sources also use it as one (a cashtag such as ``$ATVI`` in a post, or a resource's
-metadata ticker); otherwise it defines an abbreviation (``Boeing Capital Corporation
-(BCC)``). No list of companies is built in.
+it: the capital there is the sentence's. How a resource's labels name a name, and the
+name ↔ ticker links the data gives, are read by :mod:`citewell.scope.labelindex`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from ..models import Resource
 from ..text.terms import STOP_WORDS
 
 _WORD_RE = re.compile(r"\$?[^\W_]+(?:['\u2019&][^\W_]+)*(?:\.[A-Z]{1,2}\b)?")
@@ -219,70 +204,6 @@ def used_as_word(text: str, name: Name | str) -> bool:
     return bool(re.search(rf"(?<![\w$]){_pattern(value)}(?!\w)", text))
 
 
-def labels(resource: Resource) -> str:
-    """The letters and digits of a resource's title, file name, tickers and company
-    names, lower-cased and space-separated (what :func:`names_resource` reads)."""
-    meta = resource.metadata or {}
-    return _label_text((resource.title, resource.file_name, *metadata_strings(meta.get("tickers")),
-                        *metadata_strings(meta.get("company_names"))))
-
-
-@lru_cache(maxsize=16384)
-def _label_text(values: tuple[object, ...]) -> str:
-    """:func:`labels` of a resource's label values (cached: every name of every question
-    is checked against every resource of the scope)."""
-    return " ".join(ALNUM_RE.sub("", str(v).lower()) for v in values if v)
-
-
-def metadata_strings(value: object) -> list[str]:
-    """The strings of a metadata value (``tickers``, ``company_names``): a list or tuple's
-    items as strings (None items left out), any other value as one string, nothing for None."""
-    if value is None:
-        return []
-    if isinstance(value, (list, tuple)):
-        return [str(v) for v in value if v is not None]
-    return [str(value)]
-
-
-def names_resource(resource: Resource, name: Name) -> bool:
-    """Whether the resource's labels name ``name`` (module docstring, "Mentions")."""
-    key = name.key
-    if not key:
-        return False
-    if name.ticker and key in {t.lower() for t in metadata_strings((resource.metadata or {}).get("tickers"))}:
-        return True
-    return len(key) >= 2 and key in labels(resource)
-
-
-def ticker_links(names: Iterable[Name], resources: Sequence[Resource], texts: Iterable[str],
-                 tickers: Iterable[str] = ()) -> dict[str, set[str]]:
-    """Aliases of each name from the data (module docstring, "Links"): ``{name.text:
-    {linked tickers or company names}}``. ``texts`` are passages that may define a
-    ticker (those that mention the names). A code in parentheses after a name is a
-    ticker when it is written as one (``$ATVI``, ``NYSE: MMM``) or is a known ticker:
-    one of ``tickers`` (cashtags seen in the sources) or of a resource's metadata; other
-    parenthesised codes define abbreviations (``Boeing Capital Corporation (BCC)``) and
-    link nothing. A name without links is left out."""
-    from .labelindex import label_index  # the index reads this module's labels
-
-    index = label_index(resources)
-    wanted = list(names)
-    out: dict[str, set[str]] = {}
-    defined: list[tuple[str, str]] = []
-    known = index.known | {t.upper().lstrip("$") for t in tickers}
-    for company, code, explicit in ticker_definitions(texts):
-        if explicit or code in known:
-            defined.append((company, code))
-    for name in wanted:
-        # the metadata pairs that can link to the name (:meth:`LabelIndex.linked_pairs`), then the texts'
-        for company, ticker in (*index.linked_pairs(name), *defined):
-            if name.ticker and name.text.upper() == ticker:
-                out.setdefault(name.text, set()).add(_short(company))
-            elif not name.ticker and (mentions(company, name) or name.key == ALNUM_RE.sub("", company.lower())):
-                out.setdefault(name.text, set()).add(ticker)
-    return out
-
-
 def ticker_definitions(texts: Iterable[str]) -> list[tuple[str, str, bool]]:
     """``(company, code, explicit)`` for each code written in parentheses right after a
     name in ``texts``; ``explicit`` when written as a ticker (``$`` or an exchange
@@ -324,11 +245,6 @@ def cashtags(text: str) -> set[str]:
     return {m.group(1).upper() for m in _CASHTAG_RE.finditer(text)}
 
 
-def _short(company: str) -> str:
-    """A company name up to its first comma, whitespace runs as one space."""
-    return " ".join(company.split(",")[0].split())
-
-
 def alias_query(question: str, links: Mapping[str, set[str]]) -> str:
     """``question`` with each linked alias written in parentheses after the first
     occurrence of its name (``Activision (ATVI) puts``): what retrieval and the answer
@@ -345,5 +261,5 @@ def alias_query(question: str, links: Mapping[str, set[str]]) -> str:
     return out
 
 
-__all__ = ["Name", "alias_query", "cashtags", "labels", "mentions", "names_resource", "question_names", "ticker_definitions",
-           "ticker_links", "used_as_word"]
+__all__ = ["ALNUM_RE", "Name", "alias_query", "cashtags", "mentions", "question_names", "ticker_definitions",
+           "used_as_word"]

@@ -1,0 +1,127 @@
+"""Figure answers read off statement rows: the finance pack's structured answer.
+
+:func:`figure_answer` answers a figure or calculation question with the statement rows
+that state what it asks (:mod:`~citewell.domains.finance.rows`), restated with their
+periods, and — when the question asks for a figure the sources do not state but that is
+computed from rows they do — the working of the calculation
+(:mod:`~citewell.domains.finance.calc`) as an uncited sentence before them.
+
+A figure question: a quantity, a ``what was/is`` question about a line item, a change or
+share computed from line items (the analysis's kind ``calculation``), or any question
+about a ratio (:data:`~citewell.domains.finance.vocabulary.RATIOS`: "Does X have
+positive working capital?" is answered by its current assets and current liabilities).
+An adjusted (non-GAAP) measure (:data:`ADJUSTED_RE`) is answered by the row that states
+it by name (``Adjusted EBITDA``: :func:`~citewell.domains.finance.rows.measure_rows`), or
+else by sentences: its adjustments are the company's own, so it cannot be computed from
+statement captions. Rows answer only when every line item the question names directly is
+stated by one of them.
+
+All the rows of one answer come from one document: the documents the question names
+(:func:`citewell.question.naming.names_source`), or every document when it names none,
+are tried in the order of their best passage, and the first that answers does (a ratio is
+never computed from two companies' statements, and a figure of a company the question
+names is never read from another's). A question whose figure belongs to a name written in
+the possessive (``Apple's net income``) that names no document gets no rows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ...models import Passage
+from ...question.analysis import QuestionAnalysis
+from ...question.naming import names_source
+from ..base import FigureAnswer, RowQuote
+from .calc import Calculation, calculate
+from .rows import FoundRow, find_rows, measure_rows, render_row, reports_year, rows_for_items
+from .statements import statements_named
+
+__all__ = ["ADJUSTED_RE", "CALCULATION_TEXT", "OTHER_PERIODS_TEXT", "figure_answer", "figure_rows"]
+
+#: A measure the company adjusts, read and never computed: the labels of non-GAAP financial
+#: measures as the SEC's rules name them (Regulation G and Item 10(e) of Regulation S-K:
+#: "adjusted", "non-GAAP", measures "excluding" items; the SEC staff's Compliance and
+#: Disclosure Interpretations on Non-GAAP Financial Measures: "organic", "constant currency").
+ADJUSTED_RE = re.compile(r"\b(?:adjusted|non[- ]?gaap|organic(?:ally)?|constant[- ]currency|"
+                         r"exclud(?:e|es|ing)\s+(?:the\s+)?(?:impacts?|effects?))\b", re.IGNORECASE)
+#: Said first when the answer is a calculation: the rows it needs follow, each cited.
+CALCULATION_TEXT = ("The sources state no single figure for this: it is a calculation for the reader, from the "
+                    "figures that follow.")
+#: Said first when the question names years and no row found reports any of them: the rows
+#: that follow are for the periods the sources do report, never given as the asked year's.
+OTHER_PERIODS_TEXT = "The sources give no figure for {years}; the rows below are for the periods they report."
+#: A name in the possessive: whose figure the question asks for (``Apple's``, ``MGM Resorts'``).
+_POSSESSIVE_NAME_RE = re.compile(r"\b[A-Z0-9][\w&.\-]*(?:['\u2019]s\b|s['\u2019](?=\s))")
+
+
+def figure_rows(analysis: QuestionAnalysis, passages: Sequence[Passage]) -> tuple[list[FoundRow], Calculation | None]:
+    """The statement rows that answer the figure or calculation question of ``analysis``,
+    and the calculation when one is asked and can be done (its rows are those it read);
+    ``([], None)`` when the question asks why or asks for no figure (module docstring)."""
+    question = analysis.query
+    ratio = any(m.kind == "ratio" for m in analysis.measure.mentions) if analysis.measure is not None else False
+    kind = analysis.kind
+    if kind.reason or not (kind.figure or kind.calculation or ratio):
+        return [], None
+    order = list(dict.fromkeys(p.chunk.resource_id for p in passages))
+    named_docs = [rid for rid in order if any(
+        names_source(analysis.naming, p.resource_title, p.resource_names, p.resource_names)
+        for p in passages if p.chunk.resource_id == rid)]
+    if not named_docs and _POSSESSIVE_NAME_RE.search(question):
+        return [], None  # "Apple's net income": a company no document is about; another's rows never answer
+    for rid in named_docs or order:
+        rows, calculation = _figure_rows_in(analysis, passages, ratio, rid)
+        if rows:
+            return rows, calculation
+    return [], None
+
+
+def _figure_rows_in(analysis: QuestionAnalysis, passages: Sequence[Passage], ratio: bool,
+                    resource_id: str) -> tuple[list[FoundRow], Calculation | None]:
+    """:func:`figure_rows` from the passages of one document."""
+    question = analysis.query
+    asked = analysis.years
+    found_mentions = analysis.measure.mentions if analysis.measure is not None else ()
+    named = frozenset(statements_named(question))
+
+    def rows_for(keys: tuple[str, ...]) -> dict[str, FoundRow]:
+        return rows_for_items(keys, passages, asked_years=asked, named=named, resource_id=resource_id)
+
+    # an adjusted (non-GAAP) measure cannot be computed from statement captions: a row states
+    # it, or else the sentences that discuss it answer
+    if ADJUSTED_RE.search(question):
+        return measure_rows([m.key for m in found_mentions if m.kind == "ratio"], question, passages,
+                            resource_id=resource_id), None
+    calculation = calculate(question, rows_for) if (ratio or analysis.kind.calculation) else None
+    if calculation is not None:
+        found = rows_for(calculation.items)
+        return [found[k] for k in calculation.items if k in found], calculation
+    rows = find_rows(question, passages, asked_years=asked, resource_id=resource_id)
+    items = {m.key for m in found_mentions if m.kind == "item"}
+    if items - {row.item for row in rows}:  # a line item the question names that no row states:
+        return [], None  # the rows do not answer it; sentences may
+    return rows, None
+
+
+def figure_answer(analysis: QuestionAnalysis, passages: Sequence[Passage]) -> FigureAnswer | None:
+    """The :class:`~citewell.domains.base.FigureAnswer` of ``analysis`` from ``passages``:
+    its rows restated (:func:`~citewell.domains.finance.rows.render_row`) and the preface
+    — :data:`OTHER_PERIODS_TEXT` when the question names years and no row reports any of
+    them, else the calculation's working, else :data:`CALCULATION_TEXT` when several rows
+    (or a calculation that could not be done) answer; None when no row answers."""
+    rows, calculation = figure_rows(analysis, passages)
+    if not rows:
+        return None
+    quotes = tuple(RowQuote(row.passage_index, row.start, row.end,
+                            render_row(row, passages[row.passage_index].chunk.text)) for row in rows)
+    asked = sorted(analysis.years)
+    preface: str | None = None
+    if asked and all(row.years and not any(reports_year(row, y) for y in asked) for row in rows):
+        # "revenue in 2019" over a 10-K reporting 2020-2022: no calculation from other years
+        preface = OTHER_PERIODS_TEXT.format(years=" and ".join(str(y) for y in asked))
+    elif calculation is not None:  # the working first (uncited: its inputs are the rows that follow)
+        preface = calculation.text
+    elif len(rows) > 1 or analysis.kind.calculation:
+        preface = CALCULATION_TEXT
+    return FigureAnswer(quotes, preface)
