@@ -25,7 +25,7 @@ from ...models import Passage, Resource
 from ...text.terms import Expansions, tokens
 from ..base import FigureAnswer, PageNeeds
 from .measure import Measure, ReportingScope, read_measure, read_scope
-from .vocabulary import LINE_ITEMS, RATIOS, STATEMENTS
+from .vocabulary import LINE_ITEMS, RATIOS, STATEMENTS, texts
 
 if TYPE_CHECKING:
     from ...question.analysis import QuestionAnalysis
@@ -71,16 +71,18 @@ def expansions() -> dict[str, tuple[str, ...]]:
     items = {item.key: item for item in LINE_ITEMS}
     out: dict[str, tuple[str, ...]] = {}
     for item in LINE_ITEMS:
-        for label in item.labels:
-            out[label] = _minimal(list(item.labels), besides=label)
-        for alias in item.aliases:
-            out.setdefault(alias, _minimal(list(item.labels), besides=alias))
+        labels = list(texts(item.labels))
+        for label in labels:
+            out[label] = _minimal(labels, besides=label)
+        for alias in texts(item.aliases):
+            out.setdefault(alias, _minimal(labels, besides=alias))
     for ratio in RATIOS:
-        for name in ratio.names:
-            out[name] = _minimal([items[key].labels[0] for key in ratio.items], besides=name)
-    for titles in STATEMENTS.values():
+        for name in texts(ratio.names):
+            out[name] = _minimal([items[key].labels[0].text for key in ratio.items], besides=name)
+    for kind_titles in STATEMENTS.values():
+        titles = list(texts(kind_titles))
         for title in titles:
-            out.setdefault(title, _minimal(list(titles), besides=title))
+            out.setdefault(title, _minimal(titles, besides=title))
     return {phrase: alts for phrase, alts in out.items() if alts}
 
 

@@ -49,8 +49,7 @@ from .vocabulary import LINE_ITEMS
 
 __all__ = ["FORMULAS", "Calculation", "RowsFor", "calculate", "parse"]
 
-#: Textbook formulas (CFA Institute, "Financial Analysis Techniques"; the capital
-#: intensity ratio is total assets over sales) of the ratios of
+#: Textbook formulas (CFA Institute, "Financial Analysis Techniques") of the ratios of
 #: :data:`citewell.domains.finance.vocabulary.RATIOS`, by first name, in the words :func:`parse`
 #: reads; ``%`` results are percentages.
 FORMULAS: dict[str, tuple[str, ...]] = {
@@ -64,7 +63,6 @@ FORMULAS: dict[str, tuple[str, ...]] = {
     "operating margin": ("operating income / revenue * 100 %",),
     "net margin": ("net income / revenue * 100 %",),
     "ebitda": ("operating income + depreciation and amortization",),
-    "ebitda margin": ("(operating income + depreciation and amortization) / revenue * 100 %",),
     "return on assets": ("net income / average total assets",),
     "return on equity": ("net income / average total stockholders equity",),
     "asset turnover": ("revenue / average total assets",),
@@ -78,9 +76,6 @@ FORMULAS: dict[str, tuple[str, ...]] = {
     "interest coverage": ("operating income / interest expense",),
     "effective tax rate": ("income tax expense / income before income taxes * 100 %",),
     "free cash flow": ("net cash provided by operating activities - capital expenditures",),
-    "free cash flow conversion": ("(net cash provided by operating activities - capital expenditures) / "
-                                  "net income * 100 %",),
-    "capital intensity": ("total assets / revenue",),
     "dividend payout ratio": ("dividends paid / net income * 100 %",),
 }
 
@@ -495,6 +490,6 @@ def calculate(question: str, rows_for: RowsFor) -> Calculation | None:
 def _as_keys(formula: str) -> str:
     """A formula whose operands may name line items by their key (as :func:`_plan_measure`
     writes them) with each key as its first caption, so :func:`parse` reads one language."""
-    captions = {item.key: item.labels[0] for item in LINE_ITEMS}
+    captions = {item.key: item.labels[0].text for item in LINE_ITEMS}
     return re.sub(r"\b[A-Z][A-Za-z]+\b", lambda m: captions.get(m.group(), m.group()), formula)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from citewell.text.terms import tokens
-from .vocabulary import LINE_ITEMS, RATIOS, STATEMENTS
+from .vocabulary import LINE_ITEMS, RATIOS, STATEMENTS, texts
 
 __all__ = ["Mention", "caption_share", "captions_in", "item_mentions", "items_of_row", "measure_items", "measures_of_row", "mentions",
            "statement_of_heading", "statements_named", "statements_of_items"]
@@ -39,18 +39,19 @@ def _phrases(row: bool) -> list[tuple[tuple[str, ...], str, str]]:
     out: list[tuple[tuple[str, ...], str, str]] = []
     if not row:
         for kind, titles in STATEMENTS.items():
-            out.extend((_terms(t), "statement", kind) for t in titles)
+            out.extend((_terms(t), "statement", kind) for t in texts(titles))
         for ratio in RATIOS:
-            out.extend((_terms(n), "ratio", ratio.names[0]) for n in ratio.names)
+            out.extend((_terms(n), "ratio", ratio.names[0].text) for n in texts(ratio.names))
     for item in LINE_ITEMS:
-        out.extend((_terms(t), "item", item.key) for t in (item.labels if row else (*item.labels, *item.aliases)))
+        out.extend((_terms(t), "item", item.key)
+                   for t in texts(item.labels if row else (*item.labels, *item.aliases)))
     out = [p for p in out if p[0]]
     out.sort(key=lambda p: -len(p[0]))  # stable: the order above breaks ties
     return out
 
 
 _PHRASES = {False: _phrases(False), True: _phrases(True)}
-_RATIO_BY_NAME = {r.names[0]: r for r in RATIOS}
+_RATIO_BY_NAME = {r.names[0].text: r for r in RATIOS}
 
 
 @dataclass(frozen=True)
