@@ -39,7 +39,8 @@ def wire_class_of(copy_class: type[BaseModel]) -> type[BaseModel] | None:
 
 
 def _is_wire(base: type) -> bool:
-    return isinstance(base, type) and issubclass(base, BaseModel) and not isinstance(base, OpenCopyMeta)
+    return (isinstance(base, type) and issubclass(base, BaseModel) and base is not BaseModel
+            and not isinstance(base, OpenCopyMeta))
 
 
 def retarget(annotation: Any) -> Any:
