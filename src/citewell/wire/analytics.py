@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ..profiles.analytics import ENUMS
 from .base import ClosedModel, OpenModel
+from .enums import ENUMS
 
 
 def _enum(key: str) -> Any:
