@@ -52,8 +52,8 @@ class Box(_Model):
 class ErrorInfo(_Model):
     """A coded error (``code`` from docs/architecture.md "Errors", human ``message``)."""
 
-    code: str
-    message: str
+    code: str = Field(description="Stable error code (API_KEY_MISSING, NOT_FOUND, INVALID_REQUEST_BODY …).")
+    message: str = Field(description="What went wrong, for people.")
 
 
 class Notice(_Model):

@@ -1,8 +1,12 @@
 """Typed results of :mod:`citewell.client`: pydantic models of the API's wire shapes.
 
-Every model is open (``extra="allow"``): a field the server adds later survives as an
-attribute (``model.some_new_field``) and in ``model.model_dump()``. Times are kept as the
-ISO 8601 text the server sent. Fields are named as on the wire, per profile:
+The shapes are written once, in :mod:`citewell.wire` (the server's response models): each
+model here is a thin subclass of its wire class that differs only in being open
+(``extra="allow"``, :mod:`citewell.wire.open_copy`), so its fields, types and
+required-ness are the server's and a field the server adds later survives as an attribute
+(``model.some_new_field``) and in ``model.model_dump()``. The few client-only fields are
+marked as such (``tests/test_wire_model.py`` lists them). Times are kept as the ISO 8601
+text the server sent. Fields are named as on the wire, per profile:
 
 - sessions (seed 001): :class:`Session`, :class:`SessionMessage` (``content``, ``response.parts``,
   ``citations``), :class:`Turn`, :class:`SessionMessages`;
@@ -11,7 +15,10 @@ ISO 8601 text the server sent. Fields are named as on the wire, per profile:
 - chats (seed 000): :class:`AskAccepted`, :class:`ChatMessage` (``text`` with ``[N]``,
   ``references``), :class:`ChatMessagesPage`, :class:`Chat`, :class:`Mention`,
   :class:`MentionNotFound`, :class:`MentionsPage`, :class:`Dataset`,
-  :class:`ResearchPreview`, :class:`Pattern`;
+  :class:`ResearchPreview`;
+- tracking agents: :class:`TrackingAgent`, :class:`AgentRun`, :class:`AlertsPage`,
+  :class:`Pattern` (its :class:`PatternMember` list), :class:`PatternSummary`,
+  :class:`PatternList`;
 - the answer stream: :class:`StreamEvent` and its kinds (:class:`ConversationEvent`,
   :class:`SearchResultsEvent`, :class:`CitationEvent`, :class:`AnswerEvent`,
   :class:`SupportEvent`, :class:`ResetEvent`, :class:`DoneEvent`, :class:`ErrorEvent`);
@@ -20,169 +27,90 @@ ISO 8601 text the server sent. Fields are named as on the wire, per profile:
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
+from pydantic import Discriminator, Field, Tag, ValidationError
+
+from ..wire import agents as _agents
+from ..wire import analytics as _analytics
+from ..wire import chats as _chats
+from ..wire import errors as _errors
+from ..wire import resources as _resources
+from ..wire import sessions as _sessions
+from ..wire.base import ResourceStatus
+from ..wire.open_copy import OpenCopy
 
 
-class Model(BaseModel):
+class Model(OpenCopy):
     """The base of every result: open (unknown fields are kept), compared by value."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
 
-
-class ErrorInfo(Model):
+class ErrorInfo(_errors.ErrorInfo, Model):
     """A coded error ``{code, message}``."""
 
-    code: str
-    message: str = ""
 
-
-class Notice(Model):
+class Notice(_errors.Notice, Model):
     """A coded warning ``{code, message, …}`` (extra keys carry specifics such as ``page``)."""
-
-    code: str
-    message: str = ""
 
 
 # -- sessions profile (seed 001) ------------------------------------------------------------
 
-class Session(Model):
+class Session(_sessions.Session, Model):
     """A session (the same object as a chat): ``{id, title, workspace_id, created_at, updated_at}``."""
 
-    id: str
-    title: str | None = None
-    workspace_id: str | None = None
-    created_at: str | None = None
-    updated_at: str | None = None
 
-
-class Source(Model):
+class Source(_sessions.SourceOut, Model):
     """The passage a part or citation came from."""
 
-    chunk_id: str | None = None
-    resource_id: str
-    resource_title: str | None = None
-    chunk_index: int | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
 
-
-class Part(Model):
+class Part(_sessions.PartOut, Model):
     """A span of the answer with the one source it came from (None: unsourced). With an
     ``offsets`` unit it also has ``start_index``/``end_index``."""
 
-    text: str
-    source: Source | None = None
 
-
-class Answer(Model):
+class Answer(_sessions.AnswerOut, Model):
     """``response`` of an assistant message: ``{type: "answer", parts, form}``."""
 
-    type: str = "answer"
-    parts: list[Part] = Field(default_factory=list)
-    form: Any = None
 
-
-class Citation(Model):
+class Citation(_sessions.CitationOut, Model):
     """One cited resource (its first-cited passage)."""
 
-    resource_id: str
-    resource_title: str | None = None
-    chunk_index: int | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
 
-
-class SessionMessage(Model):
+class SessionMessage(_sessions.MessageOut, Model):
     """A message in the sessions profile: ``content`` without markers, ``response.parts``
     with their sources, ``citations`` one per cited resource."""
 
-    id: str | None = None
-    role: Literal["user", "assistant", "system"]
-    content: str = ""
-    response: Answer | None = None
-    citations: list[Citation] = Field(default_factory=list)
-    resource_ids: list[str] = Field(default_factory=list)
-    image_url: str | None = None
-    created_at: str | None = None
 
-
-class SessionMessages(Model):
+class SessionMessages(_sessions.SessionMessagesData, Model):
     """``GET /v1/sessions/{id}/messages``: the session and its messages, oldest first."""
 
-    session: Session
-    messages: list[SessionMessage]
 
-
-class Turn(Model):
+class Turn(_sessions.TurnData, Model):
     """``POST /v1/sessions/{id}/messages``: the session, the question and the answer."""
-
-    session: Session
-    user_message: SessionMessage
-    assistant_message: SessionMessage
 
 
 # -- resources -------------------------------------------------------------------------------
 
-ResourceStatus = Literal["processing", "ready", "failed", "superseded", "missing"]
-
-
-class Resource(Model):
+class Resource(_resources.ResourceOut, Model):
     """An uploaded file: ``status`` processing → ready or failed (``error {code, message}``)."""
 
-    id: str
-    workspace_id: str | None = None
-    title: str | None = None
-    file_name: str | None = None
-    kind: str | None = None
-    media_type: str | None = None
-    sha256: str | None = None
-    size_bytes: int | None = None
-    blob_key: str | None = None
-    status: str
-    error: ErrorInfo | None = None
-    warnings: list[Notice] = Field(default_factory=list)
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    custom_metadata: dict[str, Any] | None = None
-    extractor_version: str | None = None
-    chunk_count: int = 0
-    created_at: str | None = None
-    updated_at: str | None = None
 
-
-class ResourceList(Model):
+class ResourceList(_resources.ResourceListData, Model):
     """``GET /v1/resources``: one page (oldest first) and ``total`` over all pages."""
 
-    resources: list[Resource]
-    total: int
-    limit: int
-    offset: int
 
-
-class Deleted(Model):
+class Deleted(_resources.DeletedData, Model):
     """``DELETE /v1/resources/{id}``: ``{resource_id, deleted: true}``."""
-
-    resource_id: str
-    deleted: bool
 
 
 # -- analytics profile (seeds 003/004) ---------------------------------------------------------
 
-class ReferenceMetadata(Model):
+class ReferenceMetadata(_analytics.ReferenceMetadata, Model):
     """RMSReference ``metadata``: the seeds' typed keys plus the passage's provenance
     (``offset`` PDF boxes ``{page, top, left, width, height}``, ``blocks`` transcript cues …)."""
 
-    calendar_date: str | None = None
-    fiscal_year: int | None = None
-    fiscal_quarter: str | None = None
-    source: str | None = None
-    tickers: list[str] = Field(default_factory=list)
-    company_names: list[str] = Field(default_factory=list)
-    document_category: str | None = None
-    offset: list[dict[str, Any]] | None = None
-    blocks: list[int] | None = None
 
-
-class Reference(Model):
+class Reference(_analytics.RMSReference, Model):
     """One evidence reference (an RMSReference): ``id``/``citation_idx`` are the ``[N]``
     number as text (on the conversation route: the number across the conversation, and
     ``citation`` is the ``[N]`` in its message); ``document_id`` the resource; ``text`` the
@@ -191,48 +119,29 @@ class Reference(Model):
     own URL, or a signed download or viewer link); ``viewer_url`` is a signed link to the
     viewer page of the citation."""
 
-    id: str
-    citation_idx: str | None = None
-    search_type: str | None = None
-    chunk_id: str | None = None
-    text: str | None = None
-    text_type: str | None = None
-    document_id: str | None = None
-    document_name: str | None = None
-    s3_file_key: str | None = None
-    external_url: str | None = None
-    metadata: ReferenceMetadata = Field(default_factory=ReferenceMetadata)
-    custom_metadata: dict[str, Any] | None = None
-    citation: int | None = None
-    chunk_text_type: str | None = None
+    #: Client-only: the conversation route's message of this reference (None elsewhere).
     chat_message_id: str | None = None
-    viewer_url: str | None = None
 
 
-class PresignedUrl(Model):
+class PresignedUrl(_analytics.PresignedUrl, Model):
     """``GET /v1/presigned_url``: a URL of a document's original bytes that works without
     an API key until ``expires_at`` (ISO 8601 UTC)."""
-
-    url: str
-    expires_at: str
 
 
 # -- chats profile (seed 000) -----------------------------------------------------------------
 
-class AskAccepted(Model):
+class AskAccepted(_chats.AskAccepted, Model):
     """``POST /v1/ask`` (202): the turn runs in the background; poll ``message_id``."""
 
-    chat_id: str
-    message_id: str
-    status: str = "pending"
 
-
-class ChatReference(Model):
+class ChatReference(_chats.ChatReference, Model):
     """A ``references[]`` entry of a chats message: a post ``{type: "post", source, id,
     citation, start_index, end_index, …}``, a passage (``type: "chunk"``), or an entity
-    ``{type, id}`` (pattern, dataset, research_preview, resource, chat)."""
+    ``{type, id}`` (pattern, dataset, research_preview, resource, chat).
 
-    type: str
+    The server declares only ``type``; the fields below are client-only conveniences
+    (None when the entry has no such key)."""
+
     id: str | None = None
     source: str | None = None
     citation: int | None = None
@@ -240,57 +149,28 @@ class ChatReference(Model):
     end_index: int | None = None
 
 
-class ChatMessage(Model):
+class ChatMessage(_chats.ChatMessage, Model):
     """A message in the chats profile: ``status`` pending → settled (``text`` with ``[N]``,
     ``references``) or failed (``error {code, message}``)."""
 
-    id: str | None = None
-    chat_id: str | None = None
-    role: Literal["user", "assistant", "system"]
-    text: str = ""
-    references: list[ChatReference] = Field(default_factory=list)
-    status: Literal["pending", "settled", "failed"]
-    warnings: list[Notice] = Field(default_factory=list)
+    #: Client-only: a failed turn's ``{code, message}`` (None on other messages).
     error: ErrorInfo | None = None
-    created_at: str | None = None
 
 
-class ChatMessagesPage(Model):
+class ChatMessagesPage(_chats.ChatMessagesPage, Model):
     """``GET /v1/chats/{id}/messages``: a page oldest first; pass ``next_after`` as ``after``."""
 
-    messages: list[ChatMessage]
-    next_after: str | None = None
 
-
-class Chat(Model):
+class Chat(_chats.ChatOut, Model):
     """A chat (the same object as a session)."""
 
-    id: str
-    title: str | None = None
-    workspace_id: str | None = None
-    created_at: str | None = None
-    updated_at: str | None = None
 
-
-class Mention(Model):
+class Mention(_chats.MentionOut, Model):
     """A post with every field its source gave (``score``, ``likes``, ``permalink`` … as extras)."""
 
-    source: str
-    id: str
-    text: str
-    url: str | None = None
-    author: str | None = None
-    created_at: str | None = None
-    dataset_id: str | None = None
-    chunk_id: str | None = None
 
-
-class MentionNotFound(Model):
+class MentionNotFound(_chats.MentionNotFound, Model):
     """A ``post_refs`` item that names no post of the workspace: ``{source, id, error}``."""
-
-    source: str
-    id: str
-    error: ErrorInfo
 
 
 def _mention_kind(value: Any) -> str:
@@ -298,110 +178,63 @@ def _mention_kind(value: Any) -> str:
     return "not_found" if has_error else "mention"
 
 
+#: A ``mentions[]`` item: told apart by its ``error`` key (the wire's ``MentionOut | MentionNotFound``).
 MentionItem = Annotated[Annotated[Mention, Tag("mention")] | Annotated[MentionNotFound, Tag("not_found")],
                         Discriminator(_mention_kind)]
 
 
-class MentionsPage(Model):
+class MentionsPage(_chats.MentionsPage, Model):
     """``POST /v1/mentions``: mentions (by refs: in the order asked, an unknown ref as a
     :class:`MentionNotFound`) and ``next_cursor`` (None on the last page)."""
 
-    mentions: list[MentionItem]
-    next_cursor: str | None = None
+    mentions: list[MentionItem]  # type: ignore[assignment]  # the same shapes, with a discriminator
 
 
-class Dataset(Model):
+class Dataset(_chats.DatasetOut, Model):
     """A posts file of the workspace (``post_count`` posts)."""
 
-    id: str
-    title: str | None = None
-    file_name: str | None = None
-    post_count: int = 0
-    status: str
-    error: ErrorInfo | None = None
-    warnings: list[Notice] = Field(default_factory=list)
-    created_at: str | None = None
-    updated_at: str | None = None
 
-
-class ResearchPreview(Model):
+class ResearchPreview(_chats.ResearchPreviewOut, Model):
     """The pointer to a turn: its assistant message (``id`` = ``message_id``), status, question."""
 
-    id: str
-    chat_id: str | None = None
-    status: str
-    question: str | None = None
-    message_id: str | None = None
-    created_at: str | None = None
+
+# -- tracking agents and patterns ---------------------------------------------------------------
+
+class PatternMember(_agents.PatternMemberOut, Model):
+    """A member of a pattern ``{source, id, dataset_id, created_at}``: a ``post_refs`` item
+    of ``mentions_by_refs``."""
 
 
-class Pattern(Model):
-    """A pattern a tracking agent found: similar mentions (``members``, each
-    ``{source, id, dataset_id, created_at}``, a ``post_refs`` item of ``mentions_by_refs``),
-    the ``datasets`` and ``sources`` they span, ``first_seen``/``last_seen``, ``size`` and
-    ``trend``."""
-
-    id: str
-    label: str | None = None
-    size: int | None = None
-    datasets: list[str] = []
-    sources: list[str] = []
-    first_seen: str | None = None
-    last_seen: str | None = None
-    trend: dict[str, Any] | None = None
-    members: list[dict[str, Any]] = []
+class PatternSummary(_agents.PatternSummary, Model):
+    """A pattern as ``GET /v1/patterns`` lists it: without its members."""
 
 
-class PatternList(Model):
+class Pattern(_agents.PatternOut, Model):
+    """A pattern a tracking agent found: similar mentions (``members``, each a
+    :class:`PatternMember`, a ``post_refs`` item of ``mentions_by_refs``), the ``datasets``
+    and ``sources`` they span, ``first_seen``/``last_seen``, ``size`` and ``trend``."""
+
+
+class PatternList(_agents.PatternList, Model):
     """``GET /v1/patterns``: patterns newest first (without members) and how many there are."""
 
-    patterns: list[Pattern]
-    total: int
 
-
-class TrackingAgent(Model):
+class TrackingAgent(_agents.TrackingAgentOut, Model):
     """A tracking agent: what it watches (``query``, ``filters``, ``keywords``, ``authors``),
     its schedule (``interval_s``, ``next_run_at``) and state (``state``, ``last_run_at``,
     ``last_error``, ``runs``, ``alerts``)."""
 
-    id: str
-    name: str
-    query: str
-    filters: Any = None
-    keywords: list[str] = []
-    authors: list[str] = []
-    interval_s: int
-    state: str
-    next_run_at: str | None = None
-    last_run_at: str | None = None
-    last_error: dict[str, Any] | None = None
-    runs: int = 0
-    alerts: int = 0
 
-
-class TrackingAgentList(Model):
+class TrackingAgentList(_agents.TrackingAgentList, Model):
     """``GET /v1/tracking_agents``."""
 
-    tracking_agents: list[TrackingAgent]
 
-
-class AgentRun(Model):
+class AgentRun(_agents.RunOut, Model):
     """``POST /v1/tracking_agents/{id}/run``: what a run did (``alert`` None: nothing matched)."""
 
-    agent_id: str
-    ran: bool
-    new_mentions: int
-    matched: int
-    alert: ChatMessage | None = None
-    patterns: list[str] = []
-    error: dict[str, Any] | None = None
 
-
-class AlertsPage(Model):
+class AlertsPage(_agents.AlertsPage, Model):
     """``GET /v1/tracking_agents/{id}/messages``: alerts newest first; pass ``next_before`` as ``before``."""
-
-    messages: list[ChatMessage]
-    next_before: str | None = None
 
 
 # -- the answer stream (SSE) ------------------------------------------------------------------
@@ -550,9 +383,6 @@ __all__ = [
     "STREAM_EVENT_TYPES",
     "AgentRun",
     "AlertsPage",
-    "PatternList",
-    "TrackingAgent",
-    "TrackingAgentList",
     "Answer",
     "AnswerEvent",
     "AskAccepted",
@@ -576,6 +406,9 @@ __all__ = [
     "Notice",
     "Part",
     "Pattern",
+    "PatternList",
+    "PatternMember",
+    "PatternSummary",
     "PresignedUrl",
     "Reference",
     "ReferenceMetadata",
@@ -591,6 +424,8 @@ __all__ = [
     "Source",
     "StreamEvent",
     "SupportEvent",
+    "TrackingAgent",
+    "TrackingAgentList",
     "Turn",
     "stream_event",
 ]

@@ -116,6 +116,7 @@ from typing import Any
 
 from citewell.cite.offsets import OffsetMap, check_unit, convert_offsets
 from citewell.models import ENTITY_TYPES, Mention, Message, Reference, Resource
+from citewell.wire.enums import ENUMS
 
 #: Seed 004 ReferenceMetadata keys in seed 003's order (``blocks`` only appears in 004).
 METADATA_KEYS: tuple[str, ...] = (
@@ -139,35 +140,6 @@ PROVENANCE_KEYS: frozenset[str] = frozenset({"offset", "blocks"})
 SEED_TEXT_TYPES: tuple[str, ...] = ("paragraph", "table", "image", "news")
 TEXT_TYPE_MAP: Mapping[str, str] = MappingProxyType({"transcript": "paragraph", "post": "news"})
 
-#: Seed 004's enums of ``ReferenceMetadata`` keys (the module docstring says how values map).
-ENUMS: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "document_category": ("internal", "brokerage", "expert_network", "corporate_data", "external",
-                          "earnings_call", "filing"),
-    "document_subcategory": ("calls", "model", "analysis", "report", "filings", "ir_slide", "factsheet", "email",
-                             "earning", "slides", "10-K", "10-Q", "6-K", "8-K", "DEF 14A", "20-F",
-                             "annual_results", "interim_results", "annual_report", "interim_report", "offerings",
-                             "others"),
-    "sector": ("Basic Materials", "Consumer Cyclicals", "Consumer Staples", "Energy", "Financial Services",
-               "Healthcare", "Industrials", "Technology", "Transportation", "Telecom Services", "Utilities"),
-    "subsector": ("Agriculture", "Chemicals", "Metals & Mining", "Paper & Forest", "Steel", "Automobiles",
-                  "Branded Consumer Goods", "Business Services", "Consumer Cyclicals", "Consumer Durables",
-                  "Education", "Entertainment & Leisure", "Gaming", "Housing", "Lodging", "Media",
-                  "Restaurants & Pubs", "Retail", "Textile", "Apparel & Footwear", "Travel", "Beverages",
-                  "Consumer Products", "Food", "Tobacco", "Clean Energy", "Energy", "Gas", "Oil", "Oil Services",
-                  "Banks", "Brokers & Asset Managers", "Capital Markets", "Diversified Financials", "Insurance",
-                  "Real Estate", "Specialty Finance", "Biotechnology", "Healthcare Services", "Life Sciences",
-                  "Medical Technology", "Pharmaceuticals", "Aerospace & Defense", "Capital Goods", "Construction",
-                  "Electrical Equipment", "Environmental Services", "Machinery",
-                  "Machinery & Diversified Industrials", "Multi-Industry", "Packaging",
-                  "Communications Technology", "Hardware", "Info Services", "Integrated Electricals", "Internet",
-                  "IT Services", "IT Supply Chain", "Semiconductors", "Software", "Technology", "Air Freight",
-                  "Airlines", "Airports", "Infrastructure", "Logistics", "Railroads", "Shipping", "Trucking",
-                  "Communication Services", "Satellite", "Telecom Wireless", "Towers", "Diversified", "MLPs",
-                  "Power", "Utilities", "Water"),
-    "rms_type": ("emailnotes", "generalnotes", "templatednotes", "custom-data", "structured-data",
-                 "public_transcript", "private_transcript"),
-    "rms_document_type": ("note", "attachment"),
-})
 #: Other names of enum members: the GICS sectors (FinanceBench's ``gics_sector``) that seed
 #: 004 names differently; keys compare as :func:`_enum_key` does.
 SYNONYMS: Mapping[str, Mapping[str, str]] = MappingProxyType({

@@ -1,6 +1,8 @@
 """Request and response models of the tracking-agent and pattern routes (issue 17): what
 the OpenAPI document says about ``/v1/tracking_agents…`` and ``/v1/patterns…``. Request
-schemas state exactly what the routes accept (:mod:`citewell.web.rules`)."""
+schemas state exactly what the routes accept (:mod:`citewell.web.rules`); the response
+shapes are written once in :mod:`citewell.wire.agents` (the typed client derives its own
+from them) and re-exported here."""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, ConfigDict, Field, StrictInt, StrictStr, WithJsonSchema
 
 from ..agents.spec import MAX_INTERVAL_S, MAX_TERM_CHARS, MAX_TERMS, MIN_INTERVAL_S
+from ..wire.agents import (AlertsPage, Deleted, PatternList, PatternMemberOut, PatternOut, PatternSummary, RunOut,
+                           TrackingAgentList, TrackingAgentOut)
 from . import rules
-from .schemas import ChatMessage, FilterValue, Notice, _Body, _Closed, _Open
+from .schemas import FilterValue, _Body
 
 _NAME = {"anyOf": [rules.name(), {"type": "null"}]}
 _TERMS = {"anyOf": [{"type": "array", "items": rules.name(MAX_TERM_CHARS), "maxItems": MAX_TERMS},
@@ -62,94 +66,5 @@ class TrackingAgentPatch(_AgentFields):
         None, description="A new question or topic.")
 
 
-class TrackingAgentOut(_Open):
-    """A tracking agent."""
-
-    id: str
-    name: str
-    query: str
-    filters: Any = Field(description="The filters as given (object, list of strings, or null).")
-    keywords: list[str]
-    authors: list[str]
-    interval_s: int
-    state: Literal["active", "paused"]
-    created_at: str
-    updated_at: str
-    next_run_at: str = Field(description="When the scheduler runs it next (ISO 8601 UTC).")
-    last_run_at: str | None
-    last_error: Notice | None = Field(description="{code, message} of the last run when it failed, else null.")
-    runs: int
-    alerts: int
-
-
-class TrackingAgentList(_Closed):
-    """``GET /v1/tracking_agents``."""
-
-    tracking_agents: list[TrackingAgentOut]
-
-
-class Deleted(_Closed):
-    """A deleted entity."""
-
-    id: str
-    deleted: bool
-
-
-class AlertsPage(_Closed):
-    """``GET /v1/tracking_agents/{id}/messages``: alerts, newest first."""
-
-    messages: list[ChatMessage]
-    next_before: str | None = Field(description="Pass as `before` for the next (older) page; null on the last.")
-
-
-class PatternMemberOut(_Closed):
-    """A member of a pattern: a ``post_refs`` item of ``POST /v1/mentions``."""
-
-    source: str
-    id: str
-    dataset_id: str
-    created_at: str | None
-
-
-class PatternSummary(_Open):
-    """A pattern without its members (``GET /v1/patterns``)."""
-
-    id: str
-    label: str
-    size: int
-    datasets: list[str]
-    sources: list[str]
-    first_seen: str | None
-    last_seen: str | None
-    trend: dict[str, Any] = Field(description="{direction: rising|falling|steady, buckets: [{start, end, count}]}.")
-    agent_id: str | None
-    created_at: str | None
-
-
-class PatternOut(PatternSummary):
-    """A pattern: similar mentions grouped by a tracking agent's run, with its members."""
-
-    members: list[PatternMemberOut]
-
-
-class PatternList(_Closed):
-    """``GET /v1/patterns``: newest first."""
-
-    patterns: list[PatternSummary]
-    total: int
-
-
-class RunOut(_Closed):
-    """``POST /v1/tracking_agents/{id}/run``: what the run did."""
-
-    agent_id: str
-    ran: bool = Field(description="False when another process held the agent's lease.")
-    new_mentions: int = Field(description="Mentions ingested since the previous run.")
-    matched: int = Field(description="Of those, the ones the agent's watch matched and had not alerted for.")
-    alert: ChatMessage | None = Field(description="The alert written (null: nothing matched).")
-    patterns: list[str] = Field(description="Ids of the patterns the run found.")
-    error: Notice | None = Field(description="{code, message} when the run failed.")
-
-
-__all__ = ["AlertsPage", "Deleted", "PatternList", "PatternOut", "RunOut", "TrackingAgentBody", "TrackingAgentList",
-           "TrackingAgentOut", "TrackingAgentPatch"]
+__all__ = ["AlertsPage", "Deleted", "PatternList", "PatternMemberOut", "PatternOut", "PatternSummary", "RunOut",
+           "TrackingAgentBody", "TrackingAgentList", "TrackingAgentOut", "TrackingAgentPatch"]

@@ -1,10 +1,13 @@
 """Request and response models: what the OpenAPI document says about every route.
 
-Response models describe the JSON the routes send; they are open (``extra="allow"``)
-wherever the canonical data carries additive fields (docs/architecture.md "Canonical data": names are
-the interface, fields may be added), so a client validating against this document accepts
-every answer. Errors use :class:`SessionsError`, :class:`AnalyticsError` or
-:class:`ChatsError` (see :mod:`citewell.web.errors`).
+The request bodies are declared here, with the rules the routes enforce. The response
+models are the wire model of :mod:`citewell.wire`, written once and re-exported here (the
+typed client derives its own open copies from the same classes): they describe the JSON
+the routes send and are open (``extra="allow"``) wherever the canonical data carries
+additive fields (docs/architecture.md "Canonical data": names are the interface, fields
+may be added), so a client validating against this document accepts every answer. Errors
+use :class:`SessionsError`, :class:`AnalyticsError` or :class:`ChatsError` (see
+:mod:`citewell.web.errors`).
 """
 
 from __future__ import annotations
@@ -13,12 +16,18 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
-from ..profiles.analytics import ENUMS
 from ..validtext import valid_json
+from ..wire.analytics import (ConversationReferencesPayload, ConversationReferencesResponse, ReferencedMessage,
+                              ReferenceMetadata, ReferencesResponse, RMSReference)
+from ..wire.base import OffsetUnit, ResourceStatus
+from ..wire.chats import (AskAccepted, ChatList, ChatMessage, ChatMessagesPage, ChatOut, ChatReference, DatasetOut,
+                          MentionNotFound, MentionOut, MentionsPage, ResearchPreviewOut)
+from ..wire.errors import AnalyticsError, AnalyticsErrorInfo, ChatsError, ErrorInfo, Notice, SessionsError
+from ..wire.resources import (DeletedData, DeletedResponse, ResourceData, ResourceListData, ResourceListResponse,
+                              ResourceOut, ResourceResponse)
+from ..wire.sessions import (AnswerOut, CitationOut, MessageOut, PartOut, Session, SessionData, SessionMessagesData,
+                             SessionMessagesResponse, SessionResponse, SourceOut, TurnData, TurnResponse)
 from . import rules
-
-OffsetUnit = Literal["codepoint", "utf16", "utf8"]
-ResourceStatus = Literal["processing", "ready", "failed", "superseded", "missing"]
 
 
 class _Body(BaseModel):
@@ -29,51 +38,6 @@ class _Body(BaseModel):
     @classmethod
     def _valid_strings(cls, data: Any) -> Any:
         return valid_json(data)
-
-
-class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
-class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-# -- errors ------------------------------------------------------------------------------
-
-class ErrorInfo(_Closed):
-    """A coded error of the sessions profile."""
-
-    code: str = Field(description="Stable error code (API_KEY_MISSING, NOT_FOUND, INVALID_REQUEST_BODY …).")
-    message: str = Field(description="What went wrong, for people.")
-
-
-class SessionsError(_Closed):
-    """Sessions-profile error envelope: ``{"status": "error", "error": {code, message}}``."""
-
-    status: Literal["error"]
-    error: ErrorInfo
-
-
-class AnalyticsErrorInfo(_Closed):
-    """A coded error of the analytics profile (seed 004): ``msg`` repeats ``message``."""
-
-    code: str
-    msg: str = Field(description="Error message (deprecated, use `message` instead).")
-    message: str
-
-
-class AnalyticsError(_Closed):
-    """Analytics-profile error envelope: ``{"error": {code, msg, message}, "payload": null}``."""
-
-    error: AnalyticsErrorInfo
-    payload: None = Field(description="Always null for error responses.")
-
-
-class ChatsError(_Closed):
-    """Chats-profile error envelope (seed 000 routes): ``{"error": {code, message}}``."""
-
-    error: ErrorInfo
 
 
 # -- requests ----------------------------------------------------------------------------
@@ -201,447 +165,56 @@ class MentionsBody(_Body):
                           "INVALID_REQUEST_BODY).")
 
 
-# -- sessions profile (seed 001) -----------------------------------------------------------
-
-class Session(_Open):
-    """A session (= chat), seed 001."""
-
-    id: str
-    title: str = Field(description="The title given at creation; else the first question (up to 80 characters); "
-                                   "\"\" until the first question.")
-    workspace_id: str
-    created_at: str = Field(description="ISO 8601 UTC, milliseconds, Z.")
-    updated_at: str = Field(description="ISO 8601 UTC, milliseconds, Z.")
-
-
-class SourceOut(_Open):
-    """The passage a part or citation came from."""
-
-    chunk_id: str
-    resource_id: str
-    resource_title: str
-    chunk_index: int
-    metadata: dict[str, Any]
-
-
-class PartOut(_Open):
-    """A span of the answer with the single source it came from (None: unsourced)."""
-
-    text: str
-    source: SourceOut | None
-
-
-class AnswerOut(_Open):
-    """``response`` of an assistant message."""
-
-    type: Literal["answer"]
-    parts: list[PartOut]
-    form: Any = None
-
-
-class CitationOut(_Open):
-    """One cited resource (its first-cited passage)."""
-
-    resource_id: str
-    resource_title: str
-    chunk_index: int
-    metadata: dict[str, Any]
-
-
-class MessageOut(_Open):
-    """A message in the sessions profile (seed 001)."""
-
-    id: str | None
-    role: Literal["user", "assistant", "system"]
-    content: str = Field(description="The text without its [N] markers (markdown).")
-    response: AnswerOut | None
-    citations: list[CitationOut]
-    resource_ids: list[str]
-    image_url: str | None
-    created_at: str
-
-
-class SessionData(_Closed):
-    """``data`` of a session answer."""
-
-    session: Session
-
-
-class SessionMessagesData(_Closed):
-    """``data`` of ``GET /v1/sessions/{session_id}/messages``."""
-
-    session: Session
-    messages: list[MessageOut]
-
-
-class TurnData(_Closed):
-    """``data`` of ``POST /v1/sessions/{session_id}/messages``."""
-
-    session: Session
-    user_message: MessageOut
-    assistant_message: MessageOut
-
-
-class SessionResponse(_Closed):
-    """``{"status": "ok", "data": {"session"}}``."""
-
-    status: Literal["ok"]
-    data: SessionData
-
-
-class SessionMessagesResponse(_Closed):
-    """``{"status": "ok", "data": {"session", "messages"}}``."""
-
-    status: Literal["ok"]
-    data: SessionMessagesData
-
-
-class TurnResponse(_Closed):
-    """``{"status": "ok", "data": {"session", "user_message", "assistant_message"}}``."""
-
-    status: Literal["ok"]
-    data: TurnData
-
-
-# -- resources -----------------------------------------------------------------------------
-
-class Notice(_Open):
-    """A coded warning or error (``{code, message, …}``)."""
-
-    code: str
-    message: str
-
-
-class ResourceOut(_Open):
-    """A resource: the canonical Resource without ``paths`` (server file paths)."""
-
-    id: str
-    workspace_id: str
-    title: str
-    file_name: str
-    kind: Literal["pdf", "transcript", "text", "post"] | None
-    media_type: str | None
-    sha256: str
-    size_bytes: int
-    blob_key: str | None
-    status: ResourceStatus
-    error: Notice | None
-    warnings: list[Notice]
-    metadata: dict[str, Any]
-    custom_metadata: dict[str, Any] | None
-    extractor_version: str | None
-    chunk_count: int
-    created_at: str
-    updated_at: str
-
-
-class ResourceData(_Closed):
-    """``data`` of a one-resource answer."""
-
-    resource: ResourceOut
-
-
-class ResourceListData(_Closed):
-    """``data`` of ``GET /v1/resources``: a page and the total."""
-
-    resources: list[ResourceOut]
-    total: int = Field(description="How many resources match (all pages).")
-    limit: int
-    offset: int
-
-
-class DeletedData(_Closed):
-    """``data`` of ``DELETE /v1/resources/{resource_id}``."""
-
-    resource_id: str
-    deleted: Literal[True]
-
-
-class ResourceResponse(_Closed):
-    """``{"status": "ok", "data": {"resource"}}``."""
-
-    status: Literal["ok"]
-    data: ResourceData
-
-
-class ResourceListResponse(_Closed):
-    """``{"status": "ok", "data": {"resources", "total", "limit", "offset"}}``."""
-
-    status: Literal["ok"]
-    data: ResourceListData
-
-
-class DeletedResponse(_Closed):
-    """``{"status": "ok", "data": {"resource_id", "deleted": true}}``."""
-
-    status: Literal["ok"]
-    data: DeletedData
-
-
-# -- chats profile (seed 000) --------------------------------------------------------------
-
-class AskAccepted(_Open):
-    """``POST /v1/ask`` answer (202): the turn is stored and runs in the background."""
-
-    chat_id: str
-    message_id: str = Field(description="The assistant message to poll.")
-    status: Literal["pending"]
-
-
-class ChatReference(_Open):
-    """A ``references[]`` entry: a post ``{type: "post", source, id, citation, start_index,
-    end_index}`` or passage (``type: "chunk"``) with the canonical additive fields, or an
-    entity ``{type, id}`` (pattern, dataset, research_preview, resource, chat).
-
-    Only ``type`` is declared: the other fields pass through in the serializer's order
-    (the seed's fields first) and absent ones stay absent."""
-
-    type: str = Field(description="post, chunk, or an entity type (pattern, dataset, research_preview, "
-                                  "resource, chat).")
-
-
-class ChatMessage(_Open):
-    """A message in the chats profile (seed 000): ``text`` with ``[N]`` markers.
-
-    A failed turn (``status: "failed"``) also has ``error: {code, message}`` (SERVER_ERROR,
-    TURN_INTERRUPTED …); other messages have no ``error`` key."""
-
-    id: str | None
-    chat_id: str | None
-    role: Literal["user", "assistant", "system"]
-    text: str
-    references: list[ChatReference]
-    status: Literal["pending", "settled", "failed"]
-    warnings: list[Notice]
-    created_at: str = Field(description="ISO 8601 UTC, milliseconds, Z.")
-
-
-class ChatMessagesPage(_Closed):
-    """``GET /v1/chats/{chat_id}/messages``: a page, oldest first."""
-
-    messages: list[ChatMessage]
-    next_after: str | None = Field(description="Pass as `after` for the next page; null on the last page.")
-
-
-class ChatOut(_Open):
-    """A chat (the same object as a session)."""
-
-    id: str
-    title: str = Field(description="As a session's title.")
-    workspace_id: str
-    created_at: str
-    updated_at: str
-
-
-class ChatList(_Closed):
-    """``GET /v1/chats``."""
-
-    chats: list[ChatOut]
-
-
-class MentionOut(_Open):
-    """A post (seed 000 Mention) with every field its source gave (score, likes,
-    num_comments, url, permalink …)."""
-
-    source: str
-    id: str
-    text: str
-    url: str | None = None
-    author: str | None = None
-    created_at: str | None = None
-    dataset_id: str | None = None
-    chunk_id: str | None = None
-
-
-class MentionNotFound(_Closed):
-    """A ``post_refs`` item that names no post of the workspace."""
-
-    source: str
-    id: str
-    error: ErrorInfo
-
-
-class MentionsPage(_Closed):
-    """``POST /v1/mentions``: the mentions (``post_refs``: in the order asked, unknown ones
-    as :class:`MentionNotFound`) and the list query's ``next_cursor`` (always null for
-    ``post_refs``)."""
-
-    mentions: list[MentionOut | MentionNotFound]
-    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
-
-
-class DatasetOut(_Open):
-    """A dataset: a posts file of the workspace."""
-
-    id: str
-    title: str
-    file_name: str
-    post_count: int
-    status: ResourceStatus
-    error: Notice | None
-    warnings: list[Notice]
-    created_at: str
-    updated_at: str
-
-
-class ResearchPreviewOut(_Open):
-    """The pointer to a turn (its assistant message), pending or not."""
-
-    id: str = Field(description="The assistant message id.")
-    chat_id: str
-    status: Literal["pending", "settled", "failed"]
-    question: str | None = Field(description="The question of the turn.")
-    message_id: str
-    created_at: str
-
-
-# -- analytics profile (seeds 003/004) -----------------------------------------------------
-
-def _enum(key: str) -> Any:
-    """The ``Literal`` of seed 004's enum of metadata key ``key``."""
-    return Literal.__getitem__(ENUMS[key])
-
-
-def _no_default(schema: dict[str, Any]) -> None:
-    """JSON Schema of an optional field that is absent rather than null: no ``default``."""
-    schema.pop("default", None)
-
-
-def _absent() -> Any:
-    """An optional field that is absent (never null) when it has no value."""
-    return Field(None, json_schema_extra=_no_default)
-
-
-class ReferenceMetadata(_Open):
-    """RMSReference ``metadata``: the seed's typed keys (always present, but for the scalar
-    enum keys, which are absent when unknown; enum keys hold only seed 004's values, the
-    stored value being in ``as_given`` when it differs) plus the chunk's provenance."""
-
-    calendar_date: str | None = Field(description="ISO 8601 date-time, UTC (2026-03-02T00:00:00Z).")
-    fiscal_year: int | None
-    fiscal_quarter: str | None = Field(description="\"1\"..\"4\" (seed 004's string type).")
-    source: str | None
-    tickers: list[str]
-    company_names: list[str]
-    stock_ids: list[str]
-    # seed 004's enums admit no null: these are absent when unknown
-    document_category: _enum("document_category") = _absent()  # type: ignore[valid-type]
-    document_subcategory: _enum("document_subcategory") = _absent()  # type: ignore[valid-type]
-    rms_document_type: _enum("rms_document_type") = _absent()  # type: ignore[valid-type]
-    rms_type: _enum("rms_type") = _absent()  # type: ignore[valid-type]
-    rms_sub_type: str | None
-    sector: list[_enum("sector")]  # type: ignore[valid-type]
-    subsector: list[_enum("subsector")]  # type: ignore[valid-type]
-    publisher: str | None
-    countries: list[str]
-    regions: list[str]
-    participants: list[dict[str, Any]]
-    tags: list[str]
-    parent_id: str | None
-    parent_document_id: str | None
-    creation_timestamp: str | None
-    last_contribution_timestamp: str | None
-    document_tags: list[str]
-    creator_name: str | None
-    last_contributor_name: str | None
-    offset: list[dict[str, Any]] | None = Field(description="PDF boxes {page, top, left, width, height}.")
-    blocks: list[int] | None = Field(description="Transcript cue indices of the chunk.")
-    as_given: dict[str, Any] = Field(None, json_schema_extra=_no_default,
-                                     description="Additive, only when some value differs from the stored one: the "
-                                                 "stored values of the keys above that seed 004's types or enums "
-                                                 "could not carry as they are.")
-
-
-class RMSReference(_Open):
-    """One evidence reference (seeds 003/004); ``id``/``citation_idx`` are the [N] number as a
-    string (across the whole conversation on the conversation route)."""
-
-    id: str
-    citation_idx: str
-    search_type: Literal["rms", "external"]
-    chunk_id: str | None
-    text: str | None
-    text_type: Literal["paragraph", "table", "image", "news"] = Field(
-        description="Seed 004's enum: a transcript passage is paragraph, a post news; citewell's own type is in "
-                    "chunk_text_type.")
-    document_id: str = Field(None, json_schema_extra=_no_default,
-                             description="The cited resource (absent when unknown).")
-    document_name: str | None
-    s3_file_key: str = Field(None, json_schema_extra=_no_default,
-                             description="The stored file's key in the blob folder (absent when not stored).")
-    external_url: str = Field(description="A URL the reader can open: the filing's own (metadata external_url), "
-                                          "the post's own page, else a signed download (or, without stored bytes, "
-                                          "viewer) link valid one to two hours.")
-    metadata: ReferenceMetadata
-    custom_metadata: dict[str, Any] | None
-    citation: int = Field(description="Additive: the [N] of this reference in its message's text.")
-    chunk_text_type: str | None = Field(description="Additive: citewell's own text_type of the chunk (paragraph, "
-                                                    "table, image, news, transcript, post).")
-    viewer_url: str | None = Field(None, description="Additive: a signed link (no API key needed, valid one to two "
-                                                     "hours) to GET /rms/viewer, which shows this citation in place.")
-
-
-class ReferencesResponse(_Closed):
-    """``GET /v1/references`` (seed 004 ``ReferencesResponse``, no envelope):
-    ``{"references": [...], "text": ...}``; ``text`` is additive."""
-
-    references: list[RMSReference]
-    text: str = Field(description="Additive: the message's text with its [N] markers (as the analytics stream and "
-                                  "the chats profile return it): start_index/end_index/occurrences index it.")
-
-
-class ReferencedMessage(_Closed):
-    """One assistant message of a conversation: its id and the text its references' offsets index."""
-
-    chat_message_id: str
-    text: str
-
-
-class ConversationReferencesPayload(_Closed):
-    """``payload`` of the conversation references route."""
-
-    references: list[RMSReference]
-    messages: list[ReferencedMessage] = Field(
-        description="Each assistant message's text with its [N] markers, in order (the references' "
-                    "chat_message_id names the one their offsets index).")
-
-
-class ConversationReferencesResponse(_Closed):
-    """``{"error": null, "payload": {"references": [...], "messages": [...]}}``."""
-
-    error: None
-    payload: ConversationReferencesPayload
-
-
 __all__ = [
     "AnalyticsError",
-    "ConversationReferencesResponse",
+    "AnalyticsErrorInfo",
+    "AnswerOut",
     "AskAccepted",
     "AskBody",
     "ChatList",
     "ChatMessage",
     "ChatMessagesPage",
     "ChatOut",
+    "ChatReference",
     "ChatsError",
+    "CitationOut",
+    "ConversationReferencesPayload",
+    "ConversationReferencesResponse",
     "CreateSessionBody",
     "DatasetOut",
+    "DeletedData",
     "DeletedResponse",
+    "ErrorInfo",
+    "FilterValue",
     "MentionNotFound",
     "MentionOut",
     "MentionsBody",
     "MentionsPage",
     "MessageOut",
+    "Notice",
     "OffsetUnit",
+    "PartOut",
     "PostMessageBody",
     "PostRef",
     "RMSReference",
+    "ReferenceMetadata",
+    "ReferencedMessage",
     "ReferencesResponse",
+    "RenameSessionBody",
     "ResearchPreviewOut",
+    "ResourceData",
+    "ResourceListData",
     "ResourceListResponse",
     "ResourceOut",
     "ResourceResponse",
+    "ResourceStatus",
+    "Session",
+    "SessionData",
+    "SessionMessagesData",
     "SessionMessagesResponse",
     "SessionResponse",
     "SessionsError",
+    "SourceOut",
+    "TurnData",
     "TurnResponse",
 ]

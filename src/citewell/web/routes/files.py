@@ -17,9 +17,9 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import FileResponse
-from pydantic import BaseModel, ConfigDict, Field
 
 from ...engine import Engine
+from ...wire.analytics import PresignedUrl, PresignedUrlResponse
 from .. import rules, signing
 from ..deps import Context, context
 from ..errors import ApiError
@@ -54,25 +54,6 @@ def document_url(request: Request, document_id: str, workspace_id: str, key_id: 
     base = request.url_for("presigned_download", document_id=document_id)
     return str(base.include_query_params(**signing.sign_document(request.app.state.store, document_id,
                                                                   workspace_id, key_id, expires)))
-
-
-class PresignedUrl(BaseModel):
-    """``payload`` of ``GET /v1/presigned_url``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    url: str = Field(description="Absolute URL of the original bytes; works without an API key until expires_at.")
-    expires_at: str = Field(description="When the URL stops working: ISO 8601 UTC, whole seconds "
-                                        "(2026-03-02T15:49:29Z).")
-
-
-class PresignedUrlResponse(BaseModel):
-    """``{"error": null, "payload": {"url", "expires_at"}}``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    error: None
-    payload: PresignedUrl
 
 
 @router.get("/v1/presigned_url", response_model=PresignedUrlResponse, responses=_presign_docs(),
