@@ -29,8 +29,9 @@ Mentions (:func:`mentions`)
 ===========================
 
 A text mentions a name when the name occurs in it case-sensitively (as the question
-wrote it, or in capitals) at word boundaries, its words separated by any run of spaces,
-``-`` or ``&``; a ticker also as its cashtag (``$ATVI``). A name that the sources also
+wrote it, or in capitals) at word boundaries, its words (:func:`name_parts`: a camel-case
+word is two) separated by any run of spaces, ``-`` or ``&``, or by nothing (``Samba Nova``
+and ``SambaNova`` are one name); a ticker also as its cashtag (``$ATVI``). A name that the sources also
 use as an ordinary word (``common``: its lower-case form occurs, as in "we block
 spam" for a company called Block) does not count where a sentence or line starts with
 it: the capital there is the sentence's. How a resource's labels name a name, and the
@@ -172,9 +173,31 @@ def question_names(question: str) -> list[Name]:
     return names
 
 
-def _pattern(name: str) -> str:
-    parts = [re.escape(p) for p in re.split(r"[\s&-]+", name) if p]
-    return r"[\s&-]+".join(parts)
+#: A word boundary inside a name written in camel case (``SambaNova``, ``PepsiCo``).
+_CAMEL_RE = re.compile(r"(?<=[a-z])(?=[A-Z][a-z])")
+
+
+def name_parts(name: str) -> list[str]:
+    """The words of a name: split at spaces, ``&`` and ``-``, and inside a word written in
+    camel case (``SambaNova`` → ``Samba``, ``Nova``): the same name may be written run
+    together, spaced or hyphenated."""
+    return [p for w in re.split(r"[\s&-]+", name) if w for p in _CAMEL_RE.split(w) if p]
+
+
+def lookup_words(name: str) -> list[str]:
+    """The words to look a name up with in a full-text index, which splits at spaces and
+    hyphens: the name's words as written, its camel-case parts, and, for a name of several
+    parts, the parts run together (``Samba Nova`` is also indexed as ``SambaNova``)."""
+    written = [w for w in re.split(r"[\s&-]+", name) if w]
+    parts = name_parts(name)
+    return list(dict.fromkeys([*written, *parts, *(["".join(parts)] if len(parts) > 1 else [])]))
+
+
+def _pattern(name: str, *, upper: bool = False) -> str:
+    """A name's words in order with any run of spaces, ``&`` or ``-`` between them, or none
+    (``Best Buy``, ``Best-Buy``, ``BestBuy``; ``SambaNova``, ``Samba Nova``); ``upper``:
+    the words in capitals."""
+    return r"[\s&-]*".join(re.escape(p.upper() if upper else p) for p in name_parts(name))
 
 
 def mentions(text: str, name: Name | str, *, common: bool = False) -> bool:
@@ -183,9 +206,8 @@ def mentions(text: str, name: Name | str, *, common: bool = False) -> bool:
     line does not count."""
     value = name.text if isinstance(name, Name) else name
     ticker = isinstance(name, Name) and name.ticker
-    forms = {value, value.upper()} if any(c.islower() for c in value) else {value}
-    for form in forms:
-        for m in _mention_re(form).finditer(text):
+    for upper in ((False, True) if any(c.islower() for c in value) else (False,)):
+        for m in _mention_re(value, upper).finditer(text):
             if common and _SENTENCE_START_RE.search(text[max(0, m.start() - 3):m.start()]):
                 continue
             return True
@@ -193,9 +215,9 @@ def mentions(text: str, name: Name | str, *, common: bool = False) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _mention_re(form: str) -> re.Pattern[str]:
-    """The pattern of one written form of a name at word boundaries (:func:`mentions`)."""
-    return re.compile(rf"(?<![\w$]){_pattern(form)}(?!\w)")
+def _mention_re(name: str, upper: bool) -> re.Pattern[str]:
+    """The pattern of a name as written (or in capitals) at word boundaries (:func:`mentions`)."""
+    return re.compile(rf"(?<![\w$]){_pattern(name, upper=upper)}(?!\w)")
 
 
 def used_as_word(text: str, name: Name | str) -> bool:
@@ -261,5 +283,5 @@ def alias_query(question: str, links: Mapping[str, set[str]]) -> str:
     return out
 
 
-__all__ = ["ALNUM_RE", "Name", "alias_query", "cashtags", "mentions", "question_names", "ticker_definitions",
-           "used_as_word"]
+__all__ = ["ALNUM_RE", "Name", "alias_query", "cashtags", "lookup_words", "mentions", "name_parts", "question_names",
+           "ticker_definitions", "used_as_word"]

@@ -63,7 +63,7 @@ from functools import lru_cache
 
 from ..models import Notice, Passage, Resource
 from ..question.analysis import QuestionAnalysis
-from ..question.names import Name, alias_query, cashtags, mentions, ticker_definitions, used_as_word
+from ..question.names import Name, alias_query, cashtags, lookup_words, mentions, ticker_definitions, used_as_word
 from ..store.base import Condition, Store, TextHit
 from ..text.quantities import periods
 from ..text.terms import Concept, content_terms
@@ -165,7 +165,7 @@ def _words(text: str) -> list[str]:
 
 def _name_facts(store: Store, workspace_id: str, name: Name, resources: Sequence[Resource],
                 conditions: Sequence[Condition], under: str | None, *, depth: int = 0) -> NameFacts:
-    words = _words(name.text.lstrip("$"))
+    words = lookup_words(name.text.lstrip("$"))
     labelled = label_index(resources).named(name)
     found = _lookup(store, workspace_id, words, conditions, under)
     if labelled and len(labelled) < len(resources):
