@@ -44,7 +44,7 @@ BLOCK_TIMEOUT_S = 600
 
 _FENCE = re.compile(r"^```(\S*)\s*$")
 _DIRECTIVE = re.compile(r"^<!--\s*([a-z-]+):\s*(.*?)\s*-->$")
-_DIRECTIVES = ("not-run", "test-corpus", "test-env", "file")
+_DIRECTIVES = ("not-run", "test-corpus", "test-env", "test-llm", "file")
 
 
 @dataclass
@@ -246,6 +246,19 @@ def test_example(block: Block, examples: Examples) -> None:
     else:
         cwd = examples.default_repo
     _files_for(block, cwd)
+    if "test-llm" in block.directives:
+        from .llm_server import LLMServer, Stream
+
+        with LLMServer() as fake:
+            fake.script(Stream(pieces=[block.directives["test-llm"]]))
+            env.update(CITEWELL_LLM_BASE_URL=fake.base_url, CITEWELL_LLM_MODEL="fake-model")
+            _run(block, env, cwd)
+            assert fake.paths.count("/v1/chat/completions") == 1, f"{block.id}: the model was not asked: {fake.paths}"
+        return
+    _run(block, env, cwd)
+
+
+def _run(block: Block, env: dict[str, str], cwd: Path) -> None:
     if block.lang == "http":
         _run_http(block, env)
     elif block.lang == "console":
