@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from ..errors import NotFoundError
 from ..models import Message
-from .base import iso_utc
+from .records import iso_utc
 
 if TYPE_CHECKING:
     from .sqlbase import SQLBase
@@ -500,6 +500,17 @@ class SQLTracking:
         if row is None:
             raise NotFoundError(f"no pattern {pattern_id}")
         return self._pattern(row)
+
+
+class TrackingAccess(Protocol):
+    """The tracking concern of :class:`~citewell.store.base.Store`: :meth:`tracking` hands
+    out the :class:`TrackingStore` (agents, alerts, post arrivals, patterns, run leases)
+    on the store's connections."""
+
+    def tracking(self) -> TrackingStore:
+        """Tracking agents, their alerts, post arrivals, patterns and run leases
+        (:class:`citewell.store.tracking.TrackingStore`, issue 17) on this store."""
+        ...
 
 
 class Tracking:
