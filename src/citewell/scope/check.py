@@ -62,7 +62,7 @@ from functools import lru_cache
 
 from ..cite.support import FILLER_WORDS, periods
 from ..models import Notice, Passage, Resource
-from ..store.base import Condition, Store, TextHit
+from ..store.base import Condition, SearchStore, TextHit
 from ..text.sentences import sentence_spans
 from ..text.terms import NAME_BOOST, Concept, content_terms, porter_stem, question_concepts
 from .names import (
@@ -172,7 +172,7 @@ def topic_concepts(question: str) -> list[Concept]:
             if not c.number and c.boost != NAME_BOOST and not all(alt <= _FILLER for alt in c.alternatives)]
 
 
-def _lookup(store: Store, workspace_id: str, words: Sequence[str], conditions: Sequence[Condition],
+def _lookup(store: SearchStore, workspace_id: str, words: Sequence[str], conditions: Sequence[Condition],
             under: str | None, *, limit: int = LOOKUP_LIMIT) -> list[TextHit]:
     terms = [w.lower() for w in words if w.strip()]
     if not terms:
@@ -184,7 +184,7 @@ def _words(text: str) -> list[str]:
     return [w for w in text.replace("&", " ").replace("-", " ").split() if w]
 
 
-def _name_facts(store: Store, workspace_id: str, name: Name, resources: Sequence[Resource],
+def _name_facts(store: SearchStore, workspace_id: str, name: Name, resources: Sequence[Resource],
                 conditions: Sequence[Condition], under: str | None, *, depth: int = 0) -> NameFacts:
     words = _words(name.text.lstrip("$"))
     labelled = label_index(resources).named(name)
@@ -237,7 +237,7 @@ def _name_facts(store: Store, workspace_id: str, name: Name, resources: Sequence
                      tuple(dict.fromkeys(alias_resources)), tuple(expand), known)
 
 
-def gather(store: Store, workspace_id: str, question: str, *, conditions: Sequence[Condition] = (),
+def gather(store: SearchStore, workspace_id: str, question: str, *, conditions: Sequence[Condition] = (),
            under: str | None = None) -> ScopeFacts:
     """Read the :class:`ScopeFacts` of ``question`` from the store: the scope's resources,
     one full-text lookup (at most :data:`LOOKUP_LIMIT` passages) per question name, linked
@@ -248,7 +248,7 @@ def gather(store: Store, workspace_id: str, question: str, *, conditions: Sequen
         return _gather(store, workspace_id, question, conditions, under)
 
 
-def _gather(store: Store, workspace_id: str, question: str, conditions: Sequence[Condition],
+def _gather(store: SearchStore, workspace_id: str, question: str, conditions: Sequence[Condition],
             under: str | None) -> ScopeFacts:
     """:func:`gather`, inside its snapshot."""
     resources = tuple(store.scope_resources(workspace_id, conditions=conditions, under=under))
