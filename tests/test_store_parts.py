@@ -30,7 +30,8 @@ STORE_CLASSES = (SQLiteStore, PostgresStore)
 
 def own_methods(cls: type) -> set[str]:
     """The public methods ``cls`` itself defines (not inherited)."""
-    return {name for name, value in vars(cls).items() if inspect.isfunction(value) and not name.startswith("_")}
+    return {name for name, value in vars(cls).items()
+            if inspect.isfunction(value) and not name.startswith("_")}
 
 
 def protocol_methods(protocol: type) -> set[str]:
@@ -155,7 +156,7 @@ def import_edges() -> dict[str, set[str]]:
                 base = name.split(".") if package else name.split(".")[:-1]
                 base = base[:len(base) - node.level + 1] if node.level else []
                 module = ".".join(base + ([node.module] if node.module else []))
-                subs = [f"{module}.{alias.name}" for alias in node.names if f"{module}.{alias.name}" in modules]
+                subs = [f"{module}.{a.name}" for a in node.names if f"{module}.{a.name}" in modules]
                 targets = subs + ([module] if len(subs) < len(node.names) else [])
             edges[name].update(t for t in targets if t in modules and t != name)
     return edges
@@ -199,7 +200,8 @@ def test_the_cycle_check_can_fail() -> None:
 
 
 def test_settings_imports_no_store() -> None:
-    code = "import sys, citewell.settings; print(sorted(m for m in sys.modules if m.startswith('citewell.store')))"
+    code = ("import sys, citewell.settings\n"
+            "print(sorted(m for m in sys.modules if m.startswith('citewell.store')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(SRC)}).stdout
     assert out.strip() == "[]"

@@ -38,16 +38,16 @@ from .events import EventStore
 from .jobs import JobStore
 from .keys import KeyStore
 from .mentions import MentionStore
-from .records import (PAGE_REACH, QUESTION_TITLE_CHARS, ApiKeyRecord, ChatRecord, Condition, FileRecord, TextHit,
-                      iso_utc, question_title)
+from .records import (PAGE_REACH, QUESTION_TITLE_CHARS, ApiKeyRecord, ChatRecord, Condition, FileRecord,
+                      TextHit, iso_utc, question_title)
 from .resources import ResourceStore
 from .search import SearchStore
 from .tracking import TrackingAccess, TrackingStore
 from .vectors import VectorStore
 
 
-class Store(KeyStore, EventStore, ResourceStore, SearchStore, VectorStore, ChatStore, MentionStore, TrackingAccess,
-            JobStore, Protocol):
+class Store(KeyStore, EventStore, ResourceStore, SearchStore, VectorStore, ChatStore, MentionStore,
+            TrackingAccess, JobStore, Protocol):
     """Persistence of workspaces, resources, chunks, mentions and file records: every
     concern protocol of :data:`CONCERNS` (their methods are not listed again here), plus
     where the store is and keeps its files."""
@@ -64,10 +64,11 @@ class Store(KeyStore, EventStore, ResourceStore, SearchStore, VectorStore, ChatS
 
 #: The concern protocols :class:`Store` is composed of, in the order of its bases (and of
 #: the table in ``docs/architecture.md``, "The store").
-CONCERNS: tuple[type, ...] = (KeyStore, EventStore, ResourceStore, SearchStore, VectorStore, ChatStore, MentionStore,
-                              TrackingAccess, JobStore)
+CONCERNS: tuple[type, ...] = (KeyStore, EventStore, ResourceStore, SearchStore, VectorStore, ChatStore,
+                              MentionStore, TrackingAccess, JobStore)
 
 
-__all__ = ["CONCERNS", "PAGE_REACH", "QUESTION_TITLE_CHARS", "ApiKeyRecord", "ChatRecord", "ChatStore", "Condition",
-           "EventStore", "FileRecord", "JobStore", "KeyStore", "MentionStore", "ResourceStore", "SearchStore", "Store",
-           "TextHit", "TrackingAccess", "TrackingStore", "VectorStore", "iso_utc", "question_title"]
+__all__ = ["CONCERNS", "PAGE_REACH", "QUESTION_TITLE_CHARS", "ApiKeyRecord", "ChatRecord", "ChatStore",
+           "Condition", "EventStore", "FileRecord", "JobStore", "KeyStore", "MentionStore", "ResourceStore",
+           "SearchStore", "Store", "TextHit", "TrackingAccess", "TrackingStore", "VectorStore", "iso_utc",
+           "question_title"]

@@ -121,9 +121,10 @@ PAGE_REACH = 40
 
 
 class TextHit(NamedTuple):
-    """One full-text match read without its chunk's metadata (:meth:`~citewell.store.search.SearchStore.search_hits`):
-    the chunk's ``chunk_id``, ``resource_id`` and exact ``text``, and ``score`` (the
-    negated BM25 of :meth:`~citewell.store.search.SearchStore.search_text`: higher is better)."""
+    """One full-text match read without its chunk's metadata
+    (:meth:`~citewell.store.search.SearchStore.search_hits`): the chunk's ``chunk_id``,
+    ``resource_id`` and exact ``text``, and ``score`` (the negated BM25 of
+    :meth:`~citewell.store.search.SearchStore.search_text`: higher is better)."""
 
     chunk_id: str
     resource_id: str
@@ -131,5 +132,5 @@ class TextHit(NamedTuple):
     score: float
 
 
-__all__ = ["PAGE_REACH", "QUESTION_TITLE_CHARS", "ApiKeyRecord", "ChatRecord", "Condition", "FileRecord", "TextHit",
-           "iso_utc", "question_title"]
+__all__ = ["PAGE_REACH", "QUESTION_TITLE_CHARS", "ApiKeyRecord", "ChatRecord", "Condition", "FileRecord",
+           "TextHit", "iso_utc", "question_title"]

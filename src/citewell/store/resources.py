@@ -34,7 +34,7 @@ class ResourceStore(Protocol):
     :class:`~citewell.models.Chunk` or, with their resource's metadata, as
     :class:`~citewell.models.Passage`; a path's sync state is a :class:`FileRecord`. An id
     of another workspace behaves like an unknown id: :class:`~citewell.errors.NotFoundError`
-    where one resource is asked for, left out where several are."""
+    where a method says so, else left out (an empty result)."""
 
     def file_record(self, workspace_id: str, path: str) -> FileRecord | None:
         """The record of an absolute file path, or None if never seen."""

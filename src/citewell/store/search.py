@@ -47,8 +47,8 @@ class SearchStore(Protocol):
     :class:`~citewell.store.base.Store`).
 
     ``conditions`` are :class:`Condition` filters and ``under`` a folder, as everywhere;
-    passages come best first with ``score`` higher is better (the negated BM25). Nothing
-    here raises for an unknown workspace: it has nothing to find."""
+    passages come best first with ``score`` higher is better (the negated BM25). An
+    unknown workspace has nothing to find (empty results, counts 0)."""
 
     def search_text(self, workspace_id: str, terms: Sequence[str], *, limit: int,
                     conditions: Sequence[Condition] = (), under: str | None = None) -> list[Passage]:

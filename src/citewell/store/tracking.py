@@ -1,6 +1,7 @@
 """What the store keeps for tracking agents (issue 17): agents, their alerts, post
 arrivals, patterns and the run lease. The interface is :class:`TrackingStore`; a store
-hands out its implementation with ``Store.tracking()``.
+hands out its implementation with ``Store.tracking()`` (:class:`TrackingAccess`, the
+tracking concern of :class:`~citewell.store.base.Store`).
 
 Rows (all scoped to one workspace; an id of another workspace behaves like an unknown id):
 
@@ -522,5 +523,5 @@ class Tracking:
         return SQLTracking(self)  # type: ignore[arg-type]
 
 
-__all__ = ["AGENT_STATES", "AgentRecord", "PatternMember", "PatternRecord", "SQLTracking", "Tracking", "TrackingStore",
-           "next_due"]
+__all__ = ["AGENT_STATES", "AgentRecord", "PatternMember", "PatternRecord", "SQLTracking", "Tracking",
+           "TrackingAccess", "TrackingStore", "next_due"]
