@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .errors import StoreUnavailable
-from .store import Store
+from .store.base import JobStore
 from .store.jobs import JobRecord
 
 log = logging.getLogger("citewell.jobs")
@@ -138,7 +138,7 @@ class JobRunner:
     seconds (such as queueing the uploads an outage left without a job; what it raises is
     logged). Threads start at :meth:`start`. ``ValueError`` for ``threads < 1``."""
 
-    def __init__(self, store: Store, handlers: Sequence[Handler], *, threads: int, name: str,
+    def __init__(self, store: JobStore, handlers: Sequence[Handler], *, threads: int, name: str,
                  per_workspace: int | None = None, lease_s: float = LEASE_S, poll_s: float = POLL_S,
                  backoff_s: float = 5.0, owner: str | None = None,
                  initializer: Callable[[], None] | None = None,
@@ -381,7 +381,7 @@ def _next_time(what: str) -> Iterator[None]:
         log.exception(what)
 
 
-def wait_for_jobs(store: Store, *, kinds: Sequence[str], workspace_id: str | None = None, timeout_s: float = 300.0,
+def wait_for_jobs(store: JobStore, *, kinds: Sequence[str], workspace_id: str | None = None, timeout_s: float = 300.0,
                   poll_s: float = 0.05) -> bool:
     """Block until no job of ``kinds`` (of ``workspace_id``) is queued or running; False
     when ``timeout_s`` passed first (for tests and orderly stops)."""

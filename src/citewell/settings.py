@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import platformdirs
 
 from .errors import UsageError
+from .locations import is_url, safe_location
 
 APP = "citewell"
 DEFAULT_WORKSPACE = "default"
@@ -283,8 +284,6 @@ def store_value(value: str | os.PathLike[str], base: Path | None = None) -> Path
     """A store setting as :func:`citewell.store.open_store` takes it: a PostgreSQL URL
     unchanged (a ``Path`` would fold its ``//``), anything else a file path (``~``
     expanded; relative to ``base`` when given: a config file's folder)."""
-    from .store import is_url
-
     if is_url(str(value)):
         return str(value)
     path = Path(value).expanduser()
@@ -293,11 +292,7 @@ def store_value(value: str | os.PathLike[str], base: Path | None = None) -> Path
 
 def store_location(store: Path | str) -> str:
     """How messages name ``store``: a file's path, a URL without its password."""
-    from .store import is_url
-
     if is_url(str(store)):
-        from .store.postgres import safe_location
-
         return safe_location(str(store))
     return str(store)
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..models import Mention
-from ..store.base import Condition, Store
+from ..store.base import Condition, ResourceStore, SearchStore, Store
 from ..text.terms import content_terms, tokens
 from .spec import Watch
 
@@ -40,7 +40,7 @@ class QueryWeights:
     weights: dict[str, float]
 
     @classmethod
-    def build(cls, store: Store, workspace_id: str, query: str) -> "QueryWeights":
+    def build(cls, store: SearchStore, workspace_id: str, query: str) -> "QueryWeights":
         """IDF ``log((n + 1) / (df + 0.5))`` of each content word of ``query`` over the
         workspace's searchable chunks (``n`` of them, ``df`` holding the word)."""
         words = [t for t in tokens(query) if t.content]
@@ -82,7 +82,7 @@ def _has_keyword(mention: Mention, keywords: Sequence[str]) -> bool:
     return any(k in text or k in tags for k in keywords)
 
 
-def _following(store: Store, workspace_id: str, condition: Condition, paths: Sequence[str]) -> Condition:
+def _following(store: ResourceStore, workspace_id: str, condition: Condition, paths: Sequence[str]) -> Condition:
     """A ``resource_id`` condition that also names the current version of each of
     ``paths`` (the files its datasets were read from: :func:`~citewell.agents.spec.followed_paths`)."""
     current = [record.resource_id for record in (store.file_record(workspace_id, p) for p in paths)

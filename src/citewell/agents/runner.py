@@ -31,7 +31,7 @@ from ..answer.pipeline import failure
 from ..errors import CitewellError
 from ..models import Mention, Message
 from ..jobrunner import worker_id
-from ..store.base import Store
+from ..store.base import MentionStore, Store
 from ..store.tracking import AgentRecord, PatternRecord
 from .alerts import alert_message
 from .matching import allowed_datasets, matching
@@ -74,7 +74,7 @@ class RunResult:
     error: dict[str, str] | None = None
 
 
-def _copies(store: Store, workspace_id: str, keys: list[tuple[str, str]], datasets: set[str]) -> list[Mention]:
+def _copies(store: MentionStore, workspace_id: str, keys: list[tuple[str, str]], datasets: set[str]) -> list[Mention]:
     """One copy of each post ``keys`` names, of a dataset in ``datasets`` (the copy the store
     prefers when it is one of them, else the first of them holding it)."""
     preferred = store.mentions(workspace_id, keys)

@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import NotFoundError, UsageError
 from ..retrieve import parse_filters
-from ..store.base import Condition, Store
+from ..store.base import Condition, ResourceStore
 from ..store.tracking import AGENT_STATES, AgentRecord
 from ..validtext import name_problem, one_line, text_problem, valid_text
 
@@ -132,7 +132,7 @@ def check_fields(fields: Mapping[str, Any], *, creating: bool) -> dict[str, Any]
     return out
 
 
-def followed_paths(store: Store, workspace_id: str, filters: Any) -> list[str]:
+def followed_paths(store: ResourceStore, workspace_id: str, filters: Any) -> list[str]:
     """The file paths (sorted) the datasets named by the ``resource_id`` conditions of
     ``filters`` (already checked) are read from now: the files whose later versions the
     filter follows. An unknown id, or a dataset uploaded without a path, adds none."""

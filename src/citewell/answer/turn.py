@@ -22,7 +22,7 @@ from ..models import Message, Notice, utcnow
 from ..retrieve import parse_filters
 from ..question.analysis import QuestionAnalysis
 from ..question.followup import followup_query, refers_back
-from ..store.base import ChatRecord, Condition, Store
+from ..store.base import ChatRecord, ChatStore, Condition, Store
 from ..validtext import valid_text
 from .history import previous_question
 
@@ -113,7 +113,7 @@ def turn_payload(pending: PendingTurn) -> dict[str, Any]:
                      "previous": turn.previous}}
 
 
-def pending_from_payload(store: Store, workspace_id: str, payload: Mapping[str, Any],
+def pending_from_payload(store: ChatStore, workspace_id: str, payload: Mapping[str, Any],
                          read: Callable[[str], Message]) -> PendingTurn:
     """The :class:`PendingTurn` of a :func:`turn_payload`, read back in ``workspace_id``:
     ``read(message_id)`` returns a stored message (:meth:`citewell.Engine.message`).

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..models import Passage, Resource
-from ..store.base import Condition, Store
+from ..store.base import Condition, SearchStore
 from ..tuplecache import TupleCache
 from .query import search_terms
 from .scope import analysis_for
@@ -53,7 +53,7 @@ class BM25Retriever:
     resources (priors, contexts, names) come from :meth:`Store.ranking_resources`.
     """
 
-    def __init__(self, store: Store, workspace_id: str, *, reranker: Reranker | None = None,
+    def __init__(self, store: SearchStore, workspace_id: str, *, reranker: Reranker | None = None,
                  rerank: bool = True, pool_min: int = 50, pool_factor: int = 10, pool_max: int = 200) -> None:
         self.store = store
         self.workspace_id = workspace_id

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..embed import Embedder
 from ..models import Passage
-from ..store.base import Condition, Store
+from ..store.base import Condition, Store, VectorStore
 from ..store.ids import text_hash
 
 
@@ -41,7 +41,7 @@ class EmbedProgress:
 PAGE = 512
 
 
-def embed_missing(store: Store, workspace_id: str, embedder: Embedder, *, conditions: Sequence[Condition] = (),
+def embed_missing(store: VectorStore, workspace_id: str, embedder: Embedder, *, conditions: Sequence[Condition] = (),
                   under: str | None = None, budget_s: float | None = None, batch: int = 32,
                   progress: Callable[[int, int], None] | None = None,
                   stop: Callable[[], bool] | None = None) -> EmbedProgress:
@@ -83,7 +83,7 @@ def embed_missing(store: Store, workspace_id: str, embedder: Embedder, *, condit
     return EmbedProgress(done, max(0, total - done), time.monotonic() - start)
 
 
-def embed_passages(store: Store, workspace_id: str, embedder: Embedder, passages: Sequence[Passage], *,
+def embed_passages(store: VectorStore, workspace_id: str, embedder: Embedder, passages: Sequence[Passage], *,
                    budget_s: float | None = None, batch: int = 8, stop: Callable[[], bool] | None = None) -> int:
     """Embed those of ``passages`` (chunks of this workspace) whose text has no vector yet,
     best first, ``batch`` texts at a time; returns how many texts were embedded. ``ask``
@@ -98,7 +98,7 @@ def embed_passages(store: Store, workspace_id: str, embedder: Embedder, passages
                           stop=stop, first_free=True)
 
 
-def _embed_batches(store: Store, workspace_id: str, embedder: Embedder, todo: Sequence[tuple[str, str]], *,
+def _embed_batches(store: VectorStore, workspace_id: str, embedder: Embedder, todo: Sequence[tuple[str, str]], *,
                    start: float, budget_s: float | None, batch: int, stop: Callable[[], bool] | None,
                    progress: Callable[[int, int], None] | None = None, first_free: bool = False) -> int:
     """Embed ``todo`` (``(text_hash, text)``) in batches of ``batch``, storing each batch as

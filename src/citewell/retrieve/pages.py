@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..models import Passage
-from ..store.base import Store
+from ..store.base import ResourceStore
 from ..domains.base import Domain, PageNeeds
 from ..question.analysis import QuestionAnalysis
 
@@ -150,7 +150,7 @@ CONTEXT_PAGES = 3
 PAGE_CONTEXT = 8
 
 
-def page_context(store: Store, workspace_id: str, passages: Sequence[Passage], *, pages: int = CONTEXT_PAGES,
+def page_context(store: ResourceStore, workspace_id: str, passages: Sequence[Passage], *, pages: int = CONTEXT_PAGES,
                  limit: int = PAGE_CONTEXT) -> list[Passage]:
     """The rest of the best pages: the chunks on the pages of the first ``pages`` distinct
     pages among ``passages`` that are not among them (at most ``limit`` in all, page by

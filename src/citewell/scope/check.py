@@ -64,7 +64,7 @@ from functools import lru_cache
 from ..models import Notice, Passage, Resource
 from ..question.analysis import QuestionAnalysis
 from ..question.names import Name, alias_query, cashtags, lookup_words, mentions, ticker_definitions, used_as_word
-from ..store.base import Condition, Store, TextHit
+from ..store.base import Condition, SearchStore, TextHit
 from ..text.quantities import periods
 from ..text.terms import Concept, content_terms
 from .labelindex import label_index, ticker_links
@@ -151,7 +151,7 @@ def _text_years(text: str) -> frozenset[int]:
 _text_terms = lru_cache(maxsize=16384)(content_terms)
 
 
-def _lookup(store: Store, workspace_id: str, words: Sequence[str], conditions: Sequence[Condition],
+def _lookup(store: SearchStore, workspace_id: str, words: Sequence[str], conditions: Sequence[Condition],
             under: str | None, *, limit: int = LOOKUP_LIMIT) -> list[TextHit]:
     terms = [w.lower() for w in words if w.strip()]
     if not terms:
@@ -163,7 +163,7 @@ def _words(text: str) -> list[str]:
     return [w for w in text.replace("&", " ").replace("-", " ").split() if w]
 
 
-def _name_facts(store: Store, workspace_id: str, name: Name, resources: Sequence[Resource],
+def _name_facts(store: SearchStore, workspace_id: str, name: Name, resources: Sequence[Resource],
                 conditions: Sequence[Condition], under: str | None, *, depth: int = 0) -> NameFacts:
     words = lookup_words(name.text.lstrip("$"))
     labelled = label_index(resources).named(name)
@@ -216,7 +216,7 @@ def _name_facts(store: Store, workspace_id: str, name: Name, resources: Sequence
                      tuple(dict.fromkeys(alias_resources)), tuple(expand), known)
 
 
-def gather(store: Store, workspace_id: str, analysis: QuestionAnalysis, *, conditions: Sequence[Condition] = (),
+def gather(store: SearchStore, workspace_id: str, analysis: QuestionAnalysis, *, conditions: Sequence[Condition] = (),
            under: str | None = None, resources: Sequence[Resource] | None = None) -> ScopeFacts:
     """Read the :class:`ScopeFacts` of the analysed question from the store: the scope's
     resources (``resources`` when the caller read them already), one full-text lookup (at
@@ -230,7 +230,7 @@ def gather(store: Store, workspace_id: str, analysis: QuestionAnalysis, *, condi
         return _gather(store, workspace_id, analysis, tuple(resources), conditions, under)
 
 
-def _gather(store: Store, workspace_id: str, analysis: QuestionAnalysis, resources: tuple[Resource, ...],
+def _gather(store: SearchStore, workspace_id: str, analysis: QuestionAnalysis, resources: tuple[Resource, ...],
             conditions: Sequence[Condition], under: str | None) -> ScopeFacts:
     """:func:`gather`, inside its snapshot."""
     names = tuple(_name_facts(store, workspace_id, n, resources, conditions, under) for n in analysis.names)

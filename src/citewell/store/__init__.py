@@ -7,18 +7,10 @@ from pathlib import Path
 
 from ..blobs import BlobStore
 from ..errors import StoreError
+from ..locations import POSTGRES_SCHEMES, is_url
 from ..settings import configured_blobs
 from .base import Condition, FileRecord, Store, TextHit
 from .sqlite import SQLiteStore
-
-#: URL schemes of a PostgreSQL store (libpq accepts both)
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-
-
-def is_url(location: str | os.PathLike[str]) -> bool:
-    """Whether ``location`` names a PostgreSQL database (``postgresql://…`` or
-    ``postgres://…``) rather than a SQLite file."""
-    return isinstance(location, str) and location.lower().startswith(POSTGRES_SCHEMES)
 
 
 def open_store(location: str | os.PathLike[str] | Path, *,

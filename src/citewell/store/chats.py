@@ -14,12 +14,103 @@ import json
 import sqlite3
 import uuid
 from datetime import datetime
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from ..errors import NotFoundError, StoreError, UsageError
 from ..models import FORMAT_VERSION, Message, Notice
-from .base import ChatRecord, question_title
+from .records import ChatRecord, question_title
 from .sqlbase import SQLBase, now, parse_time
+
+
+class ChatStore(Protocol):
+    """Chats, their messages and pending turns (the chats concern of
+    :class:`~citewell.store.base.Store`).
+
+    A chat is a :class:`ChatRecord`; a message is a canonical
+    :class:`~citewell.models.Message` stored whole, or a row of an older shape read back as
+    a row (``dict``; :func:`citewell.answer.messages.stored_message` converts it). An
+    unknown chat or message, or one of another workspace or user, raises
+    :class:`~citewell.errors.NotFoundError`; a taken id or a second settling
+    :class:`~citewell.errors.UsageError`."""
+
+    def create_chat(self, workspace_id: str, title: str | None = None, *, user_id: str | None = None,
+                    user_email: str | None = None) -> ChatRecord:
+        """Create an empty chat in the workspace (new UUIDv4 id), of a user when given."""
+        ...
+
+    def chat(self, workspace_id: str, chat_id: str, *, user_id: str | None = None) -> ChatRecord:
+        """One chat (of that user, when ``user_id``); :class:`citewell.errors.NotFoundError`
+        for an unknown id or one of another workspace or user (indistinguishable)."""
+        ...
+
+    def chats(self, workspace_id: str, *, user_id: str | None = None) -> list[ChatRecord]:
+        """Chats of the workspace (of that user, when ``user_id``), oldest first."""
+        ...
+
+    def rename_chat(self, workspace_id: str, chat_id: str, title: str, *, user_id: str | None = None) -> ChatRecord:
+        """Set a chat's ``title`` (of that user, when ``user_id``) and return it;
+        :class:`citewell.errors.NotFoundError` as :meth:`chat`. ``updated_at`` is kept (it
+        dates the last message)."""
+        ...
+
+    def add_message(self, workspace_id: str, chat_id: str, message: Message) -> Message:
+        """Append ``message`` to a chat in one transaction; returns the stored message.
+
+        The stored message is a copy of ``message`` with ``chat_id`` set and ``id`` a new
+        UUIDv4 when it had none; it is stored whole (every field, additive ones included)
+        with the current ``format_version`` and reads back identical (rule 10).
+        Raises ``NotFoundError`` for an unknown chat, ``UsageError`` when the id is taken.
+        """
+        ...
+
+    def add_messages(self, workspace_id: str, chat_id: str, messages: Sequence[Message]) -> list[Message]:
+        """:meth:`add_message` for several messages (one turn) in one transaction, in order."""
+        ...
+
+    def add_legacy_message(self, workspace_id: str, chat_id: str, row: Mapping[str, Any]) -> str:
+        """Store a message row of an older shape as it is (``format_version`` NULL).
+
+        ``row``: ``{role, text, references?, id?, status?, created_at?, image_url?, …}``
+        with raw links in ``text`` (the pre-``format_version`` shape). It is converted
+        when read (:func:`citewell.answer.messages.stored_message`). Returns the message id.
+        """
+        ...
+
+    def settle_message(self, workspace_id: str, message: Message) -> Message:
+        """Replace the stored pending message ``message.id`` by ``message`` (status settled
+        or failed) in one transaction; returns what reads return from now on. A message
+        settles once: ``UsageError`` if it is not pending (or ``message`` is), ``NotFoundError``
+        for an unknown id."""
+        ...
+
+    def fail_pending(self, *, before: datetime, code: str, message: str,
+                     keep: Callable[[Message], bool] | None = None) -> int:
+        """Settle as failed (warning and additive ``error`` ``{code, message}``) every
+        pending message of any workspace created before ``before`` — turns a stopped server
+        never finished — except those for which ``keep(message)`` is true (a live process
+        still answers them); returns how many."""
+        ...
+
+    def message_row(self, workspace_id: str, message_id: str, *, user_id: str | None = None) -> dict[str, Any]:
+        """The stored row of one message (the ``messages`` columns,
+        :data:`citewell.cite.history.ROW_KEYS`): read it with
+        :func:`citewell.answer.messages.stored_message`. ``NotFoundError`` for an unknown id
+        or one of another workspace (or, with ``user_id``, of another user's chat)."""
+        ...
+
+    def message_rows(self, workspace_id: str, chat_id: str, *, limit: int | None = None,
+                     after: str | None = None, user_id: str | None = None) -> list[dict[str, Any]]:
+        """The stored rows of a chat's messages, oldest first (storage order); at most
+        ``limit``; only those stored after message ``after``. ``NotFoundError`` for an
+        unknown chat or ``after``."""
+        ...
+
+    def save_conversion(self, workspace_id: str, message_id: str, message: Message) -> dict[str, Any] | None:
+        """Write the conversion ``message`` of legacy row ``message_id`` back once (rule 10;
+        the original stays in ``legacy``). None when written (or the row is gone), else the
+        row as stored now (converted first by another process: its version wins);
+        ``StoreError`` when the store cannot be written."""
+        ...
 
 
 class Chats(SQLBase):

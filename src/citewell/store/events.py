@@ -4,10 +4,27 @@ finished."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Protocol, Sequence
 
 from ..errors import StoreError
 from .sqlbase import SQLBase
+
+
+class EventStore(Protocol):
+    """The client events of streamed answers, by ``(workspace, message, seq)`` (the events
+    concern of :class:`~citewell.store.base.Store`): what a client reconnecting with
+    ``Last-Event-ID`` reads again. An event is ``(seq, event name, JSON data)``; a ``seq``
+    is recorded once (:class:`~citewell.errors.StoreError` otherwise)."""
+
+    def append_events(self, workspace_id: str, message_id: str, events: Sequence[tuple[int, str, str]]) -> None:
+        """Record client events ``(seq, event name, JSON data)`` of a streamed message in one
+        transaction; recording a ``seq`` twice is a :class:`~citewell.errors.StoreError`
+        (nothing of the call is recorded)."""
+        ...
+
+    def events(self, workspace_id: str, message_id: str, *, after: int = 0) -> list[tuple[int, str, str]]:
+        """The recorded events ``(seq, name, data)`` of a message with ``seq > after``, in order."""
+        ...
 
 
 class Events(SQLBase):

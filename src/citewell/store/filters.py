@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from .base import Condition
+from .records import Condition
 
 LIST_FACETS = ("tickers", "company_names", "sector", "subsector", "countries", "regions", "tags",
                "stock_ids", "document_tags")

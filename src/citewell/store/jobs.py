@@ -42,7 +42,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from ..errors import NotFoundError, UsageError
 from .sqlbase import SQLBase
@@ -91,6 +91,78 @@ def _job(row: Any) -> JobRecord:
 
 def _marks(values: Sequence[Any]) -> str:
     return ",".join("?" * len(values))
+
+
+class JobStore(Protocol):
+    """Jobs: queue, claim, lease, retry and dead letter (the jobs concern of
+    :class:`~citewell.store.base.Store`; the rules are the module docstring's). A job is a
+    :class:`JobRecord`; an unknown id raises :class:`~citewell.errors.NotFoundError`, a claim
+    ``token`` that no longer holds its job makes a method return False or None."""
+
+    # -- jobs (citewell.store.jobs: the rules of queue, claim, lease and dead letter) ----
+    # Times (``now``, ``before``, a job's times) are seconds since the epoch; ``now`` None is
+    # the clock of this process. Each method is :class:`citewell.store.jobs.Jobs`'s.
+    def enqueue_job(self, workspace_id: str, kind: str, payload: dict[str, Any], *, key: str | None = None,
+                    max_attempts: int = 3, delay_s: float = 0.0, now: float | None = None) -> tuple[JobRecord, bool]:
+        """Queue a job of ``kind`` with JSON-able ``payload``, due after ``delay_s`` seconds;
+        ``(job, created)`` (with ``key``: the queued or running job of that key, False).
+        ``ValueError`` for ``max_attempts`` < 1."""
+        ...
+
+    def claim_job(self, owner: str, *, kinds: Sequence[str], lease_s: float, per_workspace: int | None = None,
+                  now: float | None = None) -> JobRecord | None:
+        """Claim the next due job of ``kinds`` for ``owner``, fairly between workspaces (at most
+        ``per_workspace`` running per workspace under this owner), with a lease of
+        ``lease_s`` seconds; None when none is due."""
+        ...
+
+    def renew_job(self, job_id: str, token: str, *, lease_s: float, now: float | None = None) -> bool:
+        """Extend the lease of the claim ``token`` to ``now + lease_s`` (seconds); False when
+        it no longer holds the job."""
+        ...
+
+    def finish_job(self, job_id: str, token: str, *, now: float | None = None) -> bool:
+        """Mark the job of the claim ``token`` done; False when it no longer holds it."""
+        ...
+
+    def fail_job(self, job_id: str, token: str, *, code: str, message: str, retry: bool = True,
+                 backoff_s: float = 5.0, now: float | None = None) -> str | None:
+        """Record a failure ``{code, message}``: ``queued`` again after ``backoff_s × 2^(attempts−1)``
+        seconds while attempts are left and ``retry``, else ``failed`` (dead letter); the new
+        state, None when the claim ``token`` no longer holds the job."""
+        ...
+
+    def release_job(self, job_id: str, token: str, *, now: float | None = None) -> bool:
+        """Put the job of the claim ``token`` back in the queue without counting the attempt."""
+        ...
+
+    def expire_jobs(self, *, now: float | None = None) -> list[JobRecord]:
+        """Requeue (or dead-letter) running jobs whose lease expired; returns those dead-lettered."""
+        ...
+
+    def requeue_job(self, job_id: str, *, now: float | None = None) -> JobRecord:
+        """Queue a dead-lettered (``failed``) job again with all its attempts.
+        ``NotFoundError`` for an unknown id, ``UsageError`` for a job that is not ``failed``
+        or whose ``key`` is queued or running again."""
+        ...
+
+    def job(self, job_id: str) -> JobRecord:
+        """One job; ``NotFoundError`` for an unknown id."""
+        ...
+
+    def jobs(self, *, workspace_id: str | None = None, states: Sequence[str] | None = None,
+             kinds: Sequence[str] | None = None, key: str | None = None, limit: int = 100) -> list[JobRecord]:
+        """Jobs, oldest first, of one workspace, states, kinds or ``key`` when given; at most ``limit``."""
+        ...
+
+    def prune_jobs(self, *, before: float) -> int:
+        """Delete ``done`` jobs last changed before ``before`` (dead letters stay); how many."""
+        ...
+
+    def listen_jobs(self, on_job: Callable[[str], None], stop: Any) -> bool:
+        """Call ``on_job(kind)`` for jobs queued by any process until ``stop`` (a
+        ``threading.Event``) is set; False at once where the database cannot tell."""
+        ...
 
 
 class Jobs(SQLBase):

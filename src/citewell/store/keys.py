@@ -5,10 +5,63 @@ from __future__ import annotations
 import secrets
 import sqlite3
 import uuid
+from typing import Protocol
 
 from ..errors import NotFoundError
-from .base import ApiKeyRecord
+from .records import ApiKeyRecord
 from .sqlbase import SQLBase, now, parse_time
+
+
+class KeyStore(Protocol):
+    """Workspaces by name, named secrets and API keys (the keys concern of
+    :class:`~citewell.store.base.Store`).
+
+    A workspace is an id (a UUID string) with a unique name; every other concern is scoped
+    to one. Keys are stored as their SHA-256 only (:class:`ApiKeyRecord`, see
+    :mod:`citewell.keys`). Unknown workspaces raise :class:`~citewell.errors.NotFoundError`
+    where a method says so; a missing key is None, never an error."""
+
+    def workspace_id(self, name: str, *, create: bool = True) -> str:
+        """Id of the workspace called ``name`` (created when missing and ``create``).
+
+        Raises :class:`citewell.errors.NotFoundError` when missing and not ``create``.
+        """
+        ...
+
+    def workspace_name(self, workspace_id: str) -> str:
+        """Name of the workspace with this id; ``NotFoundError`` for an unknown id."""
+        ...
+
+    def workspace_ids(self) -> list[str]:
+        """The id of every workspace, oldest first (for server-wide background work)."""
+        ...
+
+    def secret(self, name: str) -> bytes:
+        """A random 32-byte secret stored under ``name``, made on first use and the same for
+        every process sharing the store (the signing key of presigned URLs)."""
+        ...
+
+    def create_api_key(self, workspace_id: str, key_hash: str, *, platform: bool, prefix: str) -> ApiKeyRecord:
+        """Store an API key of the workspace by its hash; ``NotFoundError`` for an unknown workspace."""
+        ...
+
+    def api_keys(self, workspace_id: str | None = None) -> list[ApiKeyRecord]:
+        """Stored keys (of one workspace, or of all), oldest first: never the keys themselves."""
+        ...
+
+    def delete_api_key(self, key_id: str) -> bool:
+        """Revoke the key with this id (or this prefix, when exactly one key has it); requests
+        with it are refused from then on. True when a key was deleted."""
+        ...
+
+    def api_key(self, key_hash: str) -> ApiKeyRecord | None:
+        """The key whose SHA-256 is ``key_hash``, or None."""
+        ...
+
+    def api_key_by_id(self, key_id: str) -> ApiKeyRecord | None:
+        """The key with this id (exactly; not a prefix), or None when there is none (never
+        made, or revoked): signed links die with the key that made them."""
+        ...
 
 
 class Keys(SQLBase):

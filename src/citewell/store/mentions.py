@@ -6,10 +6,46 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from ..models import Mention, Passage
 from .sqlbase import SQLBase
+
+
+class MentionStore(Protocol):
+    """The posts of posts files, as :class:`~citewell.models.Mention` (each posts file keeps
+    its own copy of a post) or as the :class:`~citewell.models.Passage` of a post's chunk
+    (the mentions concern of :class:`~citewell.store.base.Store`). Unknown posts are None
+    or left out, never an error."""
+
+    def post_passage(self, workspace_id: str, source: str, post_id: str, *,
+                     dataset_id: str | None = None) -> Passage | None:
+        """The (first) chunk of post (source, id) as a passage, or None: the copy of posts
+        file ``dataset_id`` when given, else the copy :meth:`mentions` chooses."""
+        ...
+
+    def mentions(self, workspace_id: str, refs: Sequence[tuple[str, str]], *,
+                 dataset_ids: Sequence[str | None] | None = None) -> list[Mention | None]:
+        """Mentions for (source, id) pairs, in the order asked (None where unknown).
+
+        Each posts file (dataset) keeps its own copy of a post (docs/architecture.md "Posts"). With
+        ``dataset_ids`` (one per ref, None for "any"), the copy of that dataset; otherwise
+        the copy of the most recently added ready dataset holding the post (a dataset no
+        longer ready only when no ready one does)."""
+        ...
+
+    def list_mentions(self, workspace_id: str, *, source: str | None = None, terms: Sequence[str] = (),
+                      created_after: str | None = None, created_before: str | None = None,
+                      dataset_id: str | None = None, limit: int = 50,
+                      after: tuple[str, ...] | None = None) -> list[Mention]:
+        """Mentions of the workspace's ready posts files, ordered by ``(created_at, source
+        lower-cased, id, dataset_id)`` (a post two datasets hold is listed once per
+        dataset), at most ``limit``: of ``source``, whose text (any piece of it) matches any
+        of ``terms`` (full-text), created in ``[created_after, created_before]`` (ISO strings,
+        compared as text), in posts file ``dataset_id``; only after the ``after`` key
+        (keyset paging: the key of the last mention of the previous page; a three-part key
+        of an older cursor continues after every copy of that post)."""
+        ...
 
 
 class Mentions(SQLBase):

@@ -12,16 +12,135 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import PurePath
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from ..errors import NotFoundError
 from ..ingest.base import Extraction, MentionDraft
 from ..models import Chunk, Notice, Passage, Resource
-from .base import PAGE_REACH, FileRecord
 from .filters import facet_rows
 from .ids import chunk_id_for, post_chunk_id, text_hash
+from .records import PAGE_REACH, FileRecord
 from .searchcache import SEARCH
 from .sqlbase import RESOURCE_COLUMNS, SQLBase, index_title, now, parse_time
+
+
+class ResourceStore(Protocol):
+    """Resources, their chunks, uploads and the file records of synced folders (the
+    resources concern of :class:`~citewell.store.base.Store`; the SQL is
+    :class:`Resources` and :class:`~citewell.store.uploads.Uploads`).
+
+    Resources are :class:`~citewell.models.Resource` rows (status ``processing``, ``ready``,
+    ``failed``, ``missing`` or ``superseded``), chunks are read as
+    :class:`~citewell.models.Chunk` or, with their resource's metadata, as
+    :class:`~citewell.models.Passage`; a path's sync state is a :class:`FileRecord`. An id
+    of another workspace behaves like an unknown id: :class:`~citewell.errors.NotFoundError`
+    where a method says so, else left out (an empty result)."""
+
+    def file_record(self, workspace_id: str, path: str) -> FileRecord | None:
+        """The record of an absolute file path, or None if never seen."""
+        ...
+
+    def resource_by_sha(self, workspace_id: str, sha256: str) -> Resource | None:
+        """The resource row holding this content, whatever its status."""
+        ...
+
+    def commit_resource(self, workspace_id: str, resource: Resource, extraction: Extraction | None,
+                        *, path: str | None, size_bytes: int, mtime_ns: int, upload: bool = False) -> Resource:
+        """Write one resource (ready with ``extraction``, or failed without) in one transaction.
+
+        A row of the same content still ``processing`` (an upload) is replaced. With
+        ``upload`` (the extraction of an upload) the row must still exist: one deleted
+        meanwhile raises ``NotFoundError`` instead of coming back.
+
+        Ready: inserts the resource, its chunks (ids from the resource), the search index,
+        mentions and metadata facets; the path's previous version becomes superseded.
+        Failed: inserts only the failed row (never touching a ready version of the path).
+        If the content already exists (another process won the race), links the path to
+        it and returns the stored row. The blob must be written before the call.
+        """
+        ...
+
+    def replace_extraction(self, workspace_id: str, resource_id: str, extraction: Extraction, *,
+                           extractor_version: str) -> Resource:
+        """Re-index a ready resource with a newer extractor's output (one transaction);
+        the old chunks stay readable by id but are no longer listed or searched."""
+        ...
+
+    def link_path(self, workspace_id: str, path: str, resource: Resource, *, size_bytes: int,
+                  mtime_ns: int) -> Resource:
+        """Point ``path`` at an existing resource (same content seen again)."""
+        ...
+
+    def mark_missing(self, workspace_id: str, root: str, present: Sequence[str]) -> list[str]:
+        """Mark files under ``root`` not in ``present`` gone; their resources become missing.
+
+        Returns the ids of resources newly marked missing. Nothing is deleted.
+        """
+        ...
+
+    def update_resource_metadata(self, workspace_id: str, resource_id: str, *, title: str | None,
+                                 metadata: dict[str, Any], custom_metadata: dict[str, Any] | None) -> None:
+        """Replace a resource's title (when given), typed metadata and custom metadata."""
+        ...
+
+    def resources(self, workspace_id: str, *, statuses: Sequence[str] | None = None,
+                  under: str | None = None, paths: bool = True, limit: int | None = None,
+                  offset: int = 0) -> list[Resource]:
+        """Resources of the workspace, oldest first, optionally by status or path prefix;
+        ``paths=False`` skips filling ``Resource.paths``; ``limit``/``offset`` page it."""
+        ...
+
+    def total_resources(self, workspace_id: str, *, statuses: Sequence[str] | None = None) -> int:
+        """How many resources the workspace has (of these statuses)."""
+        ...
+
+    def begin_upload(self, workspace_id: str, resource: Resource) -> Resource:
+        """Record an uploaded file before extraction: insert ``resource`` (status
+        processing) in one transaction and return it; when the workspace already holds
+        the same bytes, return that row instead (ready, or still processing; a superseded
+        or missing one becomes ready again; a failed one is replaced to be tried again)."""
+        ...
+
+    def pending_uploads(self) -> list[tuple[str, str]]:
+        """``(workspace_id, resource_id)`` of every resource still processing (all
+        workspaces), for a server to resume after a restart."""
+        ...
+
+    def delete_resource(self, workspace_id: str, resource_id: str) -> str | None:
+        """Delete a resource with its chunks, search rows, facets, mentions (its own copies
+        of its posts: another posts file's copy of the same post is untouched), file
+        records and the workspace's vectors of texts no other chunk of it has, in one
+        transaction.
+        Returns its blob key (the caller removes the blob when no resource refers to it);
+        ``NotFoundError`` if not in this workspace. Stored messages keep their copies."""
+        ...
+
+    def resource_text(self, workspace_id: str, resource_id: str) -> str:
+        """The resource's whole extracted text (each chunk is its ``[char_start:char_end]``
+        slice, code points); ``NotFoundError`` if not in this workspace."""
+        ...
+
+    def resource(self, workspace_id: str, resource_id: str) -> Resource:
+        """One resource; :class:`citewell.errors.NotFoundError` if not in this workspace."""
+        ...
+
+    def chunks(self, workspace_id: str, chunk_ids: Sequence[str]) -> dict[str, Passage]:
+        """Passages for the given chunk ids that exist in this workspace (any status)."""
+        ...
+
+    def resource_chunks(self, workspace_id: str, resource_id: str) -> list[Chunk]:
+        """All chunks of one resource in ``chunk_index`` order."""
+        ...
+
+    def page_passages(self, workspace_id: str, chunk_id: str, *, reach: int = PAGE_REACH) -> list[Passage]:
+        """The passages on the same page as chunk ``chunk_id`` (itself included), in
+        ``chunk_index`` order, looking at most ``reach`` chunks before and after it; ``[]``
+        for a chunk without a ``page`` or not in this workspace."""
+        ...
+
+    def blob_referenced(self, blob_key: str) -> bool:
+        """True when a resource of any workspace refers to this blob (blobs are shared)."""
+        ...
 
 
 class Resources(SQLBase):

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping
-from typing import Any, Callable, Sequence, TypeVar
+from contextlib import AbstractContextManager
+from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 import numpy as np
 
 from ..models import Passage, Resource
 from ..tuplecache import TupleCache
-from .base import Condition, TextHit
 from .filters import CHUNK_KEYS, filter_sql, under_sql
+from .records import Condition, TextHit
 from .searchcache import SEARCH, GenerationCache, Scope, TermScores, rank_rows
 from .sqlbase import SQLBase
 
@@ -38,6 +39,71 @@ _ready_rows: TupleCache[dict[str, Mapping[str, Any]]] = TupleCache(lambda resour
 #: masks of listed resources one snapshot keeps (:meth:`Search._cached_ranking`): a question's
 #: scope check and retrieval narrow to a few lists (its named documents, the ones it is about)
 SNAPSHOT_MASKS = 8
+
+
+class SearchStore(Protocol):
+    """Lexical search over a workspace's ready resources, its document frequencies, the
+    resources a search reads and read snapshots (the search concern of
+    :class:`~citewell.store.base.Store`).
+
+    ``conditions`` are :class:`Condition` filters and ``under`` a folder, as everywhere;
+    passages come best first with ``score`` higher is better (the negated BM25). An
+    unknown workspace has nothing to find (empty results, counts 0)."""
+
+    def search_text(self, workspace_id: str, terms: Sequence[str], *, limit: int,
+                    conditions: Sequence[Condition] = (), under: str | None = None) -> list[Passage]:
+        """BM25 full-text search over ready resources; best first, ``score`` higher is better.
+
+        ``terms`` are plain words (the store quotes them); any term may match.
+        ``under`` restricts to resources with a present file under that folder.
+        """
+        ...
+
+    def search_hits(self, workspace_id: str, terms: Sequence[str], *, limit: int,
+                    conditions: Sequence[Condition] = (), under: str | None = None) -> list[TextHit]:
+        """:meth:`search_text`'s matches, the same chunks in the same order with the same
+        scores, as :class:`TextHit` (no metadata, no passage objects): for checks that read
+        only where a match is and what it says (the scope check reads about a thousand per
+        question)."""
+        ...
+
+    def reading(self) -> AbstractContextManager[None]:
+        """One read snapshot for the reads of this thread inside the ``with`` block: they see
+        one state of the store and share its round trips (one transaction, the generation
+        counters read once) instead of each opening its own. Reads only: no write may
+        run inside it."""
+        ...
+
+    def ranking_resources(self, workspace_id: str, *, under: str | None = None) -> Sequence[Resource]:
+        """The workspace's ready resources (with a present file under folder ``under`` when
+        given), oldest first, ``paths`` empty: what ranking reads per question. The objects
+        may be shared between calls (a store may cache them until a write changes what a
+        search sees, in any process): read-only."""
+        ...
+
+    def scope_resources(self, workspace_id: str, *, conditions: Sequence[Condition] = (),
+                        under: str | None = None) -> Sequence[Resource]:
+        """The ready resources a search with ``conditions`` (resource-level keys; the
+        chunk-level ``created_at`` and ``source`` are not applied) under folder ``under``
+        reads, as :meth:`ranking_resources` gives them (shared, read-only)."""
+        ...
+
+    def term_counts(self, workspace_id: str, groups: Sequence[Sequence[str]]) -> tuple[int, list[int]]:
+        """Document frequencies for ranking: ``(n, counts)``.
+
+        ``n`` is the number of searchable chunks (of ready resources) in the workspace;
+        ``counts[i]`` is how many of them have every word of ``groups[i]`` in their text
+        (the title is not counted). Words are plain words, matched as the full-text
+        index matches them (stemmed the same way); an empty group counts 0.
+        """
+        ...
+
+    def count_resources(self, workspace_id: str, *, conditions: Sequence[Condition] = (),
+                        under: str | None = None) -> int:
+        """How many ready resources with at least one chunk match ``conditions`` (and lie
+        under folder ``under``): tells "nothing matched the question" from "nothing
+        matched the filters"."""
+        ...
 
 
 class Search(SQLBase):

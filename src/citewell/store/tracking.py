@@ -1,6 +1,7 @@
 """What the store keeps for tracking agents (issue 17): agents, their alerts, post
 arrivals, patterns and the run lease. The interface is :class:`TrackingStore`; a store
-hands out its implementation with ``Store.tracking()``.
+hands out its implementation with ``Store.tracking()`` (:class:`TrackingAccess`, the
+tracking concern of :class:`~citewell.store.base.Store`).
 
 Rows (all scoped to one workspace; an id of another workspace behaves like an unknown id):
 
@@ -39,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from ..errors import NotFoundError
 from ..models import Message
-from .base import iso_utc
+from .records import iso_utc
 
 if TYPE_CHECKING:
     from .sqlbase import SQLBase
@@ -502,6 +503,17 @@ class SQLTracking:
         return self._pattern(row)
 
 
+class TrackingAccess(Protocol):
+    """The tracking concern of :class:`~citewell.store.base.Store`: :meth:`tracking` hands
+    out the :class:`TrackingStore` (agents, alerts, post arrivals, patterns, run leases)
+    on the store's connections."""
+
+    def tracking(self) -> TrackingStore:
+        """Tracking agents, their alerts, post arrivals, patterns and run leases
+        (:class:`citewell.store.tracking.TrackingStore`, issue 17) on this store."""
+        ...
+
+
 class Tracking:
     """The tracking concern of a store (a mixin of the store classes): :meth:`tracking`."""
 
@@ -511,5 +523,5 @@ class Tracking:
         return SQLTracking(self)  # type: ignore[arg-type]
 
 
-__all__ = ["AGENT_STATES", "AgentRecord", "PatternMember", "PatternRecord", "SQLTracking", "Tracking", "TrackingStore",
-           "next_due"]
+__all__ = ["AGENT_STATES", "AgentRecord", "PatternMember", "PatternRecord", "SQLTracking", "Tracking",
+           "TrackingAccess", "TrackingStore", "next_due"]

@@ -14,17 +14,74 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
 from ..errors import StoreError
-from .base import Condition
 from .filters import CHUNK_KEYS, filter_sql, under_sql
+from .records import Condition
 from .searchcache import SEARCH, VECTORS, GenerationCache, VectorScope, select
 from .sqlbase import SQLBase
 
 log = logging.getLogger("citewell.store")
+
+
+class VectorStore(Protocol):
+    """Chunk vectors by workspace and text hash: what still needs one, storing them,
+    reading them and the dense ranking (the vectors concern of
+    :class:`~citewell.store.base.Store`). Vectors are float32 bytes of a model's dimension;
+    scopes (``conditions``, ``under``) are those of
+    :meth:`~citewell.store.search.SearchStore.search_text`."""
+
+    # -- chunk vectors (schema v8) -----------------------------------------------------
+    # Vectors are keyed by workspace and the sha256 of a chunk's text: identical text is
+    # embedded once per workspace, and no workspace can learn from its coverage what text
+    # another holds.
+    def texts_without_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
+                              under: str | None = None, limit: int | None = None,
+                              shortest_first: bool = False) -> list[tuple[str, str]]:
+        """``(text_hash, text)`` of the distinct texts of searchable chunks in scope (as
+        :meth:`search_text`) that have no ``model`` vector yet, in chunk order (shortest
+        first with ``shortest_first``); at most ``limit``."""
+        ...
+
+    def missing_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
+                        under: str | None = None) -> int:
+        """How many distinct texts :meth:`texts_without_vectors` would give (none is read)."""
+        ...
+
+    def vector_coverage(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
+                        under: str | None = None) -> tuple[int, int]:
+        """``(embedded, total)`` searchable chunks in scope: with a ``model`` vector, and all."""
+        ...
+
+    def put_vectors(self, workspace_id: str, model: str, dim: int, vectors: Sequence[tuple[str, bytes]]) -> int:
+        """Store the workspace's ``(text_hash, float32 bytes)`` vectors of ``model`` (``dim``
+        floats each), only for texts some chunk of the workspace still has; returns how many
+        were stored. Vectors are the workspace's own (schema v8): another workspace with the
+        same text embeds it again, so no workspace can learn what another holds."""
+        ...
+
+    def scope_vectors(self, workspace_id: str, model: str, *, conditions: Sequence[Condition] = (),
+                      under: str | None = None) -> list[tuple[str, bytes]]:
+        """``(chunk_id, vector bytes)`` of the searchable chunks in scope that have a ``model`` vector."""
+        ...
+
+    def nearest_chunks(self, workspace_id: str, model: str, query: np.ndarray, *, limit: int,
+                       conditions: Sequence[Condition] = (), under: str | None = None) -> list[tuple[str, float]]:
+        """Dense search: ``(chunk_id, cosine)`` of the ``limit`` searchable chunks in scope
+        (``conditions``, ``under``: as :meth:`search_text`) whose ``model`` vectors are
+        nearest to ``query`` (a float32 unit vector of the model's dimension), best first,
+        ties in chunk order; fewer when fewer in scope have a vector, ``[]`` for
+        ``limit`` ≤ 0. The vector index decides how: exact on SQLite (numpy over the
+        scope), approximate on PostgreSQL (pgvector's HNSW index; the workspace and the
+        filters applied in SQL, see ``docs/architecture.md``, "The store")."""
+        ...
+
+    def vectors(self, workspace_id: str, model: str, chunk_ids: Sequence[str]) -> dict[str, bytes]:
+        """Vector bytes of ``model`` for the given chunk ids of this workspace that have one."""
+        ...
 
 
 class Vectors(SQLBase):

@@ -36,7 +36,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from ..keys import hash_key
-from ..store import Store
+from ..store.base import KeyStore
 from .errors import ApiError, error_response, profile_of
 
 _api_key_header = APIKeyHeader(name="X-API-KEY", auto_error=False, scheme_name="ApiKeyAuth",
@@ -67,7 +67,7 @@ def blank(value: str | None) -> str | None:
     return value if value is not None and value.strip() else None
 
 
-def resolve_principal(store: Store, key: str | None, *, organization_id: str | None = None,
+def resolve_principal(store: KeyStore, key: str | None, *, organization_id: str | None = None,
                       user_id: str | None = None, user_email: str | None = None,
                       require_organization: bool = False) -> Principal:
     """The :class:`Principal` for ``key`` and the acting-for parameters (rules in the

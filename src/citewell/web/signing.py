@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from ..digits import whole_number
-from ..store import Store
+from ..store.base import KeyStore
 from .errors import ApiError
 
 #: Name of the store secret that signs every link.
@@ -82,11 +82,11 @@ def signature(secret: bytes, kind: str, fields: Sequence[str]) -> str:
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
 
-def _secret(store: Store) -> bytes:
+def _secret(store: KeyStore) -> bytes:
     return store.secret(SECRET_NAME)
 
 
-def sign(store: Store, kind: str, fields: Sequence[str], key_id: str, expires: int) -> dict[str, str]:
+def sign(store: KeyStore, kind: str, fields: Sequence[str], key_id: str, expires: int) -> dict[str, str]:
     """The query parameters that sign ``fields`` of a ``kind`` link made by API key
     ``key_id`` until ``expires`` (Unix seconds): ``{"key_id", "expires", "signature"}``. The
     caller adds the fields themselves to the link (``workspace_id`` and the ids)."""
@@ -95,7 +95,7 @@ def sign(store: Store, kind: str, fields: Sequence[str], key_id: str, expires: i
             "signature": signature(_secret(store), kind, [*fields, key_id, expiry])}
 
 
-def verify(store: Store, kind: str, fields: Sequence[str], key_id: str, expires: str, given: str, *,
+def verify(store: KeyStore, kind: str, fields: Sequence[str], key_id: str, expires: str, given: str, *,
            at: int | None = None) -> int:
     """Check a signed link: ``given`` must be the signature of ``kind``, ``fields``,
     ``key_id`` and ``expires`` (the query's texts; Unix seconds), the expiry must not have
@@ -122,7 +122,7 @@ def document_fields(document_id: str, workspace_id: str) -> list[str]:
     return [document_id, workspace_id]
 
 
-def sign_document(store: Store, document_id: str, workspace_id: str, key_id: str, expires: int) -> dict[str, str]:
+def sign_document(store: KeyStore, document_id: str, workspace_id: str, key_id: str, expires: int) -> dict[str, str]:
     """Query parameters of a document link made by API key ``key_id``: ``{workspace_id,
     key_id, expires, signature}`` (the document id is in the path). ``expires``: Unix
     seconds (any value: tests sign links that have already expired)."""
@@ -130,7 +130,7 @@ def sign_document(store: Store, document_id: str, workspace_id: str, key_id: str
             **sign(store, DOCUMENT, document_fields(document_id, workspace_id), key_id, expires)}
 
 
-def verify_document(store: Store, document_id: str, workspace_id: str, key_id: str, expires: str, given: str, *,
+def verify_document(store: KeyStore, document_id: str, workspace_id: str, key_id: str, expires: str, given: str, *,
                     at: int | None = None) -> int:
     """:func:`verify` for a document link; the expiry (Unix seconds) or 403 ``FORBIDDEN``."""
     return verify(store, DOCUMENT, document_fields(document_id, workspace_id), key_id, expires, given, at=at)
@@ -142,7 +142,7 @@ def viewer_fields(workspace_id: str, target: str, target_id: str, citation_idx: 
     return [workspace_id, target, target_id, citation_idx]
 
 
-def sign_viewer(store: Store, workspace_id: str, target: str, target_id: str, citation_idx: str, key_id: str,
+def sign_viewer(store: KeyStore, workspace_id: str, target: str, target_id: str, citation_idx: str, key_id: str,
                 expires: int) -> dict[str, str]:
     """Query parameters of a viewer link made by API key ``key_id``: ``{<target>,
     citation_idx, workspace_id, key_id, expires, signature}``; ``expires`` in Unix seconds."""
@@ -151,7 +151,7 @@ def sign_viewer(store: Store, workspace_id: str, target: str, target_id: str, ci
             **sign(store, VIEWER, fields, key_id, expires)}
 
 
-def verify_viewer(store: Store, workspace_id: str, target: str, target_id: str, citation_idx: str, key_id: str,
+def verify_viewer(store: KeyStore, workspace_id: str, target: str, target_id: str, citation_idx: str, key_id: str,
                   expires: str, given: str, *, at: int | None = None) -> int:
     """:func:`verify` for a viewer link; the expiry (Unix seconds) or 403 ``FORBIDDEN``."""
     return verify(store, VIEWER, viewer_fields(workspace_id, target, target_id, citation_idx), key_id, expires,

@@ -62,7 +62,7 @@ from ..jobrunner import FUTURE_TTL_S, RELEASE, Handler, JobFailed, JobRunner, Le
 from ..models import Message, utcnow
 from ..settings import LLMSettings
 from ..store import Store
-from ..store.jobs import LEASE_EXPIRED, JobRecord
+from ..store.jobs import LEASE_EXPIRED, JobRecord, JobStore
 from .fairness import FairPool
 from .requestid import REQUEST_ID
 
@@ -110,7 +110,7 @@ def turn_key(message_id: str) -> str:
     return f"{TURN}:{message_id}"
 
 
-def turn_active(store: Store, message_id: str) -> bool:
+def turn_active(store: JobStore, message_id: str) -> bool:
     """Whether the turn answering ``message_id`` has a job queued or running (a worker of
     some process will settle it, and may still record its stream's events)."""
     return bool(store.jobs(key=turn_key(message_id), states=("queued", "running"), limit=1))

@@ -16,11 +16,12 @@ import os
 import re
 import threading
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import platformdirs
 
 from ...blobs import BlobStore, blob_store
+from ...locations import safe_location
 from ..chats import Chats
 from ..events import Events
 from ..keys import Keys
@@ -36,16 +37,6 @@ from .jobs import PostgresJobs
 from .lexical import PostgresLexicalIndex
 from .schema import migrate
 from .vectors import PgVectorIndex
-
-
-def safe_location(url: str) -> str:
-    """``url`` without its password (how errors and logs name a PostgreSQL store)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username}@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def normal_url(url: str) -> str:

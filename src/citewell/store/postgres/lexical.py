@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 
 from ...models import Passage
-from ..base import Condition
 from ..filters import filter_sql, under_sql
+from ..records import Condition
 from ..searchcache import SEARCH, GenerationCache, Scope, TermScores
 from ..sqlbase import SQLBase
 from ..sqlite.lexical import BM25_WEIGHTS, TOKENIZER

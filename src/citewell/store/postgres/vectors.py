@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import Condition
+from ..records import Condition
 from ..sqlbase import SQLBase
 
 #: candidates the HNSW search keeps (pgvector's ``hnsw.ef_search``; its default is 40); at

@@ -20,8 +20,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...models import Passage
-from ..base import Condition
 from ..filters import filter_sql, under_sql
+from ..records import Condition
 from ..searchcache import GenerationCache, Scope, TermScores
 from ..sqlbase import SQLBase
 

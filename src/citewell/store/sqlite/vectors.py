@@ -12,8 +12,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..base import Condition
 from ..filters import CHUNK_KEYS
+from ..records import Condition
 from ..searchcache import SEARCH, VECTORS, select
 from ..sqlbase import SQLBase
 
