@@ -55,7 +55,7 @@ def test_the_kind_of_answer_wanted(question: str, kind: str) -> None:
 
 def test_the_domain_pack_reads_measure_and_reporting_scope() -> None:
     finance = analyse("What was net income attributable to shareholders in 2022?", domain=FINANCE)
-    assert finance.domain == "finance" and "NetIncomeLoss" in finance.measure.items
+    assert finance.domain is FINANCE and "NetIncomeLoss" in finance.measure.items
     assert finance.scope.kind == "attributable"
     segment = analyse("What were net sales of the Flexibles segment in 2023?", domain=FINANCE)
     assert (segment.scope.kind, segment.scope.name) == ("segment", "Flexibles")

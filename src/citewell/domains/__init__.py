@@ -14,7 +14,7 @@ from types import SimpleNamespace
 from ..models import Passage, Resource
 from .base import Domain, FigureAnswer, PageNeeds, RowQuote
 
-__all__ = ["DOMAINS", "Domain", "FigureAnswer", "PageNeeds", "RowQuote", "active_domain", "domain_named", "domain_of_passages"]
+__all__ = ["DOMAINS", "Domain", "FigureAnswer", "PageNeeds", "RowQuote", "active_domain", "domain_of_passages"]
 
 
 def _installed() -> tuple[Domain, ...]:
@@ -47,7 +47,3 @@ def domain_of_passages(passages: Sequence[Passage]) -> Domain | None:
                 title=p.resource_title, file_name=p.file_name, metadata={"company_names": names} if names else {})
     return active_domain(list(seen.values()))  # type: ignore[arg-type] - read as resources (labels only)
 
-
-def domain_named(name: str | None) -> Domain | None:
-    """The installed pack called ``name`` (None for None or an unknown name)."""
-    return next((d for d in DOMAINS if d.name == name), None) if name else None

@@ -25,13 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..models import Passage, Resource
+from ..question.analysis import DomainReading, QuestionAnalysis
 from ..text.terms import Expansions
-
-if TYPE_CHECKING:
-    from ..question.analysis import QuestionAnalysis
 
 __all__ = ["Domain", "FigureAnswer", "PageNeeds", "RowQuote"]
 
@@ -69,7 +67,7 @@ class FigureAnswer:
 
 
 @runtime_checkable
-class Domain(Protocol):
+class Domain(DomainReading, Protocol):
     """A domain pack (module docstring). ``name``: a short identifier recorded on the
     analysis (``finance``); ``expansions``: the vocabulary's question expansions."""
 
@@ -89,7 +87,7 @@ class Domain(Protocol):
         """Of which part of the reporting entity ``text`` asks, or None."""
         ...
 
-    def page_needs(self, analysis: "QuestionAnalysis") -> PageNeeds:
+    def page_needs(self, analysis: QuestionAnalysis) -> PageNeeds:
         """What the question of ``analysis`` asks of a page."""
         ...
 
@@ -97,6 +95,6 @@ class Domain(Protocol):
         """``(page kind, measures its rows state)`` of one passage's page."""
         ...
 
-    def figure_answer(self, analysis: "QuestionAnalysis", passages: Sequence[Passage]) -> FigureAnswer | None:
+    def figure_answer(self, analysis: QuestionAnalysis, passages: Sequence[Passage]) -> FigureAnswer | None:
         """The structured answer to a figure question from ``passages``, or None."""
         ...

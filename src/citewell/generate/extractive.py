@@ -185,7 +185,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from citewell.cite.links import format_link
-from citewell.domains import FigureAnswer, domain_named, domain_of_passages
+from citewell.domains import Domain, FigureAnswer, domain_of_passages
 from citewell.models import Passage
 from citewell.generate.base import GenerationRequest
 from citewell.question.analysis import QuestionAnalysis, analyse
@@ -745,8 +745,8 @@ class ExtractiveGenerator:
     @staticmethod
     def _figure(analysis: QuestionAnalysis, passages: Sequence[Passage]) -> FigureAnswer | None:
         """The domain pack's structured answer to the question, or None."""
-        domain = domain_named(analysis.domain)
-        return domain.figure_answer(analysis, passages) if domain is not None else None
+        domain = analysis.domain
+        return domain.figure_answer(analysis, passages) if isinstance(domain, Domain) else None
 
     @staticmethod
     def _row_units(figure: FigureAnswer, passages: Sequence[Passage]) -> list[QuotedUnit]:

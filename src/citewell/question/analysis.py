@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..text.quantities import FILLER_TERMS
 from ..text.sentences import sentence_spans
@@ -53,10 +53,25 @@ from .names import Name, question_names
 from .naming import QuestionNames
 from .periods import QuestionPeriods, question_periods
 
-if TYPE_CHECKING:  # the domain pack reads the analysis too (only for annotations)
-    from ..domains.base import Domain
+__all__ = ["AnswerKind", "DomainReading", "FollowUp", "QuestionAnalysis", "analyse", "first_sentence"]
 
-__all__ = ["AnswerKind", "FollowUp", "QuestionAnalysis", "analyse", "first_sentence"]
+
+class DomainReading(Protocol):
+    """What the analysis reads a question with from a domain pack
+    (:class:`citewell.domains.base.Domain` is one): its ``name``, its ``expansions``, and
+    the measure and reporting scope it reads in a question. Defined here, beside its one
+    reader, so that the question layer depends on no domain pack."""
+
+    name: str
+    expansions: Expansions
+
+    def read_measure(self, text: str) -> Any:
+        """What quantity ``text`` asks for (an object with a ``named`` bool), or None."""
+        ...
+
+    def read_scope(self, text: str) -> Any:
+        """Of which part of the reporting entity ``text`` asks, or None."""
+        ...
 
 
 def first_sentence(question: str) -> str:
@@ -114,7 +129,8 @@ class FollowUp:
 class QuestionAnalysis:
     """A question read once (module docstring). ``question``: as asked; ``query``: what
     retrieval and the answer read (a follow-up carries the previous question's subject);
-    every other field is read from ``query``."""
+    every other field is read from ``query``; ``domain``: the domain pack it was read with
+    (None: none)."""
 
     question: str
     query: str
@@ -128,7 +144,7 @@ class QuestionAnalysis:
     followup: FollowUp = FollowUp()
     measure: Any = None
     scope: Any = None
-    domain: str | None = None
+    domain: DomainReading | None = None
     tokens: tuple[Token, ...] = field(default=(), repr=False)
 
     @property
@@ -140,10 +156,7 @@ class QuestionAnalysis:
     @property
     def expansions(self) -> Expansions:
         """The expansions of the question's domain pack (none without one)."""
-        from ..domains import domain_named
-
-        domain = domain_named(self.domain)
-        return domain.expansions if domain is not None else NO_EXPANSIONS
+        return self.domain.expansions if self.domain is not None else NO_EXPANSIONS
 
     @property
     def years(self) -> frozenset[int]:
@@ -158,10 +171,7 @@ class QuestionAnalysis:
         ``self`` when ``search`` is the query."""
         if search == self.query:
             return self
-        from ..domains import domain_named
-
-        return analyse(self.question, query=search, previous=self.followup.previous,
-                       domain=domain_named(self.domain))
+        return analyse(self.question, query=search, previous=self.followup.previous, domain=self.domain)
 
     @cached_property
     def deciding_names(self) -> tuple[Name, ...]:
@@ -187,7 +197,7 @@ def _name_words(toks: list[Token]) -> tuple[tuple[str, str], ...]:
 
 
 def analyse(question: str, *, query: str | None = None, previous: str | None = None,
-            domain: "Domain | None" = None) -> QuestionAnalysis:
+            domain: DomainReading | None = None) -> QuestionAnalysis:
     """Read ``question`` (asked after ``previous`` in a chat, None otherwise) with the
     domain pack ``domain`` (None: no domain knowledge). ``query``: the question with what
     it carries over from ``previous``, when the caller worked it out already (then
@@ -211,7 +221,7 @@ def analyse(question: str, *, query: str | None = None, previous: str | None = N
         kind=kind, concepts=tuple(concepts_of(query)), topics=_topics(query, concepts_of),
         naming=QuestionNames.of(query), name_words=_name_words(toks), followup=FollowUp(previous, back),
         measure=measure, scope=domain.read_scope(query) if domain is not None else None,
-        domain=domain.name if domain is not None else None, tokens=tuple(toks))
+        domain=domain, tokens=tuple(toks))
 
 
 def _kinds(query: str) -> dict[str, bool]:

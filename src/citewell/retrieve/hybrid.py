@@ -57,7 +57,7 @@ from .dense import DenseRetriever
 from .pages import PAGE_DEPTH, PageRanker
 from .rerank import resource_priors
 from .scope import analysis_for
-from ..domains import domain_named
+from ..domains.base import Domain
 from ..question.analysis import QuestionAnalysis
 
 MODES = ("lexical", "dense", "hybrid")
@@ -186,7 +186,7 @@ class HybridRetriever:
                 return self._fused(question, analysis, k=k, conditions=conditions, under=under)
             candidates = self._fused(question, analysis, k=max(k, self.page_depth), conditions=conditions,
                                      under=under, depth=max(k, self.page_depth))
-            domain = domain_named(analysis.domain)
+            domain = analysis.domain if isinstance(analysis.domain, Domain) else None
         by_id = {r.passage.chunk.id: r for r in candidates}
         return [Ranked(p, by_id[p.chunk.id].bm25_rank, by_id[p.chunk.id].dense_rank, p.rank, p.score)
                 for p in self.pages.rerank(analysis, [r.passage for r in candidates], k=k, domain=domain)]
