@@ -15,10 +15,11 @@ starts: 400 ``INVALID_REQUEST_BODY``/``INVALID_FILTER``, 401, 403, 404 ``NOT_FOU
 How a stream runs: the route begins the turn (:meth:`Engine.begin_turn`: the user
 message and a ``pending`` assistant message are stored), records the ``conversation``
 event and queues :meth:`Engine.stream_turn` as a turn job
-(:class:`~citewell.jobs.workers.TurnWorker`). That job, on a worker of this or another process, runs the turn to the end
-whatever the client does, recording every client event with ``Store.append_events`` as
-it is produced (``seq`` 1, 2, 3 …; the producer: :mod:`citewell.jobs.streaming`). The HTTP response only *tails* the recorded events:
-it reads the store (the source of truth) after the last ``seq`` it sent and, when it has
+(:class:`~citewell.jobs.workers.TurnWorker`). That job, on a worker of this or another
+process, runs the turn to the end whatever the client does, recording every client event
+with ``Store.append_events`` as it is produced (``seq`` 1, 2, 3 …; the producer:
+:mod:`citewell.jobs.streaming`). The HTTP response only *tails* the recorded events: it
+reads the store (the source of truth) after the last ``seq`` it sent and, when it has
 caught up, waits on the message's in-process channel (woken on every recorded event), so
 there is no gap and no duplicate, live or resumed. A message whose turn runs in another
 process (a worker of another replica, or ``citewell worker``: turns are jobs in the store,
