@@ -56,6 +56,7 @@ def run_workers(store: Store | str | os.PathLike[str], *, threads: int = 2,
     generators: dict[str, Any] = {}
 
     def engine_for(workspace_id: str) -> Engine:
+        """The engine answering ``workspace_id``'s turns and agents in this process."""
         return Engine.for_workspace_id(opened, workspace_id, generator=generator, generators=generators, llm=llm)
 
     uploads = UploadWorker(opened, threads=threads)
