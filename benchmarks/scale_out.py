@@ -12,7 +12,7 @@ file — with one workspace whose ``--seed`` transcripts are ingested before the
 starts (so the first questions have something to cite) and one API key.
 
 - ``postgresql``: ``--api`` processes serving only (``create_app(store, workers=False)``
-  on uvicorn) and ``--workers`` worker processes (``citewell.web.worker.run_workers``,
+  on uvicorn) and ``--workers`` worker processes (``citewell.jobs.process.run_workers``,
   what ``citewell worker`` runs), all on the one database;
 - ``sqlite``: one process that serves and works (``citewell serve``'s default).
 
@@ -62,7 +62,7 @@ uvicorn.run(create_app(store, workers=workers), host="127.0.0.1", port=port, log
 """
 WORKER = """
 import logging, signal, sys, threading
-from citewell.web.worker import run_workers
+from citewell.jobs.process import run_workers
 logging.basicConfig(level=logging.WARNING)
 stop = threading.Event()
 signal.signal(signal.SIGTERM, lambda *_: stop.set())

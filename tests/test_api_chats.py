@@ -24,7 +24,7 @@ import pytest
 from citewell import Engine
 from citewell.generate import ExtractiveGenerator, GenerationRequest
 from citewell.web import create_app
-from citewell.web.worker import TurnWorker
+from citewell.jobs.workers import TurnWorker
 
 from .conftest import CORPUS
 
@@ -232,7 +232,7 @@ def test_a_turn_is_pending_then_settled_and_a_turn_asked_meanwhile_points_at_it(
 
 def test_a_failing_turn_settles_failed_with_its_code(api: Api, caplog: pytest.LogCaptureFixture) -> None:
     api.generator.error = RuntimeError("model endpoint down")
-    with caplog.at_level(logging.INFO, logger="citewell.web.worker"):
+    with caplog.at_level(logging.INFO, logger="citewell.jobs"):
         accepted, message = api.turn("What was Acme revenue in 2022?")
     assert message["status"] == "failed" and message["text"] == "" and message["references"] == []
     assert message["error"] == {"code": "SERVER_ERROR", "message": "the answer could not be produced (RuntimeError)"}

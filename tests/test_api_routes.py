@@ -160,7 +160,7 @@ def test_request_id_on_every_answer(api: Api) -> None:
 
 
 def test_access_log_line_carries_request_id(api: Api, caplog: pytest.LogCaptureFixture) -> None:
-    from citewell.web.requestid import RequestIdFilter
+    from citewell.logcontext import RequestIdFilter
 
     caplog.handler.addFilter(RequestIdFilter())  # as citewell serve's log handler does
     try:
@@ -177,7 +177,7 @@ def test_access_log_line_carries_request_id(api: Api, caplog: pytest.LogCaptureF
 
 
 def test_worker_log_lines_carry_the_upload_request_id(api: Api, caplog: pytest.LogCaptureFixture) -> None:
-    from citewell.web.requestid import RequestIdFilter
+    from citewell.logcontext import RequestIdFilter
 
     caplog.handler.addFilter(RequestIdFilter())
     try:
@@ -190,7 +190,7 @@ def test_worker_log_lines_carry_the_upload_request_id(api: Api, caplog: pytest.L
     finally:
         caplog.handler.filters.clear()
     assert r.headers["X-Request-ID"] == "upload-7" and resource["status"] == "ready"
-    worker = [rec for rec in caplog.records if rec.name == "citewell.web.worker"]
+    worker = [rec for rec in caplog.records if rec.name == "citewell.jobs.extraction"]
     assert [(rec.request_id, rec.getMessage()) for rec in worker] == [
         ("upload-7", f"upload {resource['id']} is ready (1 chunks)")]
 

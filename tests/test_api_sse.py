@@ -51,7 +51,7 @@ LAUNCHER = textwrap.dedent('''
 
     from citewell.generate import ExtractiveGenerator
     from citewell.web import create_app
-    from citewell.web.requestid import LOG_CONFIG
+    from citewell.logcontext import LOG_CONFIG
     from citewell.web.routes import analytics
 
     store, port, gate = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])

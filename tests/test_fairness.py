@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from citewell import Engine
-from citewell.web.worker import TurnWorker, UploadWorker
+from citewell.jobs.workers import TurnWorker, UploadWorker
 
 
 def test_a_fair_pool_serves_the_least_recently_served_workspace_first() -> None:
-    from citewell.web.fairness import FairPool
+    from citewell.jobs.fairness import FairPool
 
     pool = FairPool(1, "t")
     gate, order = threading.Event(), []
@@ -35,7 +35,7 @@ def test_a_fair_pool_serves_the_least_recently_served_workspace_first() -> None:
 
 
 def test_one_workspace_never_takes_every_thread() -> None:
-    from citewell.web.fairness import FairPool
+    from citewell.jobs.fairness import FairPool
 
     pool = FairPool(2, "t")  # per workspace: 2 - 1
     gate = threading.Event()
@@ -67,7 +67,7 @@ def test_a_flood_of_uploads_does_not_queue_another_workspaces_upload(store_path:
         flood = [a.upload(f"a{i}.txt", f"Pump {i} runs at forty bar.\n".encode()).id for i in range(6)]
         single = b.upload("b.txt", b"The valve opens at ten bar.\n").id
         worker = UploadWorker(a.store)
-        caplog.set_level(logging.INFO, logger="citewell.web.worker")
+        caplog.set_level(logging.INFO, logger="citewell.jobs")
         try:
             futures = [worker.submit(a.workspace_id, rid) for rid in flood]
             futures.append(worker.submit(b.workspace_id, single))

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from citewell import Engine
-from citewell.jobrunner import RELEASE, Handler, JobFailed, JobRunner
+from citewell.jobs.runner import RELEASE, Handler, JobFailed, JobRunner
 from citewell.store import open_store
 from citewell.store.sqlite import SQLiteStore
 

@@ -29,12 +29,14 @@ from starlette.requests import Request
 
 from citewell import Engine
 from citewell.errors import CitewellError, StoreError, StoreUnavailable
-from citewell.jobrunner import JobRunner, wait_for_jobs
+from citewell.jobs.runner import JobRunner, wait_for_jobs
 from citewell.store.jobs import JobRecord
 from citewell.store.postgres import PostgresStore
 from citewell.web import create_app
 from citewell.web.errors import citewell_error_handler
-from citewell.web.worker import EXTRACT, ExtractHandler, TurnWorker, UploadWorker
+from citewell.jobs.extraction import ExtractHandler
+from citewell.jobs.kinds import EXTRACT
+from citewell.jobs.workers import TurnWorker, UploadWorker
 
 from .conftest import until
 from .pgserver import Outage, PostgresServer
@@ -467,7 +469,7 @@ def test_a_runner_that_cannot_record_a_job_or_prune_while_the_store_is_away_logs
     warning for each, without a traceback (an expected outage, as for every other job
     statement), and the job still ends once the store is back (its lease expires and it runs
     again)."""
-    from citewell.jobrunner import Handler
+    from citewell.jobs.runner import Handler
 
     ran: list[str] = []
 

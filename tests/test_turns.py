@@ -337,7 +337,8 @@ def test_a_starting_server_leaves_turns_of_live_workers_alone(docs: Engine) -> N
     """Turn ownership is the turn job's lease in the store (no process ids): a queued turn
     or one whose worker renews its lease is left alone at a start; one whose lease expired
     (its worker died) and a pending answer without a job fail with TURN_INTERRUPTED."""
-    from citewell.web.worker import TURN, TurnWorker
+    from citewell.jobs.kinds import TURN
+    from citewell.jobs.workers import TurnWorker
 
     serving = TurnWorker(docs.store, run=False)  # a replica that serves only: the turn waits in the queue
     queued = docs.begin_turn("What was Acme revenue in 2022?")

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from ..answer.pipeline import failure
 from ..errors import CitewellError
 from ..models import Mention, Message
-from ..jobrunner import worker_id
+from ..jobs.runner import worker_id
 from ..store.base import MentionStore, Store
 from ..store.tracking import AgentRecord, PatternRecord
 from .alerts import alert_message
@@ -94,7 +94,7 @@ def _copies(store: MentionStore, workspace_id: str, keys: list[tuple[str, str]],
 class AgentRunner:
     """Runs agents of any workspace of ``store``. ``engine_for(workspace_id)``: the engine
     (generator, embedder) a run of that workspace answers with; ``owner``: who holds the
-    leases (default: this process, :func:`citewell.jobrunner.worker_id`)."""
+    leases (default: this process, :func:`citewell.jobs.runner.worker_id`)."""
 
     def __init__(self, store: Store, engine_for: Callable[[str], "Engine"], *, owner: str | None = None,
                  lease_s: float = LEASE_S) -> None:

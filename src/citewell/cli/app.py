@@ -535,8 +535,8 @@ def serve(
     # imported here: the web stack costs ~160 ms of start-up that the other commands never need
     import uvicorn
 
+    from ..logcontext import LOG_CONFIG
     from ..web.app import create_app
-    from ..web.requestid import LOG_CONFIG
 
     settings = Settings.resolve(store=store, config=config)
     llm = _llm_settings(config, base_url=llm_base_url, model=llm_model, api_key=llm_api_key,
@@ -583,8 +583,8 @@ def worker(
     import signal
     import threading
 
-    from ..web.requestid import LOG_CONFIG
-    from ..web.worker import run_workers
+    from ..jobs.process import run_workers
+    from ..logcontext import LOG_CONFIG
 
     _export_mode(mode)
     import logging.config

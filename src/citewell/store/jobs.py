@@ -14,7 +14,7 @@ A job is ``(kind, workspace, payload)`` with a state:
   failed ``max_attempts`` times (each failure before that is retried after
   ``backoff_s × 2^(attempt−1)`` seconds), or one whose failure is not worth retrying.
 
-**Claims are fair between workspaces** (the rule of :mod:`citewell.web.fairness`, now
+**Claims are fair between workspaces** (the rule of :mod:`citewell.jobs.fairness`, now
 across processes): every (workspace, kind) has a lane in ``job_lanes`` recording when it
 was last served; a claim takes the oldest due job of the lane served longest ago among
 those with a job due, skipping workspaces that already run ``per_workspace`` jobs of the
@@ -214,7 +214,7 @@ class Jobs(SQLBase):
     def claim_job(self, owner: str, *, kinds: Sequence[str], lease_s: float, per_workspace: int | None = None,
                   now: float | None = None) -> JobRecord | None:
         """Claim the next due job of one of ``kinds`` for worker ``owner`` (a label of the
-        claiming process, e.g. :func:`citewell.jobrunner.worker_id`), fairly between
+        claiming process, e.g. :func:`citewell.jobs.runner.worker_id`), fairly between
         workspaces (module docstring): it becomes ``running`` with a new lease of
         ``lease_s`` seconds and one more attempt. ``per_workspace``: at most that many jobs
         of these kinds of one workspace run under this ``owner`` at once (each process

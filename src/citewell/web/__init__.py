@@ -4,8 +4,8 @@ Modules, one job each: :mod:`.app` (the application), :mod:`.auth` (keys → pri
 :mod:`.deps` (per-request engine), :mod:`.errors` (the one error → HTTP mapping),
 :mod:`.requestid` (request ids and the access log), :mod:`.schemas` (the OpenAPI
 models), :mod:`.uploads` (streamed multipart with a size cap), :mod:`.images`
-(``image_url``), :mod:`.worker` (background extraction and chats turns), :mod:`.routes` (the
-routers).
+(``image_url``), :mod:`.routes` (the routers). The background work (extraction,
+embedding, turns) is :mod:`citewell.jobs`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@
 One store is opened for the app (the SQLite store keeps one connection per thread, so the
 threadpool that runs the sync routes shares it safely); each request gets a cheap
 :class:`~citewell.Engine` on its key's workspace (:mod:`citewell.web.deps`). Uploads are
-extracted by a small background worker (:mod:`citewell.web.worker`) that, on startup,
+extracted by a small background worker (:mod:`citewell.jobs`) that, on startup,
 resumes every upload a previous run left ``processing``; the turns of ``POST /v1/ask``
 are answered by another, and on startup every turn a previous run left ``pending``
 settles as failed (``TURN_INTERRUPTED``).
@@ -32,6 +32,8 @@ from ..engine import Engine
 from ..mcp_server import MCPEndpoint, http_app, http_server
 from ..errors import UsageError
 from ..generate import Generator
+from ..jobs.process import resume_left_work
+from ..jobs.workers import TurnWorker, UploadWorker
 from ..retrieve.hybrid import MODES
 from ..settings import LLMSettings, Settings, resolve_generator
 from ..store import Store, open_store
@@ -44,7 +46,6 @@ from .requestid import RequestIdMiddleware
 from .routes import ROUTERS
 from .routes.analytics import ResumeByHeader
 from .uploads import max_upload_bytes
-from .worker import TurnWorker, UploadWorker, resume_left_work
 
 DESCRIPTION = """Grounded answers with exact citations over your own files.
 
@@ -82,7 +83,7 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     one, so another's upload never waits behind a flood); ``turn_threads``: threads
     answering questions (``POST /v1/ask`` turns, the analytics stream, session messages; at
     least 1; one workspace uses at most ``turn_threads - 1`` of them when there are two or
-    more, :mod:`citewell.web.fairness`); ``generator``: the answer writer of
+    more, :mod:`citewell.jobs.fairness`); ``generator``: the answer writer of
     every request's engine, or its name (``extractive``, ``llm``; default: ``llm`` when an
     endpoint is configured, else ``extractive``); it is shared by the request and worker
     threads, so it must be thread-safe; ``llm``: the LLM endpoint (default
@@ -90,7 +91,7 @@ def create_app(store: Store | str | os.PathLike[str] | None = None, *, max_uploa
     two looks of the tracking-agent scheduler at the schedule (default
     ``CITEWELL_AGENT_TICK_S``, else 30; 0 turns it off); ``workers``: run workers in
     this process (extraction, embedding and turns are jobs in the store,
-    :mod:`citewell.web.worker`; False: serve only, and ``citewell worker`` processes on
+    :mod:`citewell.jobs`; False: serve only, and ``citewell worker`` processes on
     the same store do the work). A request may name the
     other writer (``generator`` in its body). A store opened here is closed at
     shutdown; a :class:`Store` passed in is left open. Raises

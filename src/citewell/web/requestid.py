@@ -2,12 +2,12 @@
 
 - A sane incoming ``X-Request-ID`` (1–128 of ``A-Z a-z 0-9 . _ : -``) is echoed; otherwise
   a new ``uuid4().hex`` is made.
-- The id lives in :data:`REQUEST_ID` (a context variable: it follows the request into the
-  threadpool that runs sync endpoints, and into the upload worker, which copies the
-  context) and in ``request.state.request_id``.
-- :class:`RequestIdFilter` puts it on every log record as ``record.request_id`` ("-"
-  outside a request); :data:`LOG_CONFIG` is a ``logging.config.dictConfig`` for uvicorn
-  that prints it on every line.
+- The id lives in :data:`citewell.logcontext.REQUEST_ID` (a context variable: it follows
+  the request into the threadpool that runs sync endpoints, and into the jobs it queues)
+  and in ``request.state.request_id``.
+- :class:`citewell.logcontext.RequestIdFilter` puts it on every log record as
+  ``record.request_id`` ("-" outside a request); :data:`citewell.logcontext.LOG_CONFIG` is
+  a ``logging.config.dictConfig`` for uvicorn that prints it on every line.
 - :class:`RequestIdMiddleware` writes one ``citewell.access`` line per request
   (method, path, status, milliseconds) and turns an exception that escaped every handler
   into the coded 500 answer, so even that answer carries the header.
@@ -20,17 +20,15 @@ import re
 import time
 import uuid
 from collections.abc import Callable
-from contextvars import ContextVar
-from typing import Any
 
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..logcontext import REQUEST_ID
+
 HEADER = "X-Request-ID"
-#: The id of the request being served ("-" outside a request).
-REQUEST_ID: ContextVar[str] = ContextVar("citewell_request_id", default="-")
 _SANE = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
 
 access_log = logging.getLogger("citewell.access")
@@ -42,37 +40,6 @@ def request_id_from(value: str | None) -> str:
     if value is not None and _SANE.fullmatch(value):
         return value
     return uuid.uuid4().hex
-
-
-class RequestIdFilter(logging.Filter):
-    """Adds ``record.request_id`` (the current request's id, "-" outside one); never drops a record."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """Set ``record.request_id`` unless the record already has one; return True."""
-        if not hasattr(record, "request_id"):
-            record.request_id = REQUEST_ID.get()
-        return True
-
-
-#: dictConfig for uvicorn (``citewell serve``): every line carries the request id.
-LOG_CONFIG: dict[str, Any] = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "citewell.web.requestid.RequestIdFilter"}},
-    "formatters": {
-        "default": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
-    },
-    "handlers": {
-        "default": {"class": "logging.StreamHandler", "formatter": "default", "filters": ["request_id"],
-                    "stream": "ext://sys.stderr"},
-    },
-    "loggers": {
-        "uvicorn": {"handlers": ["default"], "level": "INFO", "propagate": False},
-        "uvicorn.error": {"level": "INFO"},
-        "uvicorn.access": {"handlers": [], "level": "WARNING", "propagate": False},
-        "citewell": {"handlers": ["default"], "level": "INFO", "propagate": False},
-    },
-}
 
 
 class RequestIdMiddleware:
@@ -133,4 +100,4 @@ def _printable(path: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", path)
 
 
-__all__ = ["HEADER", "LOG_CONFIG", "REQUEST_ID", "RequestIdFilter", "RequestIdMiddleware", "request_id_from"]
+__all__ = ["HEADER", "RequestIdMiddleware", "request_id_from"]

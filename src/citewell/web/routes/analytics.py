@@ -15,14 +15,15 @@ starts: 400 ``INVALID_REQUEST_BODY``/``INVALID_FILTER``, 401, 403, 404 ``NOT_FOU
 How a stream runs: the route begins the turn (:meth:`Engine.begin_turn`: the user
 message and a ``pending`` assistant message are stored), records the ``conversation``
 event and queues :meth:`Engine.stream_turn` as a turn job
-(:class:`~citewell.web.worker.TurnWorker`). That job, on a worker of this or another process, runs the turn to the end
-whatever the client does, recording every client event with ``Store.append_events`` as
-it is produced (``seq`` 1, 2, 3 …). The HTTP response only *tails* the recorded events:
-it reads the store (the source of truth) after the last ``seq`` it sent and, when it has
+(:class:`~citewell.jobs.workers.TurnWorker`). That job, on a worker of this or another
+process, runs the turn to the end whatever the client does, recording every client event
+with ``Store.append_events`` as it is produced (``seq`` 1, 2, 3 …; the producer:
+:mod:`citewell.jobs.streaming`). The HTTP response only *tails* the recorded events: it
+reads the store (the source of truth) after the last ``seq`` it sent and, when it has
 caught up, waits on the message's in-process channel (woken on every recorded event), so
 there is no gap and no duplicate, live or resumed. A message whose turn runs in another
 process (a worker of another replica, or ``citewell worker``: turns are jobs in the store,
-:mod:`citewell.web.worker`) is followed by polling the store every
+:mod:`citewell.jobs`) is followed by polling the store every
 :data:`POLL_SECONDS` until it settles, so a reconnect may land on any replica. A resumed stream of a finished turn is replayed
 from the store. A message that was never streamed (``POST /v1/ask``, sessions) replays
 as ``conversation``, its ``citation`` events, one ``answer`` with the whole text and
@@ -81,9 +82,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, Header, Query, Request
@@ -92,19 +92,17 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import StreamingResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ...cite.offsets import OffsetMap
-from ...cite.stream import Event
 from ...digits import whole_number
-from ...engine import Engine, PendingTurn
+from ...engine import Engine
 from ...errors import NotFoundError, StoreUnavailable
-from ...models import Mention, Message, Passage, Reference, Resource
-from ...profiles.analytics import render_reference, seed_text_type
+from ...jobs.streaming import OFFSET_KEYS, CitationSources, TurnRecorder, citation_data, live_channel
+from ...jobs.turns import turn_active
+from ...models import Message
 from ..deps import Context, context
 from .. import rules
 from ..errors import ApiError
 from ..reflinks import ReferenceLinks
 from ..schemas import FilterValue, OffsetUnit
-from ..worker import turn_active
 from .common import error_docs
 
 log = logging.getLogger("citewell.web.sse")
@@ -118,11 +116,8 @@ POLL_SECONDS = 0.25
 #: seconds at most between a stream reader's tries of a store that is unreachable (it waits the
 #: error's ``retry_after_s`` when shorter), pinging the client meanwhile
 OUTAGE_POLL_SECONDS = 1.0
-#: Longest ``text`` excerpt of a ``search_results`` item (characters, "…" included).
-EXCERPT_CHARS = 300
 #: Events that end a stream.
 TERMINAL = ("done", "error")
-_OFFSET_KEYS = ("start_index", "end_index", "occurrences", "offset_unit")
 
 
 class SseBody(BaseModel):
@@ -205,244 +200,6 @@ _STREAM_DOCS: dict[int | str, dict[str, Any]] = {
 }
 
 
-# -- the in-process channel of a running stream ---------------------------------------------
-
-class _Channel:
-    """Progress of one message's stream in this process: the last recorded ``seq`` and
-    whether the producer has finished. Readers on event loops wait on it without a thread
-    (:meth:`waiter`); the producer thread wakes them (:meth:`publish`)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.last_seq = 0
-        self.finished = False
-        self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
-
-    def publish(self, seq: int | None = None, *, finished: bool = False) -> None:
-        """Record that ``seq`` is stored (and/or that the producer has finished); wake readers."""
-        with self._lock:
-            if seq is not None:
-                self.last_seq = max(self.last_seq, seq)
-            self.finished = self.finished or finished
-            waiters, self._waiters = self._waiters, set()
-        for loop, event in waiters:
-            try:
-                loop.call_soon_threadsafe(event.set)
-            except RuntimeError:  # that reader's loop has closed
-                pass
-
-    def waiter(self, after: int) -> asyncio.Event | None:
-        """An event set at the next :meth:`publish`; None when there is news already
-        (an event after ``after`` is stored, or the producer has finished)."""
-        with self._lock:
-            if self.last_seq > after or self.finished:
-                return None
-            event = asyncio.Event()
-            self._waiters.add((asyncio.get_running_loop(), event))
-            return event
-
-    def forget(self, event: asyncio.Event) -> None:
-        """Drop a waiter that stopped waiting (timed out or cancelled)."""
-        with self._lock:
-            self._waiters = {w for w in self._waiters if w[1] is not event}
-
-
-_channels: dict[str, _Channel] = {}
-_channels_lock = threading.Lock()
-
-
-def _live_channel(message_id: str) -> _Channel | None:
-    """The channel of a stream still being produced in this process, or None."""
-    with _channels_lock:
-        channel = _channels.get(message_id)
-    return channel if channel is not None and not channel.finished else None
-
-
-# -- the producer: engine events → recorded client events -------------------------------------
-
-def _frame(message_id: str, seq: int, name: str, data: str) -> str:
-    """One SSE event block (``data`` is one line of JSON)."""
-    return f"id: {message_id}:{seq}\nevent: {name}\ndata: {data}\n\n"
-
-
-def _excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
-    """``text`` cut to at most ``limit`` characters at a word boundary, ending in "…" when cut."""
-    if len(text) <= limit:
-        return text
-    cut = text[:limit - 1]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > limit // 2 else cut).rstrip() + "…"
-
-
-def search_result(passage: Passage) -> dict[str, Any]:
-    """One item of a ``search_results`` event (see the module docstring)."""
-    chunk = passage.chunk
-    meta = chunk.metadata or {}
-    item: dict[str, Any] = {
-        "rank": passage.rank, "chunk_id": chunk.id, "chunk_index": chunk.chunk_index,
-        "document_id": chunk.resource_id, "document_name": passage.resource_title,
-        "page": meta.get("page"), "text_type": seed_text_type(chunk.text_type), "chunk_text_type": chunk.text_type,
-        "text": _excerpt(chunk.text),
-    }
-    if passage.resource_kind == "transcript" or "start_time" in meta:
-        item["start_time"], item["end_time"] = meta.get("start_time"), meta.get("end_time")
-    return item
-
-
-def _citation_data(ref: Reference, resource: Resource | None, mention: Mention | None,
-                   message_id: str) -> dict[str, Any]:
-    """A ``citation`` event: the reference's RMSReference without offsets, ``citation`` (int)."""
-    data = {k: v for k, v in render_reference(ref, resource, mention).items() if k not in _OFFSET_KEYS}
-    return {"citation": ref.citation, **data, "chat_message_id": message_id}
-
-
-class _Sources:
-    """The resources and posts of one stream's citations, each read once."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self._resources: dict[str, Resource | None] = {}
-
-    def resource(self, resource_id: str | None) -> Resource | None:
-        """The cited resource as stored now (None: unknown or deleted)."""
-        if resource_id is None:
-            return None
-        if resource_id not in self._resources:
-            try:
-                self._resources[resource_id] = self.engine.resource(resource_id)
-            except NotFoundError:
-                self._resources[resource_id] = None
-        return self._resources[resource_id]
-
-    def mention(self, ref: Reference) -> Mention | None:
-        """The post behind a post reference, or None."""
-        if ref.type != "post" or not ref.source or not ref.id:
-            return None
-        (found,) = self.engine.mentions([(ref.source, ref.id)], dataset_ids=[ref.resource_id])
-        return found
-
-
-class _Recorder:
-    """Runs one turn's :meth:`Engine.stream_turn` and records its client events.
-
-    :meth:`start` (request thread) records ``conversation``; :meth:`run` (the turn's job,
-    on a worker of any process) registers this process's channel, records the rest after
-    the last recorded ``seq``, waking this process's readers after each, and closes the
-    channel (:meth:`finish`). Readers in other processes follow the store.
-    """
-
-    def __init__(self, engine: Engine, pending: PendingTurn, offsets: str) -> None:
-        self.engine, self.pending, self.offsets = engine, pending, offsets
-        self.message_id = str(pending.message.id)
-        self.conversation_id = pending.chat.id
-        self.channel = _Channel()
-        self.seq = 0
-        self.text = ""  # the answer sent so far
-        self._sources = _Sources(engine)
-        self._passages: dict[str, Passage] = {}
-
-    def start(self) -> None:
-        """Record the ``conversation`` event (seq 1)."""
-        self._record([("conversation", {"conversation_id": self.conversation_id,
-                                        "chat_message_id": self.message_id})])
-
-    def run(self, engine: Engine, pending: PendingTurn) -> Message | None:
-        """The worker job: stream the turn to its end, recording every client event after
-        those recorded already. A recording failure closes the stream (the turn then
-        settles failed as interrupted)."""
-        recorded = engine.recorded_events(self.message_id)
-        self.seq = max(self.seq, recorded[-1][0] if recorded else 0)
-        with _channels_lock:
-            _channels[self.message_id] = self.channel
-        self.channel.publish(self.seq)
-        stream = engine.stream_turn(pending)
-        try:
-            for event in stream:
-                self._record(list(self._client_events(event)))
-        except Exception:
-            log.exception("streaming turn %s failed unexpectedly", self.message_id)
-            stream.close()
-        finally:
-            self.finish()
-        try:
-            return engine.message(self.message_id)
-        except NotFoundError:
-            return None
-
-    def finish(self) -> None:
-        """Close the channel: readers stop waiting and read the rest from the store."""
-        with _channels_lock:
-            if _channels.get(self.message_id) is self.channel:
-                del _channels[self.message_id]
-        self.channel.publish(finished=True)
-
-    def _record(self, events: list[tuple[str, dict[str, Any]]]) -> None:
-        if not events:
-            return
-        rows = []
-        for name, data in events:
-            self.seq += 1
-            rows.append((self.seq, name, json.dumps({"event_name": name, **data}, ensure_ascii=False,
-                                                    separators=(",", ":"))))
-        self.engine.record_events(self.message_id, rows)
-        self.channel.publish(self.seq)
-
-    def _client_events(self, event: Event) -> Iterator[tuple[str, dict[str, Any]]]:
-        """The client events of one engine event (see the module docstring)."""
-        data, ids = event.data, {"chat_message_id": self.message_id}
-        if event.kind == "search_results":
-            passages = [Passage.model_validate(p) for p in data["passages"]]
-            self._passages = {p.chunk.id: p for p in passages}
-            yield "search_results", {**ids, "results": [search_result(p) for p in passages]}
-        elif event.kind == "citation":
-            yield "citation", self._citation(data)
-        elif event.kind == "delta":
-            self.text += data["text"]
-            yield "answer", {"delta": data["text"]}
-        elif event.kind == "support":
-            yield "support", self._support(data)
-        elif event.kind == "reset":
-            self.text = data["text"]
-            yield "reset", {"text": data["text"]}
-        elif event.kind == "done":
-            message = data["message"]
-            yield "done", {**ids, "conversation_id": self.conversation_id, "status": message["status"],
-                           "grounded": bool(message.get("grounded")), "warnings": message.get("warnings") or [],
-                           **{k: message[k] for k in ("generation", "grounded_coverage") if k in message}}
-        elif event.kind == "error":
-            yield "error", {**ids, "conversation_id": self.conversation_id, "code": data["code"],
-                            "message": data["message"]}
-
-    def _citation(self, data: dict[str, Any]) -> dict[str, Any]:
-        passage = self._passages.get(data.get("chunk_id") or "")
-        ref = Reference(type=data.get("type") or "chunk", citation=data["citation"], id=data.get("id"),
-                        source=data.get("source"), chunk_id=data.get("chunk_id"),
-                        resource_id=data.get("resource_id"), resource_title=data.get("resource_title"),
-                        chunk_index=data.get("chunk_index"), text=data.get("text"),
-                        text_type=passage.chunk.text_type if passage is not None else None,
-                        metadata=data.get("metadata"))
-        out = _citation_data(ref, self._sources.resource(ref.resource_id), self._sources.mention(ref),
-                             self.message_id)
-        if data.get("update"):
-            out["update"] = True
-        return out
-
-    def _support(self, data: dict[str, Any]) -> dict[str, Any]:
-        start, end = data.get("start"), data.get("end")
-        if self.offsets != "codepoint" and isinstance(start, int) and isinstance(end, int):
-            omap = OffsetMap(self.text)
-            start, end = omap.to_unit(start, self.offsets), omap.to_unit(end, self.offsets)
-        return {"part_index": data.get("part_index"), "start": start, "end": end, "offset_unit": self.offsets,
-                "citation": data.get("citation"), "chunk_id": data.get("chunk_id"), "support": data.get("support")}
-
-
-def stream_job(engine: Engine, pending: PendingTurn) -> Message | None:
-    """The job of a streamed turn queued by another process (its ``conversation`` event is
-    recorded): stream the rest, recording every event (see :class:`_Recorder`)."""
-    offsets = pending.turn.offsets
-    return _Recorder(engine, pending, offsets).run(engine, pending)
-
-
 # -- replay of what was not recorded ---------------------------------------------------------
 
 def _synthetic(engine: Engine, message: Message, recorded: int) -> list[tuple[int, str, str]]:
@@ -453,10 +210,10 @@ def _synthetic(engine: Engine, message: Message, recorded: int) -> list[tuple[in
     events: list[tuple[str, dict[str, Any]]] = []
     if recorded == 0:
         events.append(("conversation", {"conversation_id": message.chat_id, **ids}))
-        sources = _Sources(engine)
+        sources = CitationSources(engine)
         for ref in sorted((r for r in message.references if r.citation is not None and r.type in ("chunk", "post")),
                           key=lambda r: r.citation or 0):
-            events.append(("citation", _citation_data(ref.model_copy(update={k: None for k in _OFFSET_KEYS}),
+            events.append(("citation", citation_data(ref.model_copy(update={k: None for k in OFFSET_KEYS}),
                                                       sources.resource(ref.resource_id), sources.mention(ref),
                                                       str(message.id))))
         if message.text:
@@ -474,6 +231,12 @@ def _synthetic(engine: Engine, message: Message, recorded: int) -> list[tuple[in
 
 
 # -- the reader: recorded events, then live ones -----------------------------------------------
+# (the producer, a turn job, is :mod:`citewell.jobs.streaming`)
+
+def _frame(message_id: str, seq: int, name: str, data: str) -> str:
+    """One SSE event block (``data`` is one line of JSON)."""
+    return f"id: {message_id}:{seq}\nevent: {name}\ndata: {data}\n\n"
+
 
 def _linked(links: ReferenceLinks, message_id: str, name: str, data: str) -> str:
     """A recorded event's ``data`` as sent: a ``citation`` event gets its signed links
@@ -509,7 +272,7 @@ async def _tail(engine: Engine, message_id: str, after: int, links: ReferenceLin
                     return
             if rows:
                 quiet_since = time.monotonic()
-            channel = _live_channel(message_id)
+            channel = live_channel(message_id)
             if channel is not None:
                 wake = channel.waiter(after)
                 if wake is None:
@@ -596,7 +359,7 @@ def analytics_sse(request: Request, body: SseBody | None = Body(None),
     pending = ctx.engine.begin_turn(body.query, chat_id=body.conversation_id, filters=body.filters,
                                     offsets=offsets, policy=body.policy or "flag", user_id=ctx.who.user_id,
                                     user_email=ctx.who.user_email, generator=body.generator)
-    recorder = _Recorder(ctx.engine, pending, offsets)
+    recorder = TurnRecorder(ctx.engine, pending, offsets)
     try:
         recorder.start()
     except Exception as exc:
@@ -664,5 +427,4 @@ def analytics_sse_resume(
     return _resume(request, ctx, message_id, after)
 
 
-__all__ = ["EVENT_NAMES", "EVENT_SCHEMA", "TERMINAL", "EventStreamResponse", "ResumeByHeader", "SseBody", "router",
-           "search_result", "stream_job"]
+__all__ = ["EVENT_NAMES", "EVENT_SCHEMA", "TERMINAL", "EventStreamResponse", "ResumeByHeader", "SseBody", "router"]

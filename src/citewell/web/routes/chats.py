@@ -3,7 +3,7 @@
 A turn settles in the background: ``POST /v1/ask`` validates the question (400/404 before
 anything is stored), stores the user message and a ``pending`` assistant message, answers
 202 ``{chat_id, message_id, status: "pending"}`` and hands the turn to the app's
-:class:`~citewell.web.worker.TurnWorker`. ``GET /v1/chats/{chat_id}/messages/{message_id}``
+:class:`~citewell.jobs.workers.TurnWorker`. ``GET /v1/chats/{chat_id}/messages/{message_id}``
 answers the message with ``status`` pending until it settles (``settled``, or ``failed``
 with ``error {code, message}``). Messages render through
 :func:`citewell.profiles.chats.render_message`: ``text`` with ``[N]`` markers and a flat

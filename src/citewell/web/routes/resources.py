@@ -1,7 +1,7 @@
 """Resources: ``/v1/resources…`` (sessions envelope).
 
 An upload answers 202 at once with the resource (status ``processing``); the app's
-:class:`~citewell.web.worker.UploadWorker` extracts it, and the resource becomes ``ready``
+:class:`~citewell.jobs.workers.UploadWorker` extracts it, and the resource becomes ``ready``
 or ``failed`` with its coded error (``UNSUPPORTED_FILE``, ``EMPTY_FILE``, ``PDF_CORRUPT`` …).
 A resource renders as the canonical Resource JSON without ``paths``.
 """

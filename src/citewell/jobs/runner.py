@@ -42,9 +42,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .errors import StoreUnavailable
-from .store.base import JobStore
-from .store.jobs import JobRecord
+from ..errors import StoreUnavailable
+from ..store.base import JobStore
+from ..store.jobs import JobRecord
 
 log = logging.getLogger("citewell.jobs")
 

@@ -29,7 +29,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ..jobrunner import run_initializer
+from .runner import run_initializer
 
 T = TypeVar("T")
 
