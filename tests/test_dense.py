@@ -16,7 +16,7 @@ from citewell import Engine
 from citewell.cli.app import main
 from citewell.errors import StoreError
 from citewell.retrieve import BM25Retriever
-from citewell.retrieve import embedder as embedder_mod
+from citewell.embed import minilm as embedder_mod
 from citewell.retrieve.dense import DenseRetriever
 from citewell.retrieve.hybrid import BM25_WEIGHT, HybridRetriever, convex, rrf
 

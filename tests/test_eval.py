@@ -26,13 +26,13 @@ from citewell.eval import (
 )
 from citewell.generate import GenerationRequest
 from citewell.models import Message, Occurrence, Part, Passage, Reference
-from citewell.retrieve import embedder as embedder_mod
+from citewell.embed import minilm as embedder_mod
 
 PAGES = [
     "Alpha revenue was 100 million dollars in 2022.",
     "Alpha opened a plant in Ohio.",
     "Beta revenue was 300 million dollars in 2022.",
-    "Delta text on page four.",
+    "Delta and Gamma text on page four.",  # Q3's name in its retrieved passages: no abstention
     "Epsilon text on page five.",
     "Zeta text on page six.",
     "Eta text on page seven.",

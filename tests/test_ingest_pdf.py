@@ -14,7 +14,7 @@ import pypdfium2 as pdfium
 import pytest
 
 from citewell.errors import IngestError
-from citewell.ingest.base import Extraction
+from citewell.extraction import Extraction
 from citewell.ingest.pdf import extract_pdf
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from citewell.errors import IngestError
 from citewell.ingest import transcript as tr
-from citewell.ingest.base import ChunkDraft, Extraction
+from citewell.extraction import ChunkDraft, Extraction
 from citewell.ingest.transcript import (
     GroupingConfig,
     extract_srt,

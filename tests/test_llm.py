@@ -22,7 +22,7 @@ from .llm_server import Completion, LLMServer, Status, Stream
 
 QUESTION = "What was Acme revenue in fiscal 2022?"
 DOCS = {
-    "acme_revenue.txt": "Acme Corporation reported revenue of $12.4 million in fiscal 2022, up from $10.1 million "
+    "acme_10K_revenue.txt": "Acme Corporation reported revenue of $12.4 million in fiscal 2022, up from $10.1 million "
                         "in fiscal 2021. Acme's revenue growth came from its industrial segment.",
     "acme_people.txt": "Acme opened two factories in Ohio during fiscal 2022 and employed 240 people at year end. "
                        "Acme revenue per employee was a focus of management.",
@@ -90,7 +90,7 @@ def _streamed(engine: Engine, **kwargs):
 
 def test_correct_links_bare_alias_and_alias_link_map_to_the_offered_passages(llm, fake) -> None:
     engine, offered = llm
-    rev, ppl = _alias(offered, "acme_revenue.txt"), _alias(offered, "acme_people.txt")
+    rev, ppl = _alias(offered, "acme_10K_revenue.txt"), _alias(offered, "acme_people.txt")
     fake.script(Stream([f"Acme reported revenue of $12.4 million in fiscal 2022 [{rev}]. ",
                         f"It employed 240 people at the end of fiscal 2022 [the staff]({ppl})."]))
     _, message = _streamed(engine)
@@ -105,7 +105,7 @@ def test_correct_links_bare_alias_and_alias_link_map_to_the_offered_passages(llm
     request = fake.chats[0]
     assert request["model"] == "fake-model" and request["stream"] is True
     assert request["stream_options"] == {"include_usage": True}
-    assert f"=== [{rev}] acme_revenue ===\n" in request["messages"][-1]["content"]
+    assert f"=== [{rev}] acme_10K_revenue ===\n" in request["messages"][-1]["content"]
 
 
 def test_numbered_forms_map_to_the_passages_as_offered(llm, fake) -> None:
@@ -119,7 +119,7 @@ def test_numbered_forms_map_to_the_passages_as_offered(llm, fake) -> None:
 
 def test_a_hallucinated_target_is_never_numbered_and_the_sentence_gets_a_supporting_passage(llm, fake) -> None:
     engine, offered = llm
-    rev = _alias(offered, "acme_revenue.txt")
+    rev = _alias(offered, "acme_10K_revenue.txt")
     fake.script(Stream(["Acme revenue was $12.4 million in fiscal 2022 [S9]. ",
                         "Acme revenue grew [x](chunk:6f1e2d3c-0000-4000-8000-000000000001)."]))
     _, message = _streamed(engine)
@@ -134,7 +134,7 @@ def test_a_hallucinated_target_is_never_numbered_and_the_sentence_gets_a_support
 
 def test_a_link_split_across_many_chunks_streams_as_the_whole(llm, fake, tmp_path: Path) -> None:
     engine, offered = llm
-    rev = _alias(offered, "acme_revenue.txt")
+    rev = _alias(offered, "acme_10K_revenue.txt")
     raw = f"Acme reported revenue of $12.4 million in fiscal 2022 [{rev}]. It grew from $10.1 million [{rev}]."
     fake.script(Stream(list(raw)), Stream([raw]))
     events, split = _streamed(engine)
@@ -160,7 +160,7 @@ def test_a_link_in_a_code_block_stays_code(llm, fake) -> None:
 
 def test_a_wrong_number_is_flagged_and_dropped_under_policy_drop(llm, fake) -> None:
     engine, offered = llm
-    rev = _alias(offered, "acme_revenue.txt")
+    rev = _alias(offered, "acme_10K_revenue.txt")
     raw = [f"Acme revenue was $15.0 million in fiscal 2022 [{rev}]. ", f"It was $10.1 million in fiscal 2021 [{rev}]."]
     fake.script(Stream(raw), Stream(raw))
     _, flagged = _streamed(engine)
@@ -176,7 +176,7 @@ def test_a_wrong_number_is_flagged_and_dropped_under_policy_drop(llm, fake) -> N
 
 def test_a_supported_paraphrase_and_a_computed_change_pass(llm, fake) -> None:
     engine, offered = llm
-    rev = _alias(offered, "acme_revenue.txt")
+    rev = _alias(offered, "acme_10K_revenue.txt")
     fake.script(Stream([f"In fiscal 2022 Acme's sales climbed to roughly $12 million [{rev}]. ",
                         f"Acme revenue increased by $2.3 million, about 23%, in fiscal 2022 [{rev}]."]))
     _, message = _streamed(engine)
@@ -351,7 +351,7 @@ def test_every_http_profile_answers_with_the_llm(tmp_path: Path, fake) -> None:
 def test_the_cli_streams_an_llm_answer(tmp_path: Path, fake) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "acme_revenue.txt").write_text(DOCS["acme_revenue.txt"], encoding="utf-8")
+    (docs / "acme_10K_revenue.txt").write_text(DOCS["acme_10K_revenue.txt"], encoding="utf-8")
     fake.script(Stream(["Acme reported revenue of $12.4 million ", "in fiscal 2022 [S1]."]))
     env = {**os.environ, "CITEWELL_STORE": str(tmp_path / "cli.sqlite"), "CITEWELL_LLM_MODEL": "fake-model",
            "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
@@ -424,7 +424,7 @@ def test_a_stream_that_ends_without_finishing_is_llm_unavailable_and_never_a_fin
 
 def test_finish_reason_length_settles_truncated_and_the_unfinished_sentence_gets_no_citation(llm, fake) -> None:
     engine, offered = llm
-    rev = _alias(offered, "acme_revenue.txt")
+    rev = _alias(offered, "acme_10K_revenue.txt")
     first = f"Acme revenue was $12.4 million in fiscal 2022 [{rev}]. "
     fake.script(Stream([first, "Acme revenue was $10.1 million in fiscal 2021 and "], finish="length"),
                 Stream([first, "Acme revenue was $10.1 million in fiscal 2021."], finish="length"))
@@ -520,7 +520,7 @@ def test_the_answer_timeout_follows_the_settings_precedence(tmp_path: Path, monk
 def test_the_cli_stops_a_trickling_answer_at_the_answer_timeout(tmp_path: Path, fake) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "acme_revenue.txt").write_text(DOCS["acme_revenue.txt"], encoding="utf-8")
+    (docs / "acme_10K_revenue.txt").write_text(DOCS["acme_10K_revenue.txt"], encoding="utf-8")
     env = {**os.environ, "CITEWELL_STORE": str(tmp_path / "cli.sqlite"), "CITEWELL_LLM_MODEL": "fake-model",
            "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "CITEWELL_LLM_TIMEOUT": "5",
            "CITEWELL_LLM_ANSWER_TIMEOUT": "60"}

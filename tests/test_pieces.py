@@ -8,7 +8,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citewell.ingest.base import ChunkDraft, Extraction, MentionDraft
+from citewell.extraction import ChunkDraft, Extraction, MentionDraft
 from citewell.ingest.pieces import MAX_CHUNK_CHARS, MAX_WORDS, SYNTOK_MAX_CHARS, bound_chunks, bounded_spans
 from citewell.ingest.posts import extract_posts
 from citewell.ingest.transcript import extract_vtt

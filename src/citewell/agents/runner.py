@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from ..answer.pipeline import failure
 from ..errors import CitewellError
 from ..models import Mention, Message
-from ..jobs.runner import worker_id
+from ..store.records import worker_id
 from ..store.base import MentionStore, Store
 from ..store.tracking import AgentRecord, PatternRecord
 from .alerts import alert_message

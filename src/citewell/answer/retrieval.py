@@ -18,11 +18,11 @@ from ..embed import Embedder
 from ..errors import UsageError
 from ..models import Notice, Passage
 from ..retrieve import BM25Retriever, Retriever
-from ..retrieve import embedder as _embedder
+from ..embed import minilm as _embedder
 from ..retrieve.dense import DenseRetriever, embed_missing, embed_passages
 from ..retrieve.hybrid import FUSIONS, MODES, HybridRetriever, Ranked
 from ..retrieve.pages import PageRanker
-from ..retrieve.query import search_terms
+from ..retrieve.query import question_terms
 from ..domains import active_domain
 from ..question.analysis import QuestionAnalysis, analyse
 from ..scope.check import ScopeFacts, gather
@@ -194,7 +194,7 @@ class Retrieval:
         embedded, total = self.store.vector_coverage(self.workspace_id, embedder.model_id, conditions=conditions,
                                                      under=under)
         # a question without a searchable word gains nothing from more vectors
-        if embedded < total and budget > 0 and search_terms(query):
+        if embedded < total and budget > 0 and question_terms(query):
             candidates = self.lexical.retrieve(query, k=PRIORITY_POOL, conditions=conditions, under=under)
             embed_passages(self.store, self.workspace_id, embedder, candidates,
                            budget_s=max(1e-9, budget - (time.monotonic() - started)), stop=self.embed_stop)

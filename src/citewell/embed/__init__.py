@@ -4,7 +4,7 @@ Dense retrieval (:mod:`citewell.retrieve.dense`) ranks passages with it and the 
 checks (:mod:`citewell.cite.verdict`) use it for the similarity of an answer sentence
 with its cited passage. Implementations:
 
-- :class:`citewell.retrieve.embedder.MiniLMEmbedder`: all-MiniLM-L6-v2 (int8 ONNX), shipped
+- :class:`citewell.embed.minilm.MiniLMEmbedder`: all-MiniLM-L6-v2 (int8 ONNX), shipped
   as installed packages, on the CPU (the default);
 - :class:`citewell.embed.endpoint.EndpointEmbedder`: any OpenAI-compatible ``/embeddings``
   endpoint (``CITEWELL_EMBED_BASE_URL``, ``CITEWELL_EMBED_MODEL``), for corpora too large

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import CitewellError
-from ..retrieve import embedder as _minilm
+from . import minilm as _minilm
 from ..settings import EmbedSettings
 
 #: The error code of an embeddings endpoint that failed.

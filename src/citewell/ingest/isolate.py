@@ -31,7 +31,7 @@ import threading
 
 from ..errors import IngestError
 from ..isolation import IsolatedWorker, IsolationError, limit, run_isolated
-from .base import Extraction
+from ..extraction import Extraction
 
 DEFAULT_MEMORY_MB = 2048
 DEFAULT_TIMEOUT_S = 600.0

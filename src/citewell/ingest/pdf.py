@@ -1,6 +1,6 @@
 """PDF extractor: pypdfium2 text layer → reading-ordered chunks with page boxes.
 
-``extract_pdf(data, name=...)`` returns an :class:`~citewell.ingest.base.Extraction`
+``extract_pdf(data, name=...)`` returns an :class:`~citewell.extraction.Extraction`
 (kind ``pdf``, media type ``application/pdf``):
 
 - ``text``: every page's chunks in reading order; chunks are separated by ``"\\n\\n"``
@@ -37,7 +37,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from citewell.errors import IngestError
-from citewell.ingest.base import ChunkDraft, Extraction, TextBuilder
+from citewell.extraction import ChunkDraft, Extraction, TextBuilder
 from citewell.ingest.pdf_layout import SOFT_HYPHEN, ChunkPlan, Frame, Seg, make_blocks, make_chunks, order_lines
 from citewell.ingest.pdf_tables import page_heading, page_tables
 

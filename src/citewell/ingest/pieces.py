@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from ..text.sentences import CHARS_PER_WORD, LONG_RUN, sentence_spans
-from .base import ChunkDraft, Extraction
+from ..extraction import ChunkDraft, Extraction
 
 #: Words of a piece (as :func:`~citewell.text.sentences.word_count` counts them): the text
 #: extractor's paragraph limit, about 1,500 characters of prose.

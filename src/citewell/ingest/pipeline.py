@@ -29,7 +29,7 @@ from ..models import ErrorInfo, Notice, Resource, utcnow
 from ..store.base import Store
 from ..store.ids import resource_id_for
 from ..validtext import valid_json, valid_text
-from .base import Extraction
+from ..extraction import Extraction
 from .isolate import extract_in_worker, extract_isolated
 from .manifest import AUTO_MANIFEST, Manifest, ManifestEntry, entry_from_row
 from .pieces import bound_chunks

@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from ..errors import IngestError
-from .base import ChunkDraft, Extraction, MentionDraft, TextBuilder
+from ..extraction import ChunkDraft, Extraction, MentionDraft, TextBuilder
 from .pieces import MAX_WORDS, bounded_spans
 from .text import decode_text, jsonl_lines
 

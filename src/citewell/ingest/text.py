@@ -13,7 +13,7 @@ import re
 
 from ..errors import IngestError
 from ..text.sentences import word_count
-from .base import ChunkDraft, Extraction
+from ..extraction import ChunkDraft, Extraction
 from .pieces import MAX_WORDS, bounded_spans
 
 MIN_WORDS = 50

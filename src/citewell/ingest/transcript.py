@@ -1,6 +1,6 @@
 """Transcript ingestion: WebVTT and SubRip files into time-stamped passages.
 
-Public entry points (the extractor interface of :mod:`citewell.ingest.base`):
+Public entry points (the extractor interface of :mod:`citewell.extraction`):
 
 - :func:`extract_vtt` ``(data: bytes, *, name: str) -> Extraction`` (``text/vtt``)
 - :func:`extract_srt` ``(data: bytes, *, name: str) -> Extraction``
@@ -53,7 +53,7 @@ from typing import Any, Literal
 from citewell.digits import whole_number
 from citewell.errors import IngestError
 from citewell.text.sentences import word_count
-from citewell.ingest.base import ChunkDraft, Extraction, TextBuilder
+from citewell.extraction import ChunkDraft, Extraction, TextBuilder
 from citewell.ingest.pieces import bounded_spans
 
 __all__ = [

@@ -66,7 +66,7 @@ class EmbedHandler(TracedHandler):
     def _background_embedder(self) -> Embedder | None:
         if self._embedder is None:
             from ..embed.endpoint import configured_embedder
-            from ..retrieve.embedder import MiniLMEmbedder
+            from ..embed.minilm import MiniLMEmbedder
 
             configured = configured_embedder()
             self._embedder = MiniLMEmbedder(threads=1) if isinstance(configured, MiniLMEmbedder) else configured

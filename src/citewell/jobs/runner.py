@@ -31,11 +31,8 @@ from __future__ import annotations
 
 import contextvars
 import logging
-import os
-import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
@@ -45,6 +42,7 @@ from typing import Any
 from ..errors import StoreUnavailable
 from ..store.base import JobStore
 from ..store.jobs import JobRecord
+from ..store.records import worker_id
 
 log = logging.getLogger("citewell.jobs")
 
@@ -63,12 +61,6 @@ HOUSEKEEPING_S = 60.0
 FUTURE_TTL_S = 3600.0
 #: What a handler returns to put its job back in the queue (the worker is stopping).
 RELEASE = "release"
-
-
-def worker_id() -> str:
-    """``host:pid:random`` naming this process as the owner of the leases it takes (a
-    label for logs and for people: ownership itself is the lease's token and expiry)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 def run_initializer(initializer: Callable[[], None] | None) -> None:

@@ -2,7 +2,7 @@
 
 BM25 (the store's full-text index) fills a candidate pool, :class:`Reranker` reorders it.
 The term analysis it shares with the generator and the cite stage is :mod:`citewell.text`.
-Dense retrieval (:mod:`~citewell.retrieve.embedder`, :mod:`~citewell.retrieve.dense`) and
+Dense retrieval (:mod:`~citewell.embed.minilm`, :mod:`~citewell.retrieve.dense`) and
 the fusion of both (:mod:`~citewell.retrieve.hybrid`) are imported from their modules:
 they need numpy, onnxruntime and tokenizers.
 """

@@ -8,6 +8,10 @@ import cycle; :mod:`citewell.store.base` re-exports each name.
 
 from __future__ import annotations
 
+import os
+import socket
+import uuid
+
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
@@ -132,5 +136,11 @@ class TextHit(NamedTuple):
     score: float
 
 
-__all__ = ["PAGE_REACH", "QUESTION_TITLE_CHARS", "ApiKeyRecord", "ChatRecord", "Condition", "FileRecord",
+__all__ = ["PAGE_REACH", "QUESTION_TITLE_CHARS", "worker_id", "ApiKeyRecord", "ChatRecord", "Condition", "FileRecord",
            "TextHit", "iso_utc", "question_title"]
+
+
+def worker_id() -> str:
+    """``host:pid:random`` naming this process as the owner of the leases it takes (a
+    label for logs and for people: ownership itself is the lease's token and expiry)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"

@@ -15,7 +15,7 @@ from pathlib import PurePath
 from typing import Any, Protocol, Sequence
 
 from ..errors import NotFoundError
-from ..ingest.base import Extraction, MentionDraft
+from ..extraction import Extraction, MentionDraft
 from ..models import Chunk, Notice, Passage, Resource
 from .filters import facet_rows
 from .ids import chunk_id_for, post_chunk_id, text_hash

@@ -36,7 +36,7 @@ class _SparedCores:
     every core from another workspace's answer (issue 14)."""
 
     def __init__(self) -> None:
-        from ..retrieve import embedder as minilm
+        from ..embed import minilm as minilm
 
         self.model_id, self.dim = minilm.MODEL_ID, minilm.DIM
         self._model: Any = None
@@ -45,7 +45,7 @@ class _SparedCores:
     def embed(self, texts: Any) -> Any:
         """As :meth:`MiniLMEmbedder.embed`."""
         if self._model is None:
-            from ..retrieve.embedder import MiniLMEmbedder
+            from ..embed.minilm import MiniLMEmbedder
 
             with self._lock:
                 if self._model is None:
@@ -59,7 +59,7 @@ def question_embedder(state: Any) -> Embedder | None:
     not installed."""
     if getattr(state, "question_embedder", None) is None:
         from ..embed.endpoint import endpoint_configured
-        from ..retrieve import embedder as minilm
+        from ..embed import minilm as minilm
 
         state.question_embedder = False if endpoint_configured() or not minilm.available() else _SparedCores()
     return state.question_embedder or None
