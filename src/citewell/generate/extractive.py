@@ -253,20 +253,20 @@ _FORM_TERMS = content_terms("amount amounts usd dollars million millions billion
                             "figure figures number round rounded decimal decimals places calculate compute "
                             "answer units value values percent percents percentage percentages one two three")
 #: Stems of words that frame a question rather than name its subject ("what *drove* …",
-#: "does X have an *improving* … *profile*", "which region had the *worst* …"): they
+#: "is X *improving*", "which region had the *worst* …"): they
 #: count in a unit's score but are never key concepts (a unit need not repeat them).
 _FRAME_TERMS = content_terms(
     "drive drives drove driven driver drivers cause causes caused reason reasons explain change changes "
     "changed improve improves improving improved decline declines declined increase increases increased "
-    "decrease decreases decreased trend trends profile useful metric metrics company companies like state "
-    "major primarily nature purpose report reports reported ongoing material materially important subject "
-    "compare compared comparison represent represents perform performs performed performance happen happened "
-    "overall exclude excluding include including impact impacts impacted affect affected relevant healthy "
-    "reasonably data information business best worst highest lowest largest smallest biggest most least "
-    "good bad better worse main key new current year years fiscal period fy drop drops dropped rise rises "
-    "rose fall falls fell grow grows grew end begin beginning start time contribution contributions "
-    "contribute contributed growth people say says said think thinks occur occurs occurred place total "
-    "totals totaled")
+    "decrease decreases decreased trend trends company companies like state major primarily nature "
+    "purpose report reports reported ongoing material materially important subject compare compared "
+    "comparison represent represents perform performs performed performance happen happened overall "
+    "exclude excluding include including impact impacts impacted affect affected data information "
+    "business best worst highest lowest largest smallest biggest most least good bad better worse main "
+    "key new current year years fiscal period fy drop drops dropped rise rises rose fall falls fell grow "
+    "grows grew end begin beginning start time contribution contributions contribute contributed growth "
+    "people say says said think thinks occur occurs occurred place total totals totaled"
+)
 
 
 # --------------------------------------------------------------------------- escaping
