@@ -135,3 +135,32 @@ def test_abstention_states_its_true_reason(tmp_path: Path) -> None:
         [notice] = [w for w in absent.warnings if w.code == "NOT_IN_SOURCES"]
         assert absent.text == "Not in the sources: none of them mentions Costco." and notice.reason == "entity"
         assert not any(r.citation for r in absent.references)
+
+
+def test_measures_and_periods_written_in_capitals_are_no_subjects() -> None:
+    """COGS, CapEx, EPS, Gross Margin (the finance pack reads them whole), YoY and month
+    names are what a question asks or when, never whom: no entity to abstain on."""
+    for question in ("What was COGS in 2022?", "What was CapEx in 2022?", "What was the EPS in 2022?",
+                     "What was the Gross Margin in 2022?", "What was the YoY change in net sales?",
+                     "What were net sales as of December 31, 2022?"):
+        analysis = analyse(question, domain=FINANCE)
+        assert analysis.names == () and analysis.name_words == (), question
+    # without the pack a capitalised measure is still a name; a company stays one with it
+    assert [n.text for n in analyse("What was COGS in 2022?").names] == ["COGS"]
+    assert [n.text for n in analyse("What was Acme's COGS in 2022?", domain=FINANCE).names] == ["Acme"]
+
+
+def test_a_name_in_any_spelling_or_in_capitals_is_answered(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notes.txt").write_text("SambaNova Systems raised $676 million in 2021. Best Buy opened stores.\n",
+                                    encoding="utf-8")
+    with Engine(tmp_path / "store.sqlite", mode="lexical") as engine:
+        engine.sync(docs)
+        for question in ("How much did Samba Nova raise?", "How much did SAMBANOVA raise?",
+                         "How much did Samba-Nova raise?"):
+            message = engine.ask(question)
+            assert "$676 million" in message.text and message.references[0].citation == 1, question
+        assert "Best Buy opened stores" in engine.ask("Where did BestBuy open stores?").text
+        many = engine.ask("What did Ferrari, Lotus, Alfa Romeo, Fiat, Lancia and Maserati sell?")
+        assert many.text == "Not in the sources: none of them mentions Ferrari, Lotus, Alfa Romeo, Fiat, Lancia or 1 more."

@@ -116,7 +116,7 @@ def test_refers_back() -> None:
     assert not refers_back("What was Globex gross margin in 2022?")
     assert followup_query("What was Globex gross margin in 2022?", "What was Acme revenue?") == \
         "What was Globex gross margin in 2022?"
-    assert followup_query("And in 2021?", "What was Acme revenue in 2022?") == "And in 2021? acme revenue"
+    assert followup_query("And in 2021?", "What was Acme revenue in 2022?") == "And in 2021? Acme revenue"
     assert followup_query("What about Globex?", "What was Acme revenue in 2022?") == \
         "What about Globex? revenue 2022"
 

@@ -299,13 +299,16 @@ def _expansions(turn: Turn) -> Expansions:
 
 def user_message(turn: Turn, offset_unit: str) -> Message:
     """The stored user message of a turn (``resource_ids``: the resources the question
-    was restricted to; additive ``filters`` as given, for follow-ups)."""
+    was restricted to; additive ``filters`` as given, and ``query`` when a follow-up carried
+    the previous subject, for the follow-ups after it)."""
     restricted = [v for c in turn.conditions if c.key == "resource_id" and c.op == "eq" for v in c.values]
     user = Message(role="user", text=turn.question if turn.preface is None else "",
                    resource_ids=list(dict.fromkeys(restricted)), image_url=turn.image_url,
                    offset_unit=offset_unit, created_at=turn.asked_at)
     if turn.filters:
         user.filters = turn.filters  # type: ignore[attr-defined] - an additive field
+    if turn.query and turn.query != turn.question:
+        user.query = turn.query  # type: ignore[attr-defined] - additive: what a follow-up carried
     return user
 
 

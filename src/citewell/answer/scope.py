@@ -22,7 +22,9 @@ must be deterministic and cheap (it runs on every question) and must not raise.
 (a subject, period or topic that the scope does not hold, or retrieved passages that
 mention none of the question's names) answers "Not in the sources: …" with a
 ``NOT_IN_SOURCES`` warning ``{code, message, reason, subjects}`` whose ``reason`` names
-the rule. The generators never abstain on their own: an extractive answer with nothing to
+the rule. :func:`needs_clarification` is the second: a question that names no subject
+over the filings of several companies is answered with a question back
+(``CLARIFICATION_NEEDED``). The generators never abstain on their own: an extractive answer with nothing to
 quote says that no passage answers (:data:`~citewell.generate.extractive.NO_EVIDENCE_TEXT`).
 """
 
@@ -34,7 +36,9 @@ from typing import Any
 
 from ..models import Notice, Passage
 from ..question.analysis import QuestionAnalysis
+from ..domains.base import Domain
 from ..scope.check import NOT_IN_SOURCES, ScopeFacts, check_scope
+from ..scope.clarify import CLARIFICATION_NEEDED, clarification
 
 
 @dataclass(frozen=True)
@@ -69,8 +73,24 @@ def not_in_sources(analysis: QuestionAnalysis, passages: Sequence[Passage],
                       {"reason": found.reason, "subjects": list(found.subjects)})
 
 
+def needs_clarification(analysis: QuestionAnalysis, passages: Sequence[Passage],
+                        facts: ScopeFacts | None) -> Abstention | None:
+    """A question back when the question names no subject and the scope's filings are about
+    several (:func:`citewell.scope.clarify.clarification`): the candidates listed, with a
+    ``CLARIFICATION_NEEDED`` warning ``{code, message, candidates}``. None without facts or
+    a domain pack."""
+    domain = analysis.domain
+    if facts is None or not isinstance(domain, Domain):
+        return None
+    filings = [r for r in facts.resources if domain.applies([r])]
+    found = clarification(analysis, facts, filings)
+    if found is None:
+        return None
+    return Abstention(found.text, CLARIFICATION_NEEDED, found.text, {"candidates": list(found.candidates)})
+
+
 #: The checks every turn runs after retrieval and before generation, in order.
-SCOPE_CHECKS: tuple[ScopeCheck, ...] = (not_in_sources,)
+SCOPE_CHECKS: tuple[ScopeCheck, ...] = (not_in_sources, needs_clarification)
 
 
 def scope_abstention(analysis: QuestionAnalysis, passages: Sequence[Passage],
@@ -85,4 +105,4 @@ def scope_abstention(analysis: QuestionAnalysis, passages: Sequence[Passage],
     return None
 
 
-__all__ = ["SCOPE_CHECKS", "Abstention", "ScopeCheck", "not_in_sources", "scope_abstention"]
+__all__ = ["SCOPE_CHECKS", "Abstention", "ScopeCheck", "needs_clarification", "not_in_sources", "scope_abstention"]

@@ -194,7 +194,9 @@ def prepare_turn(store: Store, workspace_id: str, resolver: SourceResolver, ques
         store.chat(workspace_id, chat_id, user_id=user_id)
         previous = previous_question(store, workspace_id, chat_id, resolver)
         if previous is not None and question and preface is None and refers_back(question):
-            query, carried = followup_query(question, previous.text), previous.text
+            # the previous turn as it was read: a follow-up of a follow-up keeps the subject
+            asked = str((previous.model_extra or {}).get("query") or previous.text)
+            query, carried = followup_query(question, asked), asked
             kept = (previous.model_extra or {}).get("filters")
             if filters is None and kept:  # None: not given; [] or {}: explicitly none
                 filters, conditions = kept, parse_filters(kept)

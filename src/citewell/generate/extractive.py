@@ -704,9 +704,11 @@ class ExtractiveGenerator:
         """The :class:`~citewell.generate.base.Generator` entry point: :meth:`stream` of the
         request's question analysis (of ``request.query``, the question as retrieval read
         it) over ``request.passages``."""
-        return self.stream(request.analysis or request.query, request.passages)
+        previous = next((t.text for t in reversed(request.history) if t.role == "assistant"), None)
+        return self.stream(request.analysis or request.query, request.passages, previous_answer=previous)
 
-    def stream(self, question: QuestionAnalysis | str, passages: Sequence[Passage]) -> Iterator[str]:
+    def stream(self, question: QuestionAnalysis | str, passages: Sequence[Passage], *,
+               previous_answer: str | None = None) -> Iterator[str]:
         """Yield the answer one sentence at a time.
 
         ``question``: the turn's :class:`~citewell.question.analysis.QuestionAnalysis`, or a
@@ -717,11 +719,13 @@ class ExtractiveGenerator:
         after the pack's uncited preface; any other question the best quoted units. The
         first piece is the first sentence with its link (or :data:`NO_EVIDENCE_TEXT`);
         each further piece is ``" " + unit + link``, so the whitespace between sentences
-        starts the next piece (as parts do, rule 6).
+        starts the next piece (as parts do, rule 6). ``previous_answer``: the chat's previous
+        answer (markers removed), whose sentences a follow-up does not quote again.
         """
         analysis = self._analysis(question, passages)
         figure = self._figure(analysis, passages)
-        units = self._row_units(figure, passages) if figure is not None else self.select(analysis, passages)
+        units = (self._row_units(figure, passages) if figure is not None
+                 else self.select(analysis, passages, previous_answer=previous_answer))
         if not units:
             yield NO_EVIDENCE_TEXT
             return
@@ -761,19 +765,24 @@ class ExtractiveGenerator:
                                     restated=True))
         return units
 
-    def select(self, question: QuestionAnalysis | str, passages: Sequence[Passage]) -> list[QuotedUnit]:
+    def select(self, question: QuestionAnalysis | str, passages: Sequence[Passage], *,
+               previous_answer: str | None = None) -> list[QuotedUnit]:
         """Choose the units to quote, in output order (empty: no evidence).
 
         ``passages`` are best first; a repeated chunk id counts once (first place). A
         figure or calculation question that the domain pack answers from statement rows
         gets those rows, restated, one per line item (in question order, or in the order
-        the calculation reads them).
+        the calculation reads them). A unit the ``previous_answer`` quoted already is not
+        quoted again (a follow-up asks for something more).
         """
         analysis = self._analysis(question, passages)
         figure = self._figure(analysis, passages)
         if figure is not None:
             return self._row_units(figure, passages)
         scored = self._score(analysis, passages)
+        if previous_answer:
+            said = " ".join(collapse_breaks(previous_answer).lower().split())
+            scored = [s for s in scored if s.cand.norm not in said]
         if not scored:
             return []
         chosen = self._choose(scored)
@@ -926,6 +935,8 @@ class ExtractiveGenerator:
             scored = [s for s in scored if s.core >= bar]
         if figure and any(s.cand.digits for s in scored):  # the figure asked for is there: only figures
             scored = [s for s in scored if s.cand.digits]
+        if analysis.kind.reason and any(not s.cand.row for s in scored):
+            scored = [s for s in scored if not s.cand.row]  # a reason is stated in sentences, not table rows
         # the year asked is there (for a figure question, a table row names its header's years)
         named = [s.cand.years | (s.cand.header_years if figure else frozenset()) for s in scored]
         if any(years & asked_years for years in named):

@@ -31,7 +31,9 @@ What it holds:
   written with);
 - **follow-up** (:class:`FollowUp`): whether the question refers back to the previous
   turn, and that turn's question; :attr:`QuestionAnalysis.query` is the question with
-  what it carries over (:func:`~citewell.question.followup.followup_query`).
+  what it carries over (:func:`~citewell.question.followup.followup_query`); a follow-up
+  that asks for no kind of answer of its own ("What about 2021?") wants the previous
+  question's.
 
 The analysis is pure: a function of the question, the previous question and the domain
 pack; it reads no store (what the sources hold of it is the scope check's
@@ -49,7 +51,7 @@ from ..text.sentences import sentence_spans
 from ..text.terms import NAME_BOOST, NO_EXPANSIONS, Concept, Expansions, Token, question_concepts, tokens
 from .followup import followup_query, refers_back
 from .kinds import asks_calculation, asks_figure, asks_for_figure, asks_quantity, asks_why, lead
-from .names import Name, question_names
+from .names import Name, name_parts, question_names
 from .naming import QuestionNames
 from .periods import QuestionPeriods, question_periods
 
@@ -216,12 +218,46 @@ def analyse(question: str, *, query: str | None = None, previous: str | None = N
     kind = AnswerKind(
         figure=asks_figure(query, measure), money=money, quantity=asks_quantity(query),
         calculation=asks_calculation(query), reason=asks_why(query), **_kinds(query))
+    if back and kind.name == "passage" and previous:
+        # "What about 2021?" asks the previous question again, for another period or subject
+        kind = _kind_of(previous, domain.read_measure(previous) if domain is not None else None)
+    found = question_names(query)
+    names = tuple(n for n in found if not _names_no_entity(n, domain))
+    dropped = {w.lower() for n in found if n not in names for w in (*name_parts(n.text), n.text)}
     return QuestionAnalysis(
-        question=question, query=query, names=tuple(question_names(query)), periods=question_periods(query),
+        question=question, query=query, names=names, periods=question_periods(query),
         kind=kind, concepts=tuple(concepts_of(query)), topics=_topics(query, concepts_of),
-        naming=QuestionNames.of(query), name_words=_name_words(toks), followup=FollowUp(previous, back),
+        naming=QuestionNames.of(query),
+        name_words=tuple((s, t) for s, t in _name_words(toks) if s not in dropped), followup=FollowUp(previous, back),
         measure=measure, scope=domain.read_scope(query) if domain is not None else None,
         domain=domain, tokens=tuple(toks))
+
+
+#: Month names and the words of a period comparison: capitalised in a question, never a subject.
+_PERIOD_WORDS = frozenset("january february march april may june july august september october november december "
+                          "jan feb mar apr jun jul aug sep sept oct nov dec yoy qoq ytd ttm".split())
+
+
+def _names_no_entity(name: Name, domain: DomainReading | None) -> bool:
+    """Whether a capitalised run of the question names no entity: a period word (``YoY``,
+    ``December``), or a measure the domain pack reads whole (``COGS``, ``CapEx``, ``Gross
+    Margin``, ``Free Cash Flow``: :meth:`DomainReading.read_measure` covers every word)."""
+    words = [w for w in name.text.replace("-", " ").split() if w]
+    if words and all(w.lower().strip("'’") in _PERIOD_WORDS for w in words):
+        return True
+    if domain is None:
+        return False
+    measure = domain.read_measure(name.text)
+    spans = getattr(measure, "mentions", ()) if measure is not None else ()
+    content = [t for t in tokens(name.text) if t.content]
+    return bool(content) and sum(m.end - m.start for m in spans) >= len(content)
+
+
+def _kind_of(text: str, measure: Any) -> AnswerKind:
+    """The :class:`AnswerKind` of ``text`` (a question)."""
+    return AnswerKind(figure=asks_figure(text, measure), money=asks_for_figure(text, measure),
+                      quantity=asks_quantity(text), calculation=asks_calculation(text), reason=asks_why(text),
+                      **_kinds(text))
 
 
 def _kinds(query: str) -> dict[str, bool]:

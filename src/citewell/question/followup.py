@@ -42,9 +42,17 @@ def refers_back(question: str) -> bool:
     return sum(1 for t in tokens(question) if t.content) <= SHORT_QUESTION
 
 
+def _as_written(text: str, surface: str) -> str:
+    """A name word as ``text`` writes it (``Boeing``, not ``boeing``): its case tells the
+    analysis that it is a name."""
+    found = re.search(rf"(?<!\w){re.escape(surface)}", text, re.IGNORECASE)
+    return found.group() if found else surface
+
+
 def followup_query(question: str, previous: str | None) -> str:
     """The retrieval query of ``question`` asked after ``previous``: the question itself,
-    plus the previous question's content words that it lacks when it refers back - but
+    plus the previous question's content words that it lacks when it refers back (names as
+    the previous question writes them, so they are still names) - but
     not a previous number (a year) when it has its own, nor a previous name (a company,
     a ticker) when it names one: those it replaces."""
     if not previous or not refers_back(question):
@@ -60,5 +68,5 @@ def followup_query(question: str, previous: str | None) -> str:
         if (tok.number and has_number) or (tok.name and has_name):
             continue  # "what about 2021?" replaces the year; "what about Boeing?" the company
         have.add(tok.term)
-        extra.append(tok.surface)
+        extra.append(_as_written(previous, tok.surface) if tok.name else tok.surface)
     return f"{question} {' '.join(extra)}" if extra else question

@@ -211,13 +211,20 @@ def mentions(text: str, name: Name | str, *, common: bool = False) -> bool:
             if common and _SENTENCE_START_RE.search(text[max(0, m.start() - 3):m.start()]):
                 continue
             return True
+    if value.isupper() and sum(c.isalpha() for c in value) >= 4 and not ticker:
+        # a name in capitals (SAMBANOVA, COCA-COLA) is the name however the text cases it,
+        # as long as the text writes it as a name (capitalised)
+        for m in _mention_re(value.lower(), False, True).finditer(text):
+            if m.group()[:1].isupper() and not (common and _SENTENCE_START_RE.search(text[max(0, m.start() - 3):m.start()])):
+                return True
     return bool(ticker and re.search(rf"\${re.escape(value)}(?![A-Za-z])", text))
 
 
 @lru_cache(maxsize=4096)
-def _mention_re(name: str, upper: bool) -> re.Pattern[str]:
-    """The pattern of a name as written (or in capitals) at word boundaries (:func:`mentions`)."""
-    return re.compile(rf"(?<![\w$]){_pattern(name, upper=upper)}(?!\w)")
+def _mention_re(name: str, upper: bool, anycase: bool = False) -> re.Pattern[str]:
+    """The pattern of a name as written (or in capitals; ``anycase``: in any case) at word
+    boundaries (:func:`mentions`)."""
+    return re.compile(rf"(?<![\w$]){_pattern(name, upper=upper)}(?!\w)", re.IGNORECASE if anycase else 0)
 
 
 def used_as_word(text: str, name: Name | str) -> bool:

@@ -63,7 +63,8 @@ from functools import lru_cache
 
 from ..models import Notice, Passage, Resource
 from ..question.analysis import QuestionAnalysis
-from ..question.names import Name, alias_query, cashtags, lookup_words, mentions, ticker_definitions, used_as_word
+from ..question.names import (Name, alias_query, cashtags, lookup_words, mentions, name_parts, ticker_definitions,
+                              used_as_word)
 from ..store.base import Condition, SearchStore, TextHit
 from ..text.quantities import periods
 from ..text.terms import Concept, content_terms
@@ -292,7 +293,8 @@ def check_scope(analysis: QuestionAnalysis, facts: ScopeFacts, passages: Sequenc
     unknown = [f for f in missing if f.name.subject and not f.known]
     if unknown or (missing and not any(_anchor(f) for f in facts.names)):
         shown = [f.name.text for f in unknown or missing]
-        return ScopeAbstention(f"Not in the sources: none of them mentions {_join(shown)}.", "entity", tuple(shown))
+        listed = _join(shown) if len(shown) <= 5 else f"{', '.join(shown[:5])} or {len(shown) - 5} more"
+        return ScopeAbstention(f"Not in the sources: none of them mentions {listed}.", "entity", tuple(shown))
     about, subjects = _about_resources(facts.names, facts.resources)
     about_ids = {r.id for r in about}
     whom = f" about {_join(subjects)}" if subjects else ""
@@ -336,6 +338,11 @@ def unmentioned_names(analysis: QuestionAnalysis, passages: Sequence[Passage]) -
     names = dict(analysis.name_words)
     if not names or not passages:
         return []
+    # a name written run together, spaced or hyphenated is mentioned in any of those forms
+    spelled = {part.lower() for n in analysis.names if any(mentions(p.chunk.text, n) for p in passages)
+               for part in (*name_parts(n.text), n.text.replace(" ", ""))}
+    if any(s.lower() in spelled for s in names):
+        return []  # a name is mentioned: the passages are about the question
     terms: set[str] = set()
     titles: list[str] = []
     for passage in passages:

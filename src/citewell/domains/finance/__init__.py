@@ -38,7 +38,7 @@ _FILING_METADATA = ("tickers", "company_names", "fiscal_year", "fiscal_quarter",
 #: The SEC's form names (10-K, 10-Q, 8-K, 20-F, 40-F, 6-K, S-1, DEF 14A) and the reports
 #: companies file or furnish with them (annual and quarterly reports, earnings releases),
 #: as a title or file name writes them (``3M_2022_10K``, ``AMCOR_2023Q4_EARNINGS``).
-_FILING_NAME_RE = re.compile(r"(?:^|[^a-z0-9])(?:10-?k|10-?q|8-?k|20-?f|40-?f|6-?k|s-?1|def-?14a|earnings|"
+_FILING_NAME_RE = re.compile(r"(?:^|[^a-z0-9])(?:10-?k|10-?q|8-?k|20-?f|40-?f|6-?k|s-1|def-?14a|earnings|"
                              r"annual[ _-]?report|quarterly[ _-]?report)(?:[^a-z]|$)", re.IGNORECASE)
 
 
