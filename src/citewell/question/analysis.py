@@ -50,7 +50,8 @@ from ..text.quantities import FILLER_TERMS
 from ..text.sentences import sentence_spans
 from ..text.terms import NAME_BOOST, NO_EXPANSIONS, Concept, Expansions, Token, question_concepts, tokens
 from .followup import followup_query, refers_back
-from .kinds import asks_calculation, asks_figure, asks_for_figure, asks_quantity, asks_why, lead
+from .kinds import (asks_calculation, asks_count, asks_date, asks_figure, asks_for_figure, asks_list, asks_person,
+                    asks_quantity, asks_why, asks_yes_no, lead)
 from .names import Name, name_parts, question_names
 from .naming import QuestionNames
 from .periods import QuestionPeriods, question_periods
@@ -262,8 +263,6 @@ def _kind_of(text: str, measure: Any) -> AnswerKind:
 
 def _kinds(query: str) -> dict[str, bool]:
     """The kinds read from the question's opening words (:class:`AnswerKind`)."""
-    from .kinds import asks_count, asks_date, asks_list, asks_person, asks_yes_no
-
     text = lead(query)
     return {"count": asks_count(text), "date": asks_date(text), "person": asks_person(text),
             "yes_no": asks_yes_no(text), "list": asks_list(text)}

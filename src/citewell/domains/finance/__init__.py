@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
 from ...models import Passage, Resource
+from ...question.analysis import QuestionAnalysis
 from ...text.terms import Expansions, tokens
 from ..base import FigureAnswer, PageNeeds
+from .answer import figure_answer
 from .measure import Measure, ReportingScope, read_measure, read_scope
+from .pages import page_facts, page_needs
 from .vocabulary import LINE_ITEMS, RATIOS, STATEMENTS, texts
-
-if TYPE_CHECKING:
-    from ...question.analysis import QuestionAnalysis
 
 __all__ = ["FINANCE", "FinanceDomain", "expansions"]
 
@@ -114,22 +112,16 @@ class FinanceDomain:
         """:func:`~citewell.domains.finance.measure.read_scope`."""
         return read_scope(text)
 
-    def page_needs(self, analysis: "QuestionAnalysis") -> PageNeeds:
+    def page_needs(self, analysis: QuestionAnalysis) -> PageNeeds:
         """:func:`~citewell.domains.finance.pages.page_needs`."""
-        from .pages import page_needs
-
         return page_needs(analysis)
 
     def page_facts(self, passage: Passage) -> tuple[str | None, frozenset[str]]:
         """:func:`~citewell.domains.finance.pages.page_facts`."""
-        from .pages import page_facts
-
         return page_facts(passage)
 
-    def figure_answer(self, analysis: "QuestionAnalysis", passages: Sequence[Passage]) -> FigureAnswer | None:
+    def figure_answer(self, analysis: QuestionAnalysis, passages: Sequence[Passage]) -> FigureAnswer | None:
         """:func:`~citewell.domains.finance.answer.figure_answer`."""
-        from .answer import figure_answer
-
         return figure_answer(analysis, passages)
 
 
