@@ -60,7 +60,7 @@ def _flat(text: str) -> str:
     return re.sub(r"\s+", " ", _ESCAPES.sub(r"\1", text)).strip()
 
 
-_RESTATED = re.compile(r"(?P<label>[^:]+): (?P<values>.+\))")
+_RESTATED = re.compile(r"(?P<label>[^:]+): (?P<values>.+\))(?:, in (?P<unit>thousands|millions|billions))?")
 
 
 def check_message(message: dict) -> None:
@@ -87,6 +87,9 @@ def check_message(message: dict) -> None:
             restated = _RESTATED.fullmatch(sentence)
             if restated and sentence not in passage:  # a statement row as "Label: value (period), …"
                 assert restated["label"] in passage, (sentence, passage[:200])
+                if restated["unit"]:  # the unit is the scale the statement declares
+                    assert restated["unit"] in numbered[n]["text"].lower() or \
+                        restated["unit"] in str(numbered[n]["metadata"]).lower(), (sentence, passage[:200])
                 flat = "".join(passage.split())
                 for item in restated["values"].split("), "):
                     value = item.rsplit(" (", 1)[0]

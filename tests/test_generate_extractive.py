@@ -168,8 +168,12 @@ def assert_exact(units: list[QuotedUnit], passages: list[Passage]) -> None:
         chunk = by_id[u.chunk_id]
         assert chunk.text[u.start : u.end] == u.text
         assert u.text == u.text.strip() and u.text
-        if u.restated:  # "Label: value (period), …": the row's label and each of its values
+        if u.restated:  # "Label: value (period), …[, in millions]": the row's label and each of its values
             label, _, values = u.quote.partition(": ")
+            unit = re.search(r", in (thousands|millions|billions)$", values)
+            if unit:  # the scale the statement declares
+                values = values[:unit.start()]
+                assert unit.group(1) in chunk.text.lower() or unit.group(1) in str(chunk.metadata).lower()
             assert collapse_breaks(u.text).startswith(label)
             flat = "".join(u.text.split())
             cells = [item.rsplit(" (", 1)[0] for item in values.split("), ")]
@@ -203,13 +207,13 @@ def test_capex_question_quotes_the_capex_row_of_the_cash_flow_table() -> None:
     # the row with each value paired with the year of its column (the header says which figure is 2022)
     link = f"[1](chunk:{cid('cashflow')})"
     assert answer == ("Purchases of property, plant and equipment (PP&E): (1,749) (2022), (1,603) (2021), "
-                      f"(1,501) (2020) {link}.")
+                      f"(1,501) (2020), in millions {link}.")
 
 
 def test_capital_expenditures_phrase_also_finds_the_pp_and_e_row() -> None:
     units = ExtractiveGenerator().select("How much were capital expenditures in 2021?", tenk_passages())
     assert [u.text for u in units] == [CAPEX_ROW]
-    assert units[0].quote.endswith("(1,603) (2021), (1,501) (2020)")
+    assert units[0].quote.endswith("(1,603) (2021), (1,501) (2020), in millions")
 
 
 def test_cell_per_line_table_gives_whole_rows() -> None:
@@ -222,9 +226,9 @@ def test_cell_per_line_table_gives_whole_rows() -> None:
     assert net[0].text == "Net sales\n$\n34,229 $\n35,355 $\n32,184"
     # the header above ("(Millions, except per share amounts)\n2022\n2021\n2020", one cell a line)
     # names the year of each value
-    assert net[0].quote == "Net sales: $34,229 (2022), $35,355 (2021), $32,184 (2020)"
+    assert net[0].quote == "Net sales: $34,229 (2022), $35,355 (2021), $32,184 (2020), in millions"
     answer = gen.generate("What were 3M's net sales in FY2022?", ps)
-    assert f"Net sales: $34,229 (2022), $35,355 (2021), $32,184 (2020) [3](chunk:{cid('income')})." in answer
+    assert f"Net sales: $34,229 (2022), $35,355 (2021), $32,184 (2020), in millions [3](chunk:{cid('income')})." in answer
 
 
 def test_table_rows_with_crlf_line_ends_keep_exact_offsets() -> None:
@@ -844,7 +848,7 @@ def test_a_table_row_is_quoted_with_its_column_header() -> None:
     assert units[0].text == "Net sales $ 14,694 $ 14,544"
     assert AMCOR_RESULTS[units[0].start:units[0].end] == units[0].text
     answer = ExtractiveGenerator().generate("What were Amcor's net sales in 2023?", [p])
-    assert answer.startswith("Net sales: $14,694 (2023), $14,544 (2022) [1](chunk:")
+    assert answer.startswith("Net sales: $14,694 (2023), $14,544 (2022), in millions [1](chunk:")
     # a header alone is never an answer
     assert all(u.text != "($ in millions, except per share data) 2023 2022" for u in units)
 
@@ -856,7 +860,7 @@ def test_the_row_carrying_the_asked_figure_comes_first() -> None:
     units = gen.select("What was 3M's capital expenditure in FY2022?", ps)
     assert_exact(units, ps)
     assert units[0].chunk_id == cid("capex")
-    assert units[0].quote == "Purchases of property, plant and equipment (PP&E): $(1,749) (2022), $(1,603) (2021)"
+    assert units[0].quote == "Purchases of property, plant and equipment (PP&E): $(1,749) (2022), $(1,603) (2021), in millions"
     # net PP&E (a balance) is not capital expenditure: it is another line item
     assert all("net property, plant and equipment" not in u.quote.lower() for u in units)
     answer = gen.generate("What was 3M's capital expenditure in FY2022?", ps)
@@ -865,7 +869,7 @@ def test_the_row_carrying_the_asked_figure_comes_first() -> None:
     from citewell.cite import cite
     message = cite(answer, sources=ps)
     assert message.text.startswith("Purchases of property, plant and equipment (PP&E): $(1,749) (2022), $(1,603) "
-                                   "(2021) [1].")
+                                   "(2021), in millions [1].")
     assert message.references[0].metadata["page"] == 39
 
 

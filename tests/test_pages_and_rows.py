@@ -158,8 +158,8 @@ def test_a_ratio_question_is_answered_with_both_years_rows_and_no_abstention() -
     assert raw.startswith(CALCULATION_TEXT + " ")
     message = apply_support(cite(raw, sources=passages))
     assert message.text == (
-        f"{CALCULATION_TEXT} Cost of products sold: 16,830 (December 28, 2019), 17,347 (December 29, 2018) [1]. "
-        "Inventories: 2,721 (December 28, 2019), 2,667 (December 29, 2018) [2].")
+        f"{CALCULATION_TEXT} Cost of products sold: 16,830 (December 28, 2019), 17,347 (December 29, 2018), in millions [1]. "
+        "Inventories: 2,721 (December 28, 2019), 2,667 (December 29, 2018), in millions [2].")
     assert [r.metadata["page"] for r in message.references] == [50, 52]
     cited = [p for p in message.parts if p.source is not None]
     # each restated row is supported by its chunk: the values by the row, the dates by the column header
@@ -173,7 +173,7 @@ def test_a_figure_row_is_quoted_with_the_periods_of_its_columns() -> None:
     units = gen.select(q, [INCOME.model_copy(update={"rank": 1})])
     assert len(units) == 1 and units[0].restated
     assert units[0].text == "Cost of products sold 16,830 17,347"
-    assert units[0].quote == "Cost of products sold: 16,830 (December 28, 2019), 17,347 (December 29, 2018)"
+    assert units[0].quote == "Cost of products sold: 16,830 (December 28, 2019), 17,347 (December 29, 2018), in millions"
     assert not gen.generate(q, [INCOME]).startswith(CALCULATION_TEXT)  # one figure: no calculation to announce
 
 
@@ -193,8 +193,8 @@ def test_a_filing_answers_a_ratio_with_the_rows_of_both_statements(tmp_path: Pat
         message = engine.ask(q)
     assert message.text.startswith("Computed from the figures below: revenue / average PP&E = 24.26 "
                                    "(6,489 / ((282 + 253) / 2)). ")
-    assert "Total net revenues: 6,489 (2019), 7,500 (2018), 7,017 (2017) [1]" in message.text
-    assert "Property and equipment, net: 253 (December 31, 2019), 282 (December 31, 2018) [2]" in message.text
+    assert "Total net revenues: 6,489 (2019), 7,500 (2018), 7,017 (2017), in millions [1]" in message.text
+    assert "Property and equipment, net: 253 (December 31, 2019), 282 (December 31, 2018), in millions [2]" in message.text
     assert [r.metadata["page"] for r in message.references] == [70, 69]
     assert message.parts[0].source is None  # the working
     assert all(p.support["verdict"] == "supported" for p in message.parts if p.source is not None)
@@ -365,7 +365,7 @@ def test_a_caption_with_a_dash_or_figures_of_its_own_states_its_row() -> None:
     passages = [p.model_copy(update={"rank": i + 1}) for i, p in enumerate([flows, balance])]
     message = apply_support(cite(ExtractiveGenerator().generate(q, passages), sources=passages))
     assert "= 0.88 ((3,655 + 238 + 4,532) / 9,523)" in message.text
-    assert ("Accounts receivable \u2014 net of allowances of $174 and $189: 4,532 (2022), 4,660 (2021) [1]"
+    assert ("Accounts receivable \u2014 net of allowances of $174 and $189: 4,532 (2022), 4,660 (2021), in millions [1]"
             in message.text)
     assert {r.metadata["page"] for r in message.references} == {50}
     assert all(p.support["verdict"] == "supported" for p in message.parts if p.source is not None)

@@ -274,13 +274,34 @@ def measure_rows(names: Sequence[str], question: str, passages: Sequence[Passage
     return [best[n][1] for n in names if n in best]
 
 
+#: The words of a scale a statement declares for its amounts ("in millions"; SEC Regulation
+#: S-X Rule 3-01 to 3-04 statements state amounts in thousands or millions of the currency).
+SCALE_WORDS = {3: "thousands", 6: "millions", 9: "billions"}
+#: A row whose values are not in the declared scale ("in millions, except per share data"):
+#: per-share amounts, percentages, ratios, counts of days.
+_UNSCALED_RE = re.compile(r"per\s+(?:common\s+)?share|%|percent|ratio|margin|days\b|\b(?:millions?|thousands?|billions?)\b",
+                          re.IGNORECASE)
+
+
+def unit_words(row: FoundRow) -> str:
+    """``, in millions`` (or thousands, billions) when the row's values are in the scale its
+    statement declares and its label does not say otherwise (:data:`SCALE_WORDS`), else ``""``:
+    an answer states a figure with its unit (after the values, so that the label stays as
+    the row writes it)."""
+    word = SCALE_WORDS.get(row.scale) if row.scale is not None else None
+    if word is None or _UNSCALED_RE.search(row.label):
+        return ""
+    return f", in {word}"
+
+
 def render_row(row: FoundRow, text: str) -> str:
     """The sentence stating ``row`` (module docstring), without its link: ``Label: v1
-    (period 1), v2 (period 2)`` when values and periods pair up, else the header (when
-    there is one) and the row's text, whitespace collapsed, joined by `` … ``."""
+    (period 1), v2 (period 2), in millions`` when values and periods pair up (the unit when
+    the statement declares one, :func:`unit_words`), else the header (when there is one)
+    and the row's text, whitespace collapsed, joined by `` … ``."""
     periods = column_periods(row.header) if row.header else []
     if periods and len(periods) == len(row.values):
         pairs = ", ".join(f"{v} ({p.label()})" for v, p in zip(row.values, periods))
-        return f"{row.label}: {pairs}"
+        return f"{row.label}: {pairs}{unit_words(row)}"
     body = " ".join(text[row.start:row.end].split())
     return f"{' '.join(row.header.split())} \u2026 {body}" if row.header else body
