@@ -253,7 +253,7 @@ _FORM_TERMS = content_terms("amount amounts usd dollars million millions billion
                             "figure figures number round rounded decimal decimals places calculate compute "
                             "answer units value values percent percents percentage percentages one two three")
 #: Stems of words that frame a question rather than name its subject ("what *drove* …",
-#: "is X *improving*", "which region had the *worst* …"): they
+#: "is X *improving*", "the *worst* quarter"): they
 #: count in a unit's score but are never key concepts (a unit need not repeat them).
 _FRAME_TERMS = content_terms(
     "drive drives drove driven driver drivers cause causes caused reason reasons explain change changes "
@@ -725,7 +725,7 @@ class ExtractiveGenerator:
         analysis = self._analysis(question, passages)
         figure = self._figure(analysis, passages)
         units = (self._row_units(figure, passages) if figure is not None
-                 else self.select(analysis, passages, previous_answer=previous_answer))
+                 else self._quoted_units(analysis, passages, previous_answer))
         if not units:
             yield NO_EVIDENCE_TEXT
             return
@@ -779,6 +779,11 @@ class ExtractiveGenerator:
         figure = self._figure(analysis, passages)
         if figure is not None:
             return self._row_units(figure, passages)
+        return self._quoted_units(analysis, passages, previous_answer)
+
+    def _quoted_units(self, analysis: QuestionAnalysis, passages: Sequence[Passage],
+                      previous_answer: str | None) -> list[QuotedUnit]:
+        """:meth:`select` when no statement row answers: the best units, quoted."""
         scored = self._score(analysis, passages)
         if previous_answer:
             said = " ".join(collapse_breaks(previous_answer).lower().split())

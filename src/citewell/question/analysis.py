@@ -215,10 +215,7 @@ def analyse(question: str, *, query: str | None = None, previous: str | None = N
     concepts_of = (lambda text: question_concepts(text, expansions)) if expansions is not None else question_concepts
     toks = tokens(query)
     measure = domain.read_measure(query) if domain is not None else None
-    money = asks_for_figure(query, measure)
-    kind = AnswerKind(
-        figure=asks_figure(query, measure), money=money, quantity=asks_quantity(query),
-        calculation=asks_calculation(query), reason=asks_why(query), **_kinds(query))
+    kind = _kind_of(query, measure)
     if back and kind.name == "passage" and previous:
         # "What about 2021?" asks the previous question again, for another period or subject
         kind = _kind_of(previous, domain.read_measure(previous) if domain is not None else None)
@@ -255,14 +252,10 @@ def _names_no_entity(name: Name, domain: DomainReading | None) -> bool:
 
 
 def _kind_of(text: str, measure: Any) -> AnswerKind:
-    """The :class:`AnswerKind` of ``text`` (a question)."""
+    """The :class:`AnswerKind` of ``text`` (a question; the count, date, person, yes/no and
+    list kinds from its :func:`~citewell.question.kinds.lead`) with the domain's ``measure``."""
+    first = lead(text)
     return AnswerKind(figure=asks_figure(text, measure), money=asks_for_figure(text, measure),
                       quantity=asks_quantity(text), calculation=asks_calculation(text), reason=asks_why(text),
-                      **_kinds(text))
-
-
-def _kinds(query: str) -> dict[str, bool]:
-    """The kinds read from the question's opening words (:class:`AnswerKind`)."""
-    text = lead(query)
-    return {"count": asks_count(text), "date": asks_date(text), "person": asks_person(text),
-            "yes_no": asks_yes_no(text), "list": asks_list(text)}
+                      count=asks_count(first), date=asks_date(first), person=asks_person(first),
+                      yes_no=asks_yes_no(first), list=asks_list(first))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from ..text.terms import tokens
+from .names import as_written
 
 #: Words that point back to something the chat named before.
 ANAPHORA = frozenset({
@@ -42,13 +43,6 @@ def refers_back(question: str) -> bool:
     return sum(1 for t in tokens(question) if t.content) <= SHORT_QUESTION
 
 
-def _as_written(text: str, surface: str) -> str:
-    """A name word as ``text`` writes it (``Boeing``, not ``boeing``): its case tells the
-    analysis that it is a name."""
-    found = re.search(rf"(?<!\w){re.escape(surface)}", text, re.IGNORECASE)
-    return found.group() if found else surface
-
-
 def followup_query(question: str, previous: str | None) -> str:
     """The retrieval query of ``question`` asked after ``previous``: the question itself,
     plus the previous question's content words that it lacks when it refers back (names as
@@ -68,5 +62,5 @@ def followup_query(question: str, previous: str | None) -> str:
         if (tok.number and has_number) or (tok.name and has_name):
             continue  # "what about 2021?" replaces the year; "what about Boeing?" the company
         have.add(tok.term)
-        extra.append(_as_written(previous, tok.surface) if tok.name else tok.surface)
+        extra.append(as_written(previous, tok.surface) if tok.name else tok.surface)
     return f"{question} {' '.join(extra)}" if extra else question

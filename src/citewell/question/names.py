@@ -177,6 +177,15 @@ def question_names(question: str) -> list[Name]:
 _CAMEL_RE = re.compile(r"(?<=[a-z])(?=[A-Z][a-z])")
 
 
+def as_written(text: str, word: str) -> str:
+    """``word`` (a lower-cased token surface, ``boeing`` or ``3m``) as ``text`` writes it
+    (``Boeing``, ``3M's`` read without its possessive): the first case-insensitive match at
+    a word start, an apostrophe matching either form; ``word`` itself when ``text`` lacks it."""
+    pattern = re.escape(word).replace("'", "['\u2019]?")
+    found = re.search(rf"(?<!\w){pattern}", text, re.IGNORECASE)
+    return found.group() if found else word
+
+
 def name_parts(name: str) -> list[str]:
     """The words of a name: split at spaces, ``&`` and ``-``, and inside a word written in
     camel case (``SambaNova`` → ``Samba``, ``Nova``): the same name may be written run
@@ -290,5 +299,5 @@ def alias_query(question: str, links: Mapping[str, set[str]]) -> str:
     return out
 
 
-__all__ = ["ALNUM_RE", "Name", "alias_query", "cashtags", "lookup_words", "mentions", "name_parts", "question_names",
+__all__ = ["ALNUM_RE", "Name", "alias_query", "as_written", "cashtags", "lookup_words", "mentions", "name_parts", "question_names",
            "ticker_definitions", "used_as_word"]

@@ -56,14 +56,13 @@ citation). The rules, in order (the first that applies decides):
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..models import Notice, Passage, Resource
 from ..question.analysis import QuestionAnalysis
-from ..question.names import (Name, alias_query, cashtags, lookup_words, mentions, name_parts, ticker_definitions,
+from ..question.names import (ALNUM_RE, Name, alias_query, as_written, cashtags, lookup_words, mentions, name_parts, ticker_definitions,
                               used_as_word)
 from ..store.base import Condition, SearchStore, TextHit
 from ..text.quantities import periods
@@ -317,7 +316,7 @@ def check_scope(analysis: QuestionAnalysis, facts: ScopeFacts, passages: Sequenc
                                    "topic", tuple(words))
     missing_words = unmentioned_names(analysis, passages)
     if missing_words:
-        shown = [_as_written(analysis.query, w) for w in missing_words]
+        shown = [as_written(analysis.query, w) for w in missing_words]
         if len(shown) > 5:
             shown = [*shown[:5], "…"]
         return ScopeAbstention(f"Not in the sources: no passage found for this question mentions {_join(shown)}.",
@@ -348,21 +347,13 @@ def unmentioned_names(analysis: QuestionAnalysis, passages: Sequence[Passage]) -
     for passage in passages:
         terms |= _text_terms(passage.chunk.text)
         labels = " ".join([passage.resource_title, passage.file_name or "", *passage.resource_names])
-        titles.append(_ALNUM_RE.sub("", labels.lower()))
+        titles.append(ALNUM_RE.sub("", labels.lower()))
     title_text = " ".join(titles)
-    joined = _ALNUM_RE.sub("", "".join(names))  # "Best Buy" -> "bestbuy" for titles
+    joined = ALNUM_RE.sub("", "".join(names))  # "Best Buy" -> "bestbuy" for titles
     missing = [surface for surface, term in names.items()
-               if term not in terms and _ALNUM_RE.sub("", surface) not in title_text and joined not in title_text]
+               if term not in terms and ALNUM_RE.sub("", surface) not in title_text and joined not in title_text]
     return missing if len(missing) == len(names) else []
 
-
-_ALNUM_RE = re.compile(r"[^0-9a-z]+")
-
-
-def _as_written(question: str, surface: str) -> str:
-    """A name word as the question writes it (its case, a possessive kept off)."""
-    found = re.search(re.escape(surface).replace("'", "['\u2019]?"), question, re.IGNORECASE)
-    return found.group() if found else surface
 
 
 def _join(items: Sequence[str]) -> str:

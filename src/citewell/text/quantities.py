@@ -315,6 +315,9 @@ def rounds_to(precise: Decimal, coarse: Decimal, step: Decimal) -> bool:
 
 
 def read_declared_scales(text: str) -> list[int]:
+    """:func:`declared_scales` of already normalised ``text`` (:func:`normalise`): the
+    powers of ten (3, 6, 9) its "in thousands/millions/billions" or ``($000)`` captions
+    declare, in order of first declaration; ``[]`` when none."""
     scales: list[int] = []
     for m in _DECLARED_SCALE_RE.finditer(text):
         word = (m.group(1) or m.group(2)).lower()

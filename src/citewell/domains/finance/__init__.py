@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from ...models import Passage, Resource
 from ...question.analysis import QuestionAnalysis
 from ...text.terms import Expansions, tokens
@@ -38,6 +39,13 @@ _FILING_METADATA = ("tickers", "company_names", "fiscal_year", "fiscal_quarter",
 #: as a title or file name writes them (``3M_2022_10K``, ``AMCOR_2023Q4_EARNINGS``).
 _FILING_NAME_RE = re.compile(r"(?:^|[^a-z0-9])(?:10-?k|10-?q|8-?k|20-?f|40-?f|6-?k|s-1|def-?14a|earnings|"
                              r"annual[ _-]?report|quarterly[ _-]?report)(?:[^a-z]|$)", re.IGNORECASE)
+
+
+@lru_cache(maxsize=16384)
+def _names_filing(title: str, file_name: str) -> bool:
+    """Whether a title or file name names an SEC form or a report filed with one (cached:
+    every question reads the labels of every resource in its scope)."""
+    return bool(_FILING_NAME_RE.search(title) or _FILING_NAME_RE.search(file_name))
 
 
 def _phrase_terms(text: str) -> frozenset[str]:
@@ -98,9 +106,8 @@ class FinanceDomain:
         report filed with one (:data:`_FILING_NAME_RE`)."""
         for resource in resources:
             meta = resource.metadata or {}
-            if any(meta.get(key) for key in _FILING_METADATA):
-                return True
-            if _FILING_NAME_RE.search(resource.title or "") or _FILING_NAME_RE.search(resource.file_name or ""):
+            if any(meta.get(key) for key in _FILING_METADATA) or _names_filing(resource.title or "",
+                                                                                resource.file_name or ""):
                 return True
         return False
 

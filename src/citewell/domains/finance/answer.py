@@ -8,8 +8,8 @@ computed from rows they do — the working of the calculation
 
 A figure question: a quantity, a ``what was/is`` question about a line item, a change or
 share computed from line items (the analysis's kind ``calculation``), or any question
-about a ratio (:data:`~citewell.domains.finance.vocabulary.RATIOS`: "Does X have
-positive working capital?" is answered by its current assets and current liabilities).
+about a ratio (:data:`~citewell.domains.finance.vocabulary.RATIOS`: a question about
+working capital is answered by the current assets and current liabilities rows).
 An adjusted (non-GAAP) measure (:data:`ADJUSTED_RE`) is answered by the row that states
 it by name (``Adjusted EBITDA``: :func:`~citewell.domains.finance.rows.measure_rows`), or
 else by sentences: its adjustments are the company's own, so it cannot be computed from

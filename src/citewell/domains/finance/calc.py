@@ -9,10 +9,10 @@ it); it states the formula in words, the numbers put into it and the result.
 
 How the formula is found, first that applies:
 
-1. the question defines it (``… defined as net sales / total assets``; ``Define working
-   capital as total current assets less total current liabilities``);
-2. an average over years (``the 2020 - 2022 3 year average of R&D as a % of net
-   sales``): the inner measure for each year, averaged;
+1. the question defines it (``… defined as net sales / total assets``; ``with working
+   capital = current assets - current liabilities``);
+2. an average over years (``the 2020 to 2022 three year average of R&D as a % of net sales``): the
+   inner measure for each year, averaged;
 3. a change between two years (``change in net sales from 2021 to 2022``, ``2021 - 2022
    net sales growth rate``): as a percentage of the earlier year when the question asks
    for a rate, percent or %, else the difference;
