@@ -14,9 +14,11 @@
   page as displayed (CropBox and /Rotate applied, top-left origin), one per column run.
   Also, from :mod:`citewell.ingest.pdf_tables`: ``page_heading`` (the title lines at the
   top of the page, such as ``CONSOLIDATED BALANCE SHEETS (in millions)``) and, for a
-  chunk holding table rows, ``table`` ``{"rows": [[start, end], …], "header", "periods"}``
-  (row spans in the chunk text, the column header labelling them — carried from an
-  earlier chunk of the page when the table started there — and its periods).
+  chunk holding table rows, ``table`` ``{"rows": [[start, end], …], "header", "periods",
+  "title"}`` (row spans in the chunk text, the column header labelling them — carried from
+  an earlier chunk of the page when the table started there — its periods, and the
+  lead-in lines that title the table, such as ``Selected financial data for the
+  International segment was as follows ($ in millions):``).
 - ``warnings``: ``{"code": "NO_TEXT_LAYER", "message", "page"}`` per page without text.
 - ``metadata``: ``{"page_count": N}`` (+ ``pdf_title`` from the info dictionary).
 

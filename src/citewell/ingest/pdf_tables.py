@@ -18,9 +18,9 @@ from typing import Any
 
 from citewell.ingest.pdf_layout import ChunkPlan
 from citewell.text.numbers import years
-from citewell.text.tables import is_header_row, row_label, row_spans, table_metadata
+from citewell.text.tables import is_header_continuation, is_header_row, row_label, row_spans, table_metadata
 
-__all__ = ["page_heading", "page_tables"]
+__all__ = ["lead_in", "page_heading", "page_tables"]
 
 #: Most title lines of a page heading, and most words of one title line.
 HEADING_LINES = 4
@@ -54,17 +54,44 @@ def page_heading(plans: Sequence[ChunkPlan]) -> str:
 
 
 def _with_span_line(text: str, spans: Sequence[tuple[int, int]], index: int) -> str:
-    """Header row ``index`` of ``spans``, preceded by the row above it when that row names
-    the span of its columns (``Three Months Ended`` over ``June 30, 2023 2022``) and holds
-    no year itself; whitespace collapsed."""
+    """Header row ``index`` of ``spans``, preceded by the rows above it while they name the
+    span of its columns or the months and days of its dates (``Three Months Ended`` over
+    ``June 30, 2023 2022``; :func:`~citewell.text.tables.is_header_continuation`) and hold
+    no year themselves; whitespace collapsed."""
     start, end = spans[index]
     row = _SPACE_RE.sub(" ", text[start:end])
-    if index > 0:
+    while index > 0:
         a, b = spans[index - 1]
         above = _SPACE_RE.sub(" ", text[a:b])
-        if len(above.split()) <= 10 and not years(above) and _SPAN_WORDS_RE.search(above):
-            return f"{above} {row}"
+        if not (is_header_continuation(above) or (len(above.split()) <= 10 and not years(above)
+                                                  and _SPAN_WORDS_RE.search(above))):
+            break
+        row = f"{above} {row}"
+        index -= 1
     return row
+
+
+#: Most lines, and most words of one line, of the lead-in above a table that titles it.
+LEAD_LINES = 2
+LEAD_WORDS = 30
+_SENTENCE_END_RE = re.compile(r"[.!?][\"'\u201d\u2019)]*$")
+
+
+def lead_in(text: str) -> str | None:
+    """The lines that title a table set right below ``text`` (the text above the table on its
+    page), whitespace collapsed, or None: the last lines of ``text``, at most
+    :data:`LEAD_LINES` of at most :data:`LEAD_WORDS` words, while each is a caption (no
+    sentence end) or introduces what follows (ends in ``:``): ``International Segment`` and
+    ``Selected financial data for the International segment was as follows ($ in
+    millions):``. A line that ends a sentence stops it: running text is no title."""
+    out: list[str] = []
+    for line in reversed([ln.strip() for ln in text.splitlines() if ln.strip()]):
+        if len(out) >= LEAD_LINES or len(line.split()) > LEAD_WORDS or _SENTENCE_END_RE.search(line):
+            break
+        if is_header_row(line):
+            break
+        out.append(line)
+    return _SPACE_RE.sub(" ", " ".join(reversed(out))) if out else None
 
 
 def page_tables(texts: Sequence[str], kinds: Sequence[str]) -> list[dict[str, Any] | None]:
@@ -74,16 +101,33 @@ def page_tables(texts: Sequence[str], kinds: Sequence[str]) -> list[dict[str, An
     chunk of the page (the last header row above, with the row naming its columns' span)
     when the chunk does not start with a header of its own; None for other chunks. A
     header row inside a chunk labels the rows below it, which readers find in the chunk
-    text itself."""
+    text itself. ``title``: the lead-in that titles the table (:func:`lead_in`: the lines
+    above its first header row in the chunk, else the end of the chunk before it), carried
+    to the page's later chunks with the header."""
     out: list[dict[str, Any] | None] = []
     carried: str | None = None
+    title: str | None = None
+    before = ""
     for text, kind in zip(texts, kinds):
         spans = row_spans(text)
         headers = [i for i, (a, b) in enumerate(spans) if is_header_row(text[a:b])]
         if kind != "table" and not headers:
             out.append(None)
+            before = text
             continue
-        out.append(table_metadata(text, None if headers and headers[0] == 0 else carried))
+        if headers:
+            first = headers[0]
+            while first > 0 and is_header_continuation(text[spans[first - 1][0]:spans[first - 1][1]]):
+                first -= 1  # the lines of the header above its years are no title
+            above = text[:spans[first][0]]
+            title = lead_in(above) if above.strip() else lead_in(before)
+        elif carried is None:
+            title = lead_in(before)
+        meta = table_metadata(text, None if headers and headers[0] == 0 else carried)
+        if title:
+            meta["title"] = title
+        out.append(meta)
         if headers:
             carried = _with_span_line(text, spans, headers[-1])
+        before = text
     return out

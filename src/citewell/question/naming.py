@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..text.terms import content_terms, tokens
+from ..text.terms import content_terms, porter_stem, tokens
 
 __all__ = ["DOC_WORDS", "NamedSources", "QuestionNames", "names_source"]
 
@@ -30,7 +30,7 @@ DOC_WORDS = frozenset({"10k", "10q", "8k", "10", "k", "q", "earn", "date", "repo
 @dataclass(frozen=True)
 class QuestionNames:
     """What of a question can name a source: ``names`` (stemmed terms of words written
-    like names), ``surfaces`` (those words lower-cased as written), ``terms`` (every
+    like names, and of two such words in a row written run together), ``surfaces`` (those words lower-cased as written), ``terms`` (every
     content term) and ``years`` (its numbers' terms)."""
 
     names: frozenset[str]
@@ -42,7 +42,10 @@ class QuestionNames:
     def of(cls, question: str) -> "QuestionNames":
         """Read ``question`` (any text; an empty one names nothing)."""
         toks = [t for t in tokens(question) if t.content]
-        return cls(frozenset(t.term for t in toks if t.name), frozenset(t.surface for t in toks if t.name),
+        # a name of two words is also the name written run together ("Ulta Beauty": ULTABEAUTY)
+        joined = [a.surface + b.surface for a, b in zip(toks, toks[1:]) if a.name and b.name]
+        return cls(frozenset(t.term for t in toks if t.name) | {porter_stem(j) for j in joined},
+                   frozenset(t.surface for t in toks if t.name) | set(joined),
                    frozenset(t.term for t in toks), frozenset(t.term for t in toks if t.number))
 
 

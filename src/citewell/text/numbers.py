@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from .terms import tokens
 
 __all__ = ["YEAR_PATTERN", "YEAR_RE", "NUMERIC_CELL_RE", "PERIOD_SPAN_RE", "Period",
-           "asks_partial_period", "column_periods", "is_year", "states_value", "years"]
+           "COMPARISON_RE", "asks_partial_period", "column_periods", "is_year", "states_value", "years"]
 
 #: A year 1900–2099 (a fragment for larger patterns).
 YEAR_PATTERN = r"(?:19|20)\d{2}"
@@ -130,14 +130,21 @@ def column_periods(header: str) -> list[Period]:
     column's ``date`` is the month and day the header writes before its year, when it
     writes one before every year (``At December 31, 2019 At December 31, 2018``); a header
     naming the month and day once (``December 31, 2019 2018 2017``) gives years only.
+    Years of a comparison column (``2022 vs. 2021``: :data:`COMPARISON_RE`) are no periods:
+    such columns hold changes. A header listing each column's month and day before the
+    years (``January 28, January 29, 2023 2022``) dates each column.
     ``column_periods("Three Months Ended June 30, 2023 2022 Six Months Ended 2023 2022")``
     gives ``[3 months 2023, 3 months 2022, 6 months 2023, 6 months 2022]``.
     """
     spans = [(m.start(), _months(m)) for m in PERIOD_SPAN_RE.finditer(header)]
-    found = list(YEAR_RE.finditer(header))
+    compared = [range(m.start(), m.end()) for m in COMPARISON_RE.finditer(header)]
+    found = [m for m in YEAR_RE.finditer(header) if not any(m.start() in r for r in compared)]
     dates = [_date_before(header, m) for m in found]
-    if None in dates:  # "December 31, 2019 2018 2017": one month and day for every column, named once
-        dates = [None] * len(found)
+    if None in dates:
+        listed = _listed_dates(header, found)
+        # "January 28, January 29, 2023 2022": the month and day of each column, listed before
+        # its years; "December 31, 2019 2018 2017": one month and day for every column, named once
+        dates = listed if listed is not None else [None] * len(found)
     if len(spans) > 1 and found and spans[-1][0] < found[0].start() and len(found) % len(spans) == 0:
         each = len(found) // len(spans)
         return [Period(int(m.group()), spans[i // each][1], d) for i, (m, d) in enumerate(zip(found, dates))]
@@ -151,8 +158,28 @@ def column_periods(header: str) -> list[Period]:
     return out
 
 
+#: A column that compares two periods (``2022 vs. 2021``, ``2023 compared to 2022``,
+#: ``2022 over 2021``): a change, not a period of its own.
+COMPARISON_RE = re.compile(rf"{YEAR_PATTERN}\s*(?:vs\.?|versus|compared\s+(?:to|with)|over|v\.)\s*{YEAR_PATTERN}",
+                           re.IGNORECASE)
+_MONTH_NAMES = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+                r"Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
+#: A month and day written without its year (``January 28,``).
+_MONTH_DAY_ITEM_RE = re.compile(rf"\b{_MONTH_NAMES}\.?\s+\d{{1,2}}(?!\d),?")
 _MONTH_DAY_RE = re.compile(r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
                            r"Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?\s+\d{1,2},?\s*$")
+
+
+def _listed_dates(header: str, found: list[re.Match[str]]) -> list[str | None] | None:
+    """The end date of each column of a two-line header that lists every column's month and
+    day before its years (``January 28, January 29, 2023 2022``: one month and day per
+    year, in the same order), or None when the header does not."""
+    if len(found) < 2:
+        return None
+    month_days = _MONTH_DAY_ITEM_RE.findall(header, 0, found[0].start())
+    if len(month_days) != len(found):
+        return None
+    return [f"{' '.join(md.split()).rstrip(',')}, {m.group()}" for md, m in zip(month_days, found)]
 
 
 def _date_before(header: str, year: re.Match[str]) -> str | None:

@@ -25,10 +25,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .numbers import NUMERIC_CELL_RE, YEAR_PATTERN, YEAR_RE, column_periods, years
+from .numbers import COMPARISON_RE, NUMERIC_CELL_RE, YEAR_PATTERN, YEAR_RE, Period, column_periods, years
 
-__all__ = ["NIL_CELLS", "column_header", "ends_in_value", "header_before", "is_header_row", "is_prose_row",
-           "looks_tabular", "restate_row", "row_label", "row_spans", "table_header", "table_metadata",
+__all__ = ["NIL_CELLS", "column_header", "ends_in_value", "header_before", "is_header_continuation", "is_header_row", "is_prose_row",
+           "looks_tabular", "paired_columns", "restate_row", "row_label", "row_spans", "table_header", "table_metadata",
            "value_cells"]
 
 _LETTER_RE = re.compile(r"[^\W\d_]")
@@ -121,11 +121,30 @@ def is_header_row(row: str) -> bool:
     return all(YEAR_RE.fullmatch(c) or len(c) <= 2 for c in values)
 
 
+_SPAN_CELL_RE = re.compile(r"^(?:\(?unaudited\)?|ended|ending|months?|weeks?|quarters?|years?|fiscal|three|six|nine|"
+                           r"twelve|thirteen|fourteen|fifty-two|fifty-three|\d{1,2},?)$", re.IGNORECASE)
+
+
+def is_header_continuation(row: str) -> bool:
+    """A line of a column header above its years: the spans of its column groups and the
+    months and days of its dates, written on lines of their own (``13 Weeks Ended 52 Weeks
+    Ended``, ``January January``, ``28, 29,``); no year and no other word."""
+    cells = row.split()
+    return bool(cells) and len(cells) <= 24 and not YEAR_RE.search(row) and all(
+        _SPAN_CELL_RE.match(c) or (c.lower().strip(",.")[:3] in _MONTHS and c.strip(",.").isalpha()) for c in cells)
+
+
 def header_before(text: str, spans: Sequence[tuple[int, int]], index: int) -> tuple[int, int] | None:
     """The span of the column header labelling row ``index`` of ``spans`` (rows of
-    ``text``): the nearest header row (:func:`is_header_row`) above it, or None."""
-    for start, end in reversed(spans[:index]):
+    ``text``): the nearest header row (:func:`is_header_row`) above it, with the lines
+    right above it that continue it (:func:`is_header_continuation`: the spans and dates
+    of a header written over several lines), or None."""
+    for i in range(index - 1, -1, -1):
+        start, end = spans[i]
         if is_header_row(text[start:end]):
+            while i > 0 and is_header_continuation(text[spans[i - 1][0]:spans[i - 1][1]]):
+                i -= 1
+                start = spans[i][0]
             return start, end
     return None
 
@@ -199,6 +218,8 @@ def value_cells(row: str, label: str) -> list[str]:
     for cell in rest:
         if cell == "$":
             pending = "$"
+        elif cell == "%" and cells and cells[-1][-1:].isdigit() and not pending:
+            cells[-1] += "%"  # "8.6 %": a percentage written apart from its sign
         elif NUMERIC_CELL_RE.match(cell):
             cells.append(pending + cell)
             pending = ""
@@ -210,15 +231,49 @@ def value_cells(row: str, label: str) -> list[str]:
     return cells
 
 
+#: A header that announces columns of changes beside its periods (``2022 vs. 2021``,
+#: ``Increase/(Decrease)``, ``% Change``, ``Variance``).
+_CHANGE_HEADER_RE = re.compile(rf"{COMPARISON_RE.pattern}|\b(?:change|increase|decrease|variance)\b", re.IGNORECASE)
+
+
+def paired_columns(values: Sequence[str], periods: Sequence[Period], header: str | None) -> list[tuple[Period, str]]:
+    """The value cell of each period column of a row, as ``(period, cell)`` in column
+    order; ``[]`` when the row's cells cannot be told apart by column.
+
+    ``values`` are the row's value cells (:func:`value_cells`), ``periods`` its column
+    header's (:func:`~citewell.text.numbers.column_periods`). One cell per period pairs
+    one to one. A row with more cells than periods pairs when the extra cells are
+    accounted for by the layout of financial tables:
+
+    - a share of the total beside each amount (``$ 3,226,773 100.0% $ 2,729,388 100.0%``:
+      every other cell a percentage, as many of them as periods): the amounts pair;
+    - change columns after the periods, announced by the header (``2022 vs. 2021``,
+      ``Increase/(Decrease)``, ``% Change``: at most two per comparison, the amount and the
+      percentage): the first cells pair.
+    """
+    n = len(periods)
+    if not n or not values:
+        return []
+    if len(values) == n:
+        return list(zip(periods, values))
+    shares = [v.endswith("%") for v in values]
+    if len(values) == 2 * n and shares == [False, True] * n:
+        return list(zip(periods, values[0::2]))
+    if (header and _CHANGE_HEADER_RE.search(header) and n < len(values) <= n + 2 * max(1, n // 2)
+            and not any(shares[:n])):
+        return list(zip(periods, values[:n]))
+    return []
+
+
 def restate_row(row: str, header: str) -> str | None:
     """``Label: v1 (period 1), v2 (period 2) …`` for a table row whose value cells pair
-    one to one with the periods of its column ``header`` (the label and values exactly as
+    with the periods of its column ``header`` (:func:`paired_columns`) (the label and values exactly as
     the row writes them, whitespace collapsed; the periods as the header names them), else
     None."""
     row = " ".join(row.split())
     label = row_label(row)
     values = value_cells(row, label)
-    periods = column_periods(header)
-    if not label or not values or len(periods) != len(values):
+    columns = paired_columns(values, column_periods(header), header)
+    if not label or not columns:
         return None
-    return f"{label}: " + ", ".join(f"{v} ({p.label()})" for v, p in zip(values, periods))
+    return f"{label}: " + ", ".join(f"{v} ({p.label()})" for p, v in columns)

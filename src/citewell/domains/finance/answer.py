@@ -34,10 +34,13 @@ from ...question.analysis import QuestionAnalysis
 from ...question.naming import names_source
 from ..base import FigureAnswer, RowQuote
 from .calc import Calculation, calculate
-from .rows import FoundRow, find_rows, measure_rows, render_row, reports_year, rows_for_items
+from .facts import scope_rank
+from .measure import ReportingScope
+from .rows import FIT_OTHER, FoundRow, asked_span, find_rows, measure_rows, period_fit, render_row, reports_year, rows_for_items
 from .statements import statements_named
 
-__all__ = ["ADJUSTED_RE", "CALCULATION_TEXT", "OTHER_PERIODS_TEXT", "figure_answer", "figure_rows"]
+__all__ = ["ADJUSTED_RE", "CALCULATION_TEXT", "OTHER_PERIODS_TEXT", "OTHER_SCOPE_TEXT", "OTHER_SPAN_TEXT",
+           "figure_answer", "figure_rows"]
 
 #: A measure the company adjusts, read and never computed: the labels of non-GAAP financial
 #: measures as the SEC's rules name them (Regulation G and Item 10(e) of Regulation S-K:
@@ -51,6 +54,14 @@ CALCULATION_TEXT = ("The sources state no single figure for this: it is a calcul
 #: Said first when the question names years and no row found reports any of them: the rows
 #: that follow are for the periods the sources do report, never given as the asked year's.
 OTHER_PERIODS_TEXT = "The sources give no figure for {years}; the rows below are for the periods they report."
+#: Said first when no row found states the part of the entity asked: the rows that follow
+#: state another part, never given as the one asked (:func:`_other_scope`).
+OTHER_SCOPE_TEXT = "The sources give no figure {asked}; the rows below are {found}."
+#: Said first when every row found spans another length of period than the one asked (a
+#: quarter's columns for a year asked, or the reverse).
+OTHER_SPAN_TEXT = "The sources give no {span} figure for this; the rows below are for the periods they report."
+#: How :data:`OTHER_SPAN_TEXT` names the span asked (:func:`~citewell.domains.finance.rows.asked_span`).
+SPAN_WORDS = {12: "full-year", 3: "quarterly"}
 #: A name in the possessive: whose figure the question asks for (``Apple's``, ``MGM Resorts'``).
 _POSSESSIVE_NAME_RE = re.compile(r"\b[A-Z0-9][\w&.\-]*(?:['\u2019]s\b|s['\u2019](?=\s))")
 
@@ -85,8 +96,12 @@ def _figure_rows_in(analysis: QuestionAnalysis, passages: Sequence[Passage], rat
     found_mentions = analysis.measure.mentions if analysis.measure is not None else ()
     named = frozenset(statements_named(question))
 
+    scope = analysis.scope if isinstance(analysis.scope, ReportingScope) else None
+    span = asked_span(analysis.periods)
+
     def rows_for(keys: tuple[str, ...]) -> dict[str, FoundRow]:
-        return rows_for_items(keys, passages, asked_years=asked, named=named, resource_id=resource_id)
+        return rows_for_items(keys, passages, asked_years=asked, named=named, resource_id=resource_id,
+                              scope=scope, span=span)
 
     # an adjusted (non-GAAP) measure cannot be computed from statement captions: a row states
     # it, or else the sentences that discuss it answer
@@ -97,29 +112,60 @@ def _figure_rows_in(analysis: QuestionAnalysis, passages: Sequence[Passage], rat
     if calculation is not None:
         found = rows_for(calculation.items)
         return [found[k] for k in calculation.items if k in found], calculation
-    rows = find_rows(question, passages, asked_years=asked, resource_id=resource_id)
+    rows = find_rows(question, passages, asked_years=asked, resource_id=resource_id, scope=scope, span=span)
     items = {m.key for m in found_mentions if m.kind == "item"}
     if items - {row.item for row in rows}:  # a line item the question names that no row states:
         return [], None  # the rows do not answer it; sentences may
     return rows, None
 
 
+def _scope_words(scope: ReportingScope) -> str:
+    """How an answer names a reporting scope: ``for the company as a whole``, ``for the
+    International segment``, ``for a segment``, ``attributable to shareholders``."""
+    if scope.kind == "segment":
+        return f"for the {scope.name} segment" if scope.name else "for a segment"
+    if scope.kind == "attributable":
+        return "attributable to shareholders"
+    if scope.kind == "noncontrolling":
+        return "attributable to noncontrolling interests"
+    return "for the company as a whole"
+
+
+def _other_scope(rows: Sequence[FoundRow], asked: ReportingScope) -> str | None:
+    """:data:`OTHER_SCOPE_TEXT` when no row states the scope asked (a segment's rows for a
+    company figure, the company's rows for a segment asked, the total for the amount
+    attributable to shareholders), else None."""
+    if not rows or any(scope_rank(row.scope, asked) == 0 for row in rows):
+        return None
+    found = rows[0].scope
+    return OTHER_SCOPE_TEXT.format(asked=_scope_words(asked), found=_scope_words(found))
+
+
 def figure_answer(analysis: QuestionAnalysis, passages: Sequence[Passage]) -> FigureAnswer | None:
     """The :class:`~citewell.domains.base.FigureAnswer` of ``analysis`` from ``passages``:
     its rows restated (:func:`~citewell.domains.finance.rows.render_row`) and the preface
     — :data:`OTHER_PERIODS_TEXT` when the question names years and no row reports any of
-    them, else the calculation's working, else :data:`CALCULATION_TEXT` when several rows
+    them, else :data:`OTHER_SCOPE_TEXT` when no row states the reporting scope asked, else
+    :data:`OTHER_SPAN_TEXT` when every row's columns span another length of period than the
+    one asked, else the calculation's working, else :data:`CALCULATION_TEXT` when several rows
     (or a calculation that could not be done) answer; None when no row answers."""
     rows, calculation = figure_rows(analysis, passages)
     if not rows:
         return None
+    span = asked_span(analysis.periods)
     quotes = tuple(RowQuote(row.passage_index, row.start, row.end,
-                            render_row(row, passages[row.passage_index].chunk.text)) for row in rows)
+                            render_row(row, passages[row.passage_index].chunk.text, span=span)) for row in rows)
     asked = sorted(analysis.years)
+    scope = analysis.scope if isinstance(analysis.scope, ReportingScope) else ReportingScope()
     preface: str | None = None
+    other_scope = _other_scope(rows, scope)
     if asked and all(row.years and not any(reports_year(row, y) for y in asked) for row in rows):
         # "revenue in 2019" over a 10-K reporting 2020-2022: no calculation from other years
         preface = OTHER_PERIODS_TEXT.format(years=" and ".join(str(y) for y in asked))
+    elif other_scope is not None:
+        preface = other_scope
+    elif rows and all(row.columns and period_fit(row, analysis.years, span) == FIT_OTHER for row in rows):
+        preface = OTHER_SPAN_TEXT.format(span=SPAN_WORDS.get(span, "part-year"))
     elif calculation is not None:  # the working first (uncited: its inputs are the rows that follow)
         preface = calculation.text
     elif len(rows) > 1 or analysis.kind.calculation:

@@ -42,7 +42,7 @@ from decimal import ROUND_HALF_UP, Decimal, DivisionByZero, InvalidOperation
 from .rows import FoundRow
 from .statements import item_mentions, mentions
 from citewell.question.periods import question_periods
-from citewell.text.numbers import column_periods, is_year
+from citewell.text.numbers import is_year
 from citewell.question.kinds import lead
 from citewell.text.terms import tokens
 from .vocabulary import LINE_ITEMS
@@ -247,16 +247,13 @@ class _Values:
 
     def get(self, key: str, year: int) -> Decimal | None:
         row = self.rows.get(key)
-        if row is None or not row.header:
-            return None
-        periods = column_periods(row.header)
-        if len(periods) != len(row.values):
+        if row is None or not row.columns:
             return None
         # a fiscal-year column (no span, or twelve months); a quarter or year-to-date column
         # only for a question that asks for such a period (never a year's ratio of a quarter)
         fiscal_year = (lambda p: p.months in (None, 12))
         for want_year in ((fiscal_year, lambda p: True) if self.partial else (fiscal_year,)):
-            for period, cell in zip(periods, row.values):
+            for period, cell in row.columns:
                 if period.year == year and want_year(period):
                     value = _number(cell)
                     if value is None:

@@ -58,6 +58,7 @@ class ReportingScope:
 
 _ATTRIBUTABLE_RE = re.compile(r"\battributable\s+to\b|\b(?:common\s+)?(?:share|stock)holders\b", re.IGNORECASE)
 _NAMED_SEGMENT_RE = re.compile(r"\b((?:[A-Z][\w&.'-]*\s+){0,3}[A-Z][\w&.'-]*)\s+(?:segment|division|region)s?\b")
+_POSSESSIVE_RE = re.compile(r"\S+['\u2019]s?(?=\s|$)")
 _SEGMENT_RE = re.compile(r"\b(?:segments?|divisions?|regions?|geograph(?:y|ic|ical)|reportable)\b", re.IGNORECASE)
 
 
@@ -66,7 +67,9 @@ def read_scope(text: str) -> ReportingScope:
     """The :class:`ReportingScope` of ``text`` (module docstring)."""
     named = _NAMED_SEGMENT_RE.search(text)
     if named:
-        return ReportingScope("segment", named.group(1))
+        # the words after a possessive name the segment ("Amcor's Flexibles segment": Flexibles)
+        name = _POSSESSIVE_RE.split(named.group(1))[-1].strip()
+        return ReportingScope("segment", name or None)
     if _SEGMENT_RE.search(text):
         return ReportingScope("segment")
     if _ATTRIBUTABLE_RE.search(text):

@@ -35,10 +35,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from citewell.text.quantities import declared_scales
 from citewell.models import Passage
+from citewell.question.periods import QuestionPeriods
+from .facts import member_items, row_scope, scope_rank, table_context
+from .measure import ReportingScope
 from .statements import (
     CONJUNCTIONS,
     PREPOSITIONS,
@@ -50,14 +53,15 @@ from .statements import (
     statements_named,
     statements_of_items,
 )
-from citewell.text.numbers import NUMERIC_CELL_RE, column_periods, years
+from citewell.text.numbers import NUMERIC_CELL_RE, Period, column_periods, years
 from citewell.question.kinds import lead
 from citewell.text.tables import NIL_CELLS as _NIL
-from citewell.text.tables import (header_before, is_header_row, row_label, row_spans, table_header,
-                                  value_cells)
+from citewell.text.tables import (header_before, is_header_row, paired_columns, row_label, row_spans,
+                                  table_header, value_cells)
 from citewell.text.terms import tokens
 
-__all__ = ["FoundRow", "find_rows", "measure_rows", "render_row", "rows_for_items"]
+__all__ = ["FoundRow", "asked_span", "column_fit", "find_rows", "measure_rows", "period_fit", "render_row", "reports_year",
+           "reports_year_of", "row_name", "rows_for_items", "shown_columns"]
 
 #: A value cell written apart from its number (``$ 6,489``) or standing for nil.
 
@@ -73,7 +77,11 @@ class FoundRow:
     header's span in the chunk text, None when it comes from the chunk's metadata;
     ``years``: the years of the header; ``scale``: the power of ten its numbers are in
     as the table declares it (``(in millions)``: 6; the header, else the chunk's text
-    before the row, else the page heading; None when nothing declares one).
+    before the row, else the table's title, else the page heading; None when nothing
+    declares one); ``columns``: the value cell of each period column
+    (:func:`~citewell.text.tables.paired_columns`; empty when they cannot be told apart);
+    ``scope``: the part of the entity it states (:func:`~citewell.domains.finance.facts.row_scope`);
+    ``context``: the words that title its table (:func:`~citewell.domains.finance.facts.table_context`).
     """
 
     item: str
@@ -86,6 +94,9 @@ class FoundRow:
     header_in_text: tuple[int, int] | None
     years: frozenset[int]
     scale: int | None = None
+    columns: tuple[tuple[Period, str], ...] = ()
+    scope: ReportingScope = field(default_factory=ReportingScope)
+    context: str = ""
 
 
 def _scale(passage: Passage, start: int, header: str | None) -> int | None:
@@ -96,8 +107,62 @@ def _scale(passage: Passage, start: int, header: str | None) -> int | None:
     found = declared_scales(passage.chunk.text[:start])  # the declaration nearest before the row
     if found:
         return found[-1]
+    found = declared_scales(_title(passage) or "")
+    if found:
+        return found[-1]
     found = declared_scales(str(passage.chunk.metadata.get("page_heading") or ""))
     return found[0] if found else None
+
+
+def _title(passage: Passage) -> str | None:
+    """The lead-in that titles the chunk's table, as the PDF extractor recorded it
+    (``metadata["table"]["title"]``, :func:`citewell.ingest.pdf_tables.lead_in`), or None."""
+    table = passage.chunk.metadata.get("table")
+    title = table.get("title") if isinstance(table, Mapping) else None
+    return title if isinstance(title, str) and title else None
+
+
+def _context(passage: Passage, header: str | None) -> str:
+    """The words that title a row's table (:func:`~citewell.domains.finance.facts.table_context`)."""
+    return table_context(_title(passage), row_label(header) if header else None)
+
+
+#: Fit of a column's span to the period asked (higher first): the span asked; a column
+#: whose header gives no span (an annual statement's years, a balance sheet's date); a
+#: span of another length (a quarter for a year asked, a year for a quarter asked).
+FIT_ASKED, FIT_UNSTATED, FIT_OTHER = 2, 1, 0
+#: The span a question asks, in months: a fiscal year, a quarter, or part of a year of
+#: unsaid length (``year to date``, ``first half``).
+YEAR_SPAN, QUARTER_SPAN, PART_SPAN = 12, 3, 0
+
+
+def asked_span(periods: QuestionPeriods) -> int:
+    """The span a question's periods ask: :data:`QUARTER_SPAN` when it names a quarter,
+    :data:`PART_SPAN` for another part of a year, else :data:`YEAR_SPAN`."""
+    if periods.quarters:
+        return QUARTER_SPAN
+    return PART_SPAN if periods.partial else YEAR_SPAN
+
+
+def column_fit(period: Period, span: int) -> int:
+    """How a column of ``period`` fits the ``span`` asked (:func:`asked_span`):
+    :data:`FIT_ASKED`, :data:`FIT_UNSTATED` or :data:`FIT_OTHER`. A column with no span
+    answers a year as its own (annual statements write years alone) and a part of a year
+    only after a column that states the part."""
+    if period.months is None:
+        return FIT_ASKED if span == YEAR_SPAN else FIT_UNSTATED
+    if span == PART_SPAN:
+        return FIT_ASKED if period.months < 12 else FIT_OTHER
+    return FIT_ASKED if period.months == span else FIT_OTHER
+
+
+def period_fit(row: FoundRow, asked_years: frozenset[int], span: int) -> int:
+    """The best :func:`column_fit` among the row's columns for a year asked (any column
+    when none is asked); :data:`FIT_UNSTATED` when its columns cannot be paired."""
+    if not row.columns:
+        return FIT_UNSTATED
+    cols = [p for p, _ in row.columns if not asked_years or any(reports_year_of(p, y) for y in asked_years)]
+    return max((column_fit(p, span) for p in cols), default=FIT_OTHER)
 
 
 #: A US-GAAP element that reports an amount net of something (``AccountsReceivableNetCurrent``,
@@ -119,6 +184,13 @@ def _states_net(label: str, item: str) -> bool:
 _EARLY_END_MONTHS = frozenset({"jan", "feb", "mar"})
 
 
+def reports_year_of(p: Period, year: int) -> bool:
+    """Whether column period ``p`` may be fiscal ``year`` (:func:`reports_year`)."""
+    if p.year == year or ((p.months or 12) < 12 and abs(p.year - year) <= 1):
+        return True
+    return p.date is not None and p.year - year == 1 and p.date[:3].lower() in _EARLY_END_MONTHS
+
+
 def reports_year(row: FoundRow, year: int) -> bool:
     """Whether a column of ``row`` may be fiscal ``year``. A column the header names by
     its year alone (``2022``: the year as the company names it) is that year. A dated full
@@ -129,12 +201,7 @@ def reports_year(row: FoundRow, year: int) -> bool:
     periods = column_periods(row.header) if row.header else []
     if not periods:
         return year in row.years
-    for p in periods:
-        if p.year == year or ((p.months or 12) < 12 and abs(p.year - year) <= 1):
-            return True
-        if p.date is not None and p.year - year == 1 and p.date[:3].lower() in _EARLY_END_MONTHS:
-            return True
-    return False
+    return any(reports_year_of(p, year) for p in periods)
 
 
 def trailing_values(row: str, count: int) -> tuple[str, list[str]]:
@@ -190,22 +257,32 @@ def _rows_of(passage: Passage) -> list[tuple[int, int, str | None, tuple[int, in
 
 
 def find_rows(question: str, passages: Sequence[Passage], *, asked_years: frozenset[int] = frozenset(),
-              resource_id: str | None = None) -> list[FoundRow]:
+              resource_id: str | None = None, scope: ReportingScope | None = None,
+              span: int = YEAR_SPAN) -> list[FoundRow]:
     """For each line item ``question`` names, in question order, the row stating it (module
     docstring); items no row states are left out. ``asked_years``: the years the question
-    names (a row whose header reports them is preferred); ``resource_id``: read only that
-    document's passages (None: all)."""
+    names (a row whose header reports them is preferred); ``scope``/``span``: the
+    reporting scope and the span of the period asked (:func:`rows_for_items`);
+    ``resource_id``: read only that document's passages (None: all)."""
     wanted = item_mentions(question)
     found = rows_for_items(wanted, passages, asked_years=asked_years, named=frozenset(statements_named(question)),
-                           resource_id=resource_id)
+                           resource_id=resource_id, scope=scope, span=span)
     return [found[i] for i in wanted if i in found]
 
 
 def rows_for_items(wanted: Sequence[str], passages: Sequence[Passage], *, asked_years: frozenset[int] = frozenset(),
-                   named: frozenset[str] = frozenset(), resource_id: str | None = None) -> dict[str, FoundRow]:
+                   named: frozenset[str] = frozenset(), resource_id: str | None = None,
+                   scope: ReportingScope | None = None, span: int = YEAR_SPAN) -> dict[str, FoundRow]:
     """The row stating each of the line items ``wanted`` (keys), by item, as
     :func:`find_rows` chooses them (``named``: the statements the question names;
-    ``resource_id``: read only that document's passages, None: all)."""
+    ``resource_id``: read only that document's passages, None: all). Before the module
+    docstring's order: the row whose scope answers the asked ``scope``
+    (:func:`~citewell.domains.finance.facts.scope_rank`: consolidated unless a segment or
+    the amount attributable to shareholders is asked), then the row whose columns span the
+    period asked (:func:`period_fit`: ``span``, :func:`asked_span`; a figure for another
+    span is another figure, wherever it stands). A row naming a member of a breakdown (``Consumer`` in
+    ``Consolidated Operating Revenues``) states its table's item for that member
+    (:func:`~citewell.domains.finance.facts.member_items`)."""
     if not wanted:
         return {}
     best: dict[str, tuple[tuple, FoundRow]] = {}
@@ -214,30 +291,43 @@ def rows_for_items(wanted: Sequence[str], passages: Sequence[Passage], *, asked_
             continue
         text = passage.chunk.text
         statement = statement_of_heading(str(passage.chunk.metadata.get("page_heading") or ""))
-        for order, (a, b, header, span) in enumerate(_rows_of(passage)):
+        for order, (a, b, header, header_span) in enumerate(_rows_of(passage)):
             row = " ".join(text[a:b].split())
             periods = column_periods(header) if header else []
             label = row_label(row)
             values = value_cells(row, label)
             if not values:  # a caption with a dash or figures of its own: the header's columns are the last cells
                 label, values = trailing_values(row, len(periods))
-            items = [i for i in items_of_row(label) if i in wanted]
-            if not items or not values:
+            if not values:
+                continue
+            context = _context(passage, header)
+            stated = items_of_row(label)
+            member, title = ([], "") if stated else member_items(label, context)
+            items = [i for i in (stated or member) if i in wanted]
+            if not items:
                 continue
             head_years = frozenset(p.year for p in periods)
             found_years = head_years or frozenset(int(y) for y in years(row))
             if not found_years:  # never a figure without the period it belongs to
                 continue
             covered = len(asked_years & found_years)
+            columns = tuple(paired_columns(values, periods, header))
+            if member and not columns:  # a breakdown's member is read only where its cells pair with periods
+                continue
+            found = FoundRow(items[0], index, a, b, label, tuple(values), header, header_span, found_years,
+                             _scale(passage, a, header), columns, row_scope(label, context, member=bool(member)),
+                             title or context)
+            rank = scope_rank(found.scope, scope)
+            fit = period_fit(found, asked_years, span)
             for item in items:
                 # the statement the question names, else the one that presents the item
                 home = statement is not None and statement in (named or statements_of_items([item]))
                 net = _states_net(label, item)  # "net" is the element's own word: no extra word of the label
-                share = caption_share(_NET_WORD_RE.sub(" ", label) if net else label, item)
-                key = (not home, -round(share, 6), -net, -covered, index, order)
+                # a member states its table's item: as much of it as the title is the caption
+                share = caption_share(title if member else _NET_WORD_RE.sub(" ", label) if net else label, item)
+                key = (rank, -fit, not home, -round(share, 6), -net, -covered, index, order)
                 if item not in best or key < best[item][0]:
-                    best[item] = (key, FoundRow(item, index, a, b, label, tuple(values), header, span,
-                                                found_years, _scale(passage, a, header)))
+                    best[item] = (key, replace(found, item=item))
     return {i: best[i][1] for i in wanted if i in best}
 
 
@@ -265,12 +355,15 @@ def measure_rows(names: Sequence[str], question: str, passages: Sequence[Passage
                 continue
             shared = len(asked & {t.term for t in tokens(label) if t.content})
             head_years = frozenset(p.year for p in column_periods(header)) if header else frozenset()
+            periods = column_periods(header) if header else []
+            context = _context(passage, header)
             for name in stated:
                 key = (-shared, index, order)
                 if name not in best or key < best[name][0]:
                     best[name] = (key, FoundRow(name, index, a, b, label, tuple(values), header, span,
                                                 head_years or frozenset(int(y) for y in years(row)),
-                                                _scale(passage, a, header)))
+                                                _scale(passage, a, header), tuple(paired_columns(values, periods, header)),
+                                                row_scope(label, context), context))
     return [best[n][1] for n in names if n in best]
 
 
@@ -294,14 +387,45 @@ def unit_words(row: FoundRow) -> str:
     return f", in {word}"
 
 
-def render_row(row: FoundRow, text: str) -> str:
+def render_row(row: FoundRow, text: str, *, span: int = YEAR_SPAN) -> str:
     """The sentence stating ``row`` (module docstring), without its link: ``Label: v1
     (period 1), v2 (period 2), in millions`` when values and periods pair up (the unit when
-    the statement declares one, :func:`unit_words`), else the header (when there is one)
-    and the row's text, whitespace collapsed, joined by `` … ``."""
-    periods = column_periods(row.header) if row.header else []
-    if periods and len(periods) == len(row.values):
-        pairs = ", ".join(f"{v} ({p.label()})" for v, p in zip(row.values, periods))
-        return f"{row.label}: {pairs}{unit_words(row)}"
+    the statement declares one, :func:`unit_words`; the columns of :func:`shown_columns`
+    for the period asked; a breakdown's member named with its table, :func:`row_name`),
+    else the header (when there is one) and the row's text, whitespace collapsed, joined by
+    `` … ``."""
+    columns = shown_columns(row, span)
+    if columns:
+        pairs = ", ".join(f"{v} ({p.label()})" for p, v in columns)
+        return f"{row_name(row)}: {pairs}{unit_words(row)}"
     body = " ".join(text[row.start:row.end].split())
     return f"{' '.join(row.header.split())} \u2026 {body}" if row.header else body
+
+
+_PARENS_RE = re.compile(r"\([^()]*\)")
+
+
+def row_name(row: FoundRow) -> str:
+    """How an answer names a row: its label; for a segment's row, the segment after it
+    (``Net sales (Flexibles segment)``), and for a member of a breakdown (its scope a
+    segment named by the label itself) the table's title (``Consumer (Consolidated
+    Operating Revenues)``), so that a part's figure never reads as the company's."""
+    if row.scope.kind != "segment" or not row.scope.name:
+        return row.label
+    if row.scope.name == " ".join(_PARENS_RE.sub(" ", row.label).split()) and row.context:
+        return f"{row.label} ({row.context})"
+    return f"{row.label} ({row.scope.name} segment)"
+
+
+def shown_columns(row: FoundRow, span: int = YEAR_SPAN) -> list[tuple[Period, str]]:
+    """The columns of ``row`` an answer states: every paired column, but when some span the
+    period asked and others another span (a quarter's and six months' columns for a
+    quarter asked), only those that span it (:func:`column_fit`; ``span``: :func:`asked_span`)."""
+    columns = list(row.columns)
+    if not columns:
+        return []
+    fits = [column_fit(p, span) for p, _ in columns]
+    best = max(fits)
+    if best == FIT_ASKED and min(fits) < best:
+        columns = [c for c, f in zip(columns, fits) if f == best]
+    return columns

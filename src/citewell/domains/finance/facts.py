@@ -1,0 +1,142 @@
+"""Statement facts: of which part of the reporting entity a table row states its figures.
+
+A row of a financial table states a line item (its concept: the row label, or the table's
+title when the row names a part of it) for one part of the reporting entity (its scope)
+in each of its columns' periods (:func:`citewell.text.tables.paired_columns`) and in the
+unit its table declares (:func:`citewell.domains.finance.rows.unit_words`). This module
+reads the scope and the concept a breakdown's row takes from its title:
+
+- **consolidated** (the default): the row states the reporting entity as a whole;
+- **segment**: the table is titled for an operating segment or geographic area (FASB ASC
+  280, Segment Reporting: ``Rigid Packaging Segment ($ in millions)``, ``Selected financial
+  data for the International segment was as follows``), or the row is a member of a
+  breakdown of the item its table is titled for (``Consumer`` in a table titled
+  ``Consolidated Operating Revenues``: the members of a dimension, as XBRL's dimensional
+  reporting presents segments, ``us-gaap:StatementBusinessSegmentsAxis``);
+- **attributable**: the amount attributable to the parent's shareholders (FASB ASC
+  810-10-50-1A: ``Net loss attributable to Boeing Shareholders``);
+- **noncontrolling**: the amount attributable to noncontrolling interests (ASC 810-10-45-20),
+  never the answer for the entity.
+
+:func:`scope_rank` orders rows for the scope a question asks (:class:`ReportingScope`):
+consolidated wins unless a segment or the amount attributable to shareholders is asked.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from citewell.text.terms import tokens
+
+from .measure import ReportingScope
+from .statements import caption_share, items_of_row
+
+__all__ = ["member_items", "row_scope", "same_segment", "scope_rank", "segment_named", "table_context"]
+
+_PARENTHETICAL_RE = re.compile(r"\([^()]*\)")
+#: The least share of a breakdown's title that its item's caption must cover
+#: (:func:`~citewell.domains.finance.statements.caption_share`) for its rows to be read as
+#: members: a title that adds more words than it has caption words is about something narrower.
+MEMBER_TITLE_SHARE = 0.5
+_NONCONTROLLING_RE = re.compile(r"\bnon-?\s?controlling\b|\bminority\s+interests?\b", re.IGNORECASE)
+_ATTRIBUTABLE_RE = re.compile(r"\battributable\s+to\b|\bavailable\s+to\s+common\b", re.IGNORECASE)
+#: A segment or area named in a table's title: capitalised words before ``segment``,
+#: ``division`` or ``region`` (ASC 280's terms), as the question reader reads it
+#: (:func:`citewell.domains.finance.measure.read_scope`).
+_SEGMENT_TITLE_RE = re.compile(r"\b((?:[A-Z][\w&.'-]*\s+){0,3}[A-Z][\w&.'-]*)\s+(?i:segment|division|region)s?\b")
+#: Words that name no particular segment (``Reportable Segments``, ``Business Segment Results``).
+_GENERIC_WORDS = frozenset({"reportable", "operating", "business", "total", "each", "our", "the", "all", "by",
+                            "results", "selected", "other", "segment", "segments", "information", "financial"})
+#: A row that totals or consolidates a breakdown rather than naming a member of it.
+_TOTAL_RE = re.compile(r"^(?:total|consolidated|combined|net)\b", re.IGNORECASE)
+#: Words of a column header that say how its columns span, not what the table is about.
+_HEADER_WORDS_RE = re.compile(r"\b(?:increase|decrease|change|years?|months?|weeks?|quarters?|ended|ending|fiscal|"
+                              r"as\s+of|at|vs\.?)\b.*$", re.IGNORECASE)
+
+
+def table_context(title: str | None, header_label: str | None) -> str:
+    """The words that title a row's table: the lead-in the extractor recorded (``title``)
+    and the label part of its column header row (``Rigid Packaging Segment ($ in
+    millions)``), parenthetical asides (the scale) and the words of the column spans left
+    out, joined by `` | ``; ``""`` when neither says anything."""
+    parts = []
+    for text in (title, header_label):
+        if text:
+            plain = _HEADER_WORDS_RE.sub(" ", _PARENTHETICAL_RE.sub(" ", text))
+            parts.append(" ".join(plain.split()))
+    return " | ".join(p for p in parts if p)  # "|": a segment's name never runs across two parts
+
+
+@lru_cache(maxsize=4096)
+def segment_named(context: str) -> str | None:
+    """The segment or area a table's title names (``International``, ``Rigid Packaging``),
+    or None (module docstring; names made of generic words only are none)."""
+    for match in _SEGMENT_TITLE_RE.finditer(context):
+        words = [w for w in match.group(1).split() if w.lower() not in _GENERIC_WORDS]
+        if words:
+            return " ".join(words)
+    return None
+
+
+def row_scope(label: str, context: str, *, member: bool = False) -> ReportingScope:
+    """The :class:`ReportingScope` of a row with ``label`` in a table titled ``context``
+    (:func:`table_context`); ``member``: the row names a member of the breakdown its title
+    states (:func:`member_items`), whose name is the segment's."""
+    if _NONCONTROLLING_RE.search(label):
+        return ReportingScope("noncontrolling")
+    named = segment_named(context)
+    if named:
+        return ReportingScope("segment", named)
+    if member:
+        return ReportingScope("segment", " ".join(_PARENTHETICAL_RE.sub(" ", label).split()))
+    if _ATTRIBUTABLE_RE.search(label):
+        return ReportingScope("attributable")
+    return ReportingScope()
+
+
+def member_items(label: str, context: str) -> tuple[list[str], str]:
+    """The line items a row states as a member of a breakdown, and the part of ``context``
+    that states them: a short label that states no item itself and totals nothing
+    (``Consumer``, ``Corporate and other``; not ``Total``) in a table whose title states
+    exactly one (``Consolidated Operating Revenues``); ``([], "")`` otherwise."""
+    if not context or len(label.split()) > 5 or _TOTAL_RE.match(label) or items_of_row(label):
+        return [], ""
+    for part in context.split(" | "):
+        items = items_of_row(part)
+        if len(items) == 1 and caption_share(part, items[0]) >= MEMBER_TITLE_SHARE:
+            return items, part.rstrip(":; ")
+    return [], ""
+
+
+def _terms(text: str | None) -> frozenset[str]:
+    return frozenset(t.term for t in tokens(text or "") if t.content)
+
+
+def same_segment(row_name: str | None, asked_name: str | None) -> bool:
+    """Whether a row's segment is the one asked: no name asked (any segment), or every
+    content word of the row's segment name is in the asked name (``Consumer`` for
+    ``Verizon Consumer``), or the reverse."""
+    if not asked_name:
+        return True
+    row, asked = _terms(row_name), _terms(asked_name)
+    return bool(row) and (row <= asked or asked <= row)
+
+
+#: Rank of a row's scope for each scope a question asks (lower first).
+_RANKS = {
+    "consolidated": {"consolidated": 0, "attributable": 1, "segment": 2, "noncontrolling": 4},
+    "attributable": {"attributable": 0, "consolidated": 1, "segment": 2, "noncontrolling": 4},
+}
+
+
+def scope_rank(row: ReportingScope, asked: ReportingScope | None) -> int:
+    """How well a row's scope answers the asked one, lower first: the asked scope itself;
+    for a segment asked, a segment of another name after the consolidated figures (it is
+    another part of the entity); noncontrolling interests last (module docstring)."""
+    kind = asked.kind if asked is not None else "consolidated"
+    if kind == "segment":
+        if row.kind == "segment":
+            return 0 if same_segment(row.name, asked.name if asked else None) else 3
+        return 1 if row.kind in ("consolidated", "attributable") else 4
+    return _RANKS.get(kind, _RANKS["consolidated"]).get(row.kind, 4)
