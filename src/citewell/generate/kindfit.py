@@ -9,8 +9,8 @@ states a date, a "how many" question only when it states a count
 the analysis:
 
 - ``reason`` (``why``, ``what drove`` …): :func:`~citewell.text.stated.states_reason`;
-- ``count`` (``how many``): a number that counts one of the question's words (``25
-  people`` for "how many people"), else any number that can be a count, a weaker fit;
+- ``count`` (``how many``): a number that counts what the question counts (``25 people``
+  for "how many people"), else any number that can be a count, a weaker fit;
 - ``date`` (``when``, ``what year`` …): :func:`~citewell.text.stated.states_date`.
 
 A question wanting none of these (a figure, a person, a passage) has no test
@@ -31,7 +31,7 @@ __all__ = ["KindFit", "kind_fit"]
 class KindFit:
     """The answer-kind test of one question: ``wanted`` (``reason``, ``count``, ``date``,
     or None: no test) and ``things`` (for a count: the stemmed terms of the question's
-    word concepts, what a number must count)."""
+    what it counts, :attr:`~citewell.question.analysis.AnswerKind.counted`)."""
 
     wanted: str | None = None
     things: frozenset[str] = frozenset()
@@ -58,8 +58,7 @@ def kind_fit(analysis: QuestionAnalysis) -> KindFit:
     if kind.reason:
         return KindFit("reason")
     if kind.count:
-        things = frozenset(t for c in analysis.concepts if not c.number for alt in c.alternatives for t in alt)
-        return KindFit("count", things)
+        return KindFit("count", frozenset(kind.counted))
     if kind.date:
         return KindFit("date")
     return KindFit()

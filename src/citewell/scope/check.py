@@ -186,8 +186,8 @@ def _name_facts(store: SearchStore, workspace_id: str, name: Name, resources: Se
         found += [p for p in _lookup(store, workspace_id, halves, conditions, under)
                   if spelled(p.text, name) is not None]
         passages = tuple(p for p in found if mentions(p.text, name, common=common))
-    spellings = tuple(dict.fromkeys(w for p in passages if not _as_asked(p.text, name)
-                                    for w in (spelled(p.text, name),) if w is not None))
+    spellings = tuple(dict.fromkeys(w for p in passages for w in (spelled(p.text, name),)
+                                    if w is not None and w.lower() != name.text.lower()))
     texts = [p.text for p in passages]
     seen: set[str] = set()
     for _, code, explicit in ticker_definitions(texts) if depth == 0 else ():
@@ -224,14 +224,6 @@ def _name_facts(store: SearchStore, workspace_id: str, name: Name, resources: Se
     known = bool(found or labelled or aliases)  # the lookup matches any word, in any case and inflection
     return NameFacts(name, common, labelled, passages, aliases, alias_held, word_held,
                      tuple(dict.fromkeys(alias_resources)), tuple(expand), known, spellings)
-
-
-def _as_asked(text: str, name: Name) -> bool:
-    """Whether ``text`` writes ``name`` with the question's word breaks: as written, in
-    capitals or as a cashtag (:func:`~citewell.question.names.mentions`), not only in
-    another spelling (:func:`~citewell.question.names.spelled`)."""
-    plain = Name(name.text, name.kind, ticker=True)  # a ticker is never looked for in other spellings
-    return mentions(text, plain)
 
 
 def gather(store: SearchStore, workspace_id: str, analysis: QuestionAnalysis, *, conditions: Sequence[Condition] = (),

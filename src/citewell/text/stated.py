@@ -18,8 +18,9 @@ decide that for one sentence (a unit of a passage), from its words alone, in Eng
 - :func:`count_positions` / :func:`states_count`: the numbers of a sentence that can be
   a count: digits that are not a year (``25``, ``1,200``), or a number word (``five``,
   ``dozens``, ``thousands``); :func:`counts` whether one of them counts a given thing: a
-  term of it follows the number within :data:`COUNT_WINDOW` content words (``25
-  people``, ``thousands of models``, ``a five person data science group``).
+  term of it follows the number (the last of a run: ``200 million``) within
+  :data:`COUNT_WINDOW` content words (``25 people``, ``thousands of models``, ``15 million
+  private companies``).
 
 All readers are pure, never raise, and take any text.
 """
@@ -62,8 +63,8 @@ NUMBER_WORDS = frozenset((
     "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty", "fifty",
     "sixty", "seventy", "eighty", "ninety", "hundred", "hundreds", "thousand", "thousands", "million", "millions",
     "billion", "billions", "dozen", "dozens"))
-#: How many content words after a number may hold the thing it counts (``five person data science group``).
-COUNT_WINDOW = 4
+#: How many content words after a number may hold the thing it counts (``15 million private companies``).
+COUNT_WINDOW = 3
 
 
 def states_date(text: str) -> bool:
@@ -99,6 +100,13 @@ def states_count(text: str) -> bool:
 def counts(text: str, things: Collection[str]) -> bool:
     """Whether a count of ``text`` counts one of ``things`` (terms, as
     :func:`~citewell.text.terms.tokens` stems them): a term of ``things`` among the
-    :data:`COUNT_WINDOW` content words right after the number."""
-    content = [t.term for t in tokens(text) if t.content]
-    return any(term in things for i in count_positions(text) for term in content[i + 1:i + 1 + COUNT_WINDOW])
+    :data:`COUNT_WINDOW` content words right after the number, or after the last number of
+    a run of them (``200 million people``)."""
+    content = [t for t in tokens(text) if t.content]
+    positions = set(count_positions(text))
+    for i in sorted(positions):
+        if i + 1 in positions:
+            continue  # a run of numbers (``200 million``) counts from its last one
+        if any(t.term in things for t in content[i + 1:i + 1 + COUNT_WINDOW]):
+            return True
+    return False
