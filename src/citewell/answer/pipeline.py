@@ -138,8 +138,10 @@ class AnswerPipeline:
         """The generation request of ``turn``: its question, query, the history and the
         passages with their aliases; the deadline ``deadline_s`` from now."""
         deadline = time.monotonic() + self.deadline_s if self.deadline_s is not None else None
+        facts = turn.reading.facts
+        links = {f.name.text: f.aliases for f in facts.names if f.aliases} if facts is not None else None
         return GenerationRequest.build(turn.question, passages, query=turn.query, history=self.history,
-                                       deadline=deadline, analysis=turn.reading.analysis)
+                                       deadline=deadline, analysis=turn.reading.analysis, name_aliases=links)
 
     def answer(self, turn: Turn, passages: Sequence[Passage], *, pending: PendingTurn | None = None) -> Message:
         """Run :meth:`events` to its end and return the finished (stored) message."""

@@ -166,7 +166,8 @@ def _renumbered(text: str, references: list[Any]) -> Message:
             start, end = omap.from_unit(a, unit), omap.from_unit(b, unit)
             markers.append(Marker(start, end, ref.citation, src))
         ref.offset_unit = unit  # type: ignore[assignment]
-    parts = build_parts(text, sorted(markers, key=lambda m: m.start), offset_map=omap)
+    parts = build_parts(text, sorted(markers, key=lambda m: m.start), offset_map=omap,
+                        passage_texts={r.chunk_id: r.text for r in refs if r.chunk_id and r.text})
     citations, resource_ids = build_citations(parts)
     return Message(role="assistant", text=text, parts=parts, references=refs, citations=citations,
                    resource_ids=resource_ids, grounded=bool(markers))

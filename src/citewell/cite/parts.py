@@ -27,6 +27,7 @@ from typing import Any
 from citewell.models import Citation, Part, Passage, SourceRef
 from citewell.text.sentences import sentence_spans
 
+from .cues import with_cue_times
 from .offsets import OffsetMap
 from .resolver import post_key
 
@@ -178,10 +179,13 @@ def part_bounds(text: str, markers: Sequence[Marker],
 
 
 def build_parts(text: str, markers: Sequence[Marker], *, verbatim: Sequence[tuple[int, int, bool]] = (),
-                unit: str = "codepoint", offset_map: OffsetMap | None = None) -> list[Part]:
+                unit: str = "codepoint", offset_map: OffsetMap | None = None,
+                passage_texts: Mapping[str, str] | None = None) -> list[Part]:
     """Parts of ``text`` (rule 6), with additive ``start_index``/``end_index`` and
     ``offset_unit`` (``unit``), and ``citation_numbers`` (the distinct marker numbers in the
-    part, text order). ``verbatim``: see :func:`part_bounds`."""
+    part, text order). ``verbatim``: see :func:`part_bounds`. ``passage_texts`` (chunk id →
+    text): a transcript source of a part then carries the times of the cues its sentence
+    quotes (:func:`~citewell.cite.cues.with_cue_times`), not those of its whole passage."""
     omap = offset_map or OffsetMap(text)
     parts: list[Part] = []
     ordered = sorted(markers, key=lambda m: m.start)
@@ -211,6 +215,8 @@ def build_parts(text: str, markers: Sequence[Marker], *, verbatim: Sequence[tupl
             offset_unit=unit,
             citation_numbers=numbers,
         ))
+    if passage_texts:
+        parts = [with_cue_times(p, passage_texts) for p in parts]
     return parts
 
 

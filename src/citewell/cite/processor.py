@@ -470,7 +470,8 @@ def cite(raw_text: str, *, sources: Sequence[Passage] | None = None,
     numbered = citer.numbered.values()  # numbered in insertion order: citation order
     references = [_reference(s) for s in numbered if s.spans]
     references.extend(citer.entities.values())
-    parts = build_parts(text, markers, verbatim=verbatim, offset_map=OffsetMap(text))
+    parts = build_parts(text, markers, verbatim=verbatim, offset_map=OffsetMap(text),
+                        passage_texts={s.passage.chunk.id: s.passage.chunk.text for s in numbered if s.passage})
     citations, resource_ids = build_citations(parts)
     message = Message(
         role="assistant",

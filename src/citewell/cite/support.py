@@ -334,7 +334,8 @@ def _rebuild_with(msg: Message, drop: set[tuple[int, int]], keeper: str, everywh
             new_markers.append(Marker(x, y, n, _source_ref(ref, known, n)))
     references.sort(key=lambda r: r.citation or 0)
     new_markers.sort(key=lambda m: m.start)
-    parts = build_parts(new_text, new_markers, verbatim=_verbatim_spans(new_text), offset_map=OffsetMap(new_text))
+    parts = build_parts(new_text, new_markers, verbatim=_verbatim_spans(new_text), offset_map=OffsetMap(new_text),
+                        passage_texts={r.chunk_id: r.text for r in numbered if r.chunk_id and r.text})
     citations, resource_ids = build_citations(parts)
     return msg.model_copy(update={
         "text": new_text,

@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -77,7 +77,10 @@ class GenerationRequest:
       None for no limit;
     - ``analysis``: the turn's :class:`~citewell.question.analysis.QuestionAnalysis` of
       ``query`` (what it asks: names, periods, measure, the kind of answer wanted); a
-      request built without one is analysed on first use with no domain pack.
+      request built without one is analysed on first use with no domain pack;
+    - ``name_aliases``: the names the sources link to the question's names (``{name:
+      (ticker or company name, …)}``, the scope check's facts; empty when none), by which a
+      passage may speak of a subject (a post tagged ``$NFLX`` about Netflix).
     """
 
     question: str
@@ -87,16 +90,19 @@ class GenerationRequest:
     history: tuple[HistoryTurn, ...] = ()
     deadline: float | None = None
     analysis: "QuestionAnalysis | None" = None
+    name_aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, question: str, passages: Sequence[Passage], *, query: str | None = None,
               history: Iterable[HistoryTurn] = (), deadline: float | None = None,
-              analysis: "QuestionAnalysis | None" = None) -> "GenerationRequest":
+              analysis: "QuestionAnalysis | None" = None,
+              name_aliases: Mapping[str, Iterable[str]] | None = None) -> "GenerationRequest":
         """A request whose aliases are ``S1`` … ``Sn`` in passage order (``query``
         defaults to the question)."""
         return cls(question=question, query=question if query is None else query, passages=tuple(passages),
                    aliases=tuple(alias_for(i) for i in range(len(passages))), history=tuple(history),
-                   deadline=deadline, analysis=analysis)
+                   deadline=deadline, analysis=analysis,
+                   name_aliases={k: tuple(v) for k, v in (name_aliases or {}).items()})
 
     def read(self) -> "QuestionAnalysis":
         """:attr:`analysis`, or the query analysed with no domain pack when the request

@@ -181,13 +181,16 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 
 from citewell.cite.links import format_link
 from citewell.domains import Domain, FigureAnswer, domain_of_passages
 from citewell.models import Passage
 from citewell.generate.base import GenerationRequest
+from citewell.generate.kindfit import KindFit, kind_fit
+from citewell.generate.subjects import ABOUT, MENTIONS, names_of, names_subject, post_standing, spelled_terms
+from citewell.question.names import mentions
 from citewell.question.analysis import QuestionAnalysis, analyse
 from citewell.text.numbers import is_year, states_value, years as _years
 from citewell.text.sentences import cut_at_words, sentence_spans, word_count
@@ -665,6 +668,8 @@ class _Scored:
     score: float
     cand: _Candidate
     core: float  # share of the question's key and title-word weight the unit covers
+    fit: int = 0  # how well it holds the kind of answer wanted (generate/kindfit.py KindFit.level)
+    standing: int = ABOUT  # a post's standing towards the question's subjects (generate/subjects.py)
 
 
 class ExtractiveGenerator:
@@ -705,10 +710,12 @@ class ExtractiveGenerator:
         request's question analysis (of ``request.query``, the question as retrieval read
         it) over ``request.passages``."""
         previous = next((t.text for t in reversed(request.history) if t.role == "assistant"), None)
-        return self.stream(request.analysis or request.query, request.passages, previous_answer=previous)
+        return self.stream(request.analysis or request.query, request.passages, previous_answer=previous,
+                           name_aliases=request.name_aliases)
 
     def stream(self, question: QuestionAnalysis | str, passages: Sequence[Passage], *,
-               previous_answer: str | None = None) -> Iterator[str]:
+               previous_answer: str | None = None,
+               name_aliases: Mapping[str, Sequence[str]] | None = None) -> Iterator[str]:
         """Yield the answer one sentence at a time.
 
         ``question``: the turn's :class:`~citewell.question.analysis.QuestionAnalysis`, or a
@@ -721,11 +728,13 @@ class ExtractiveGenerator:
         each further piece is ``" " + unit + link``, so the whitespace between sentences
         starts the next piece (as parts do, rule 6). ``previous_answer``: the chat's previous
         answer (markers removed), whose sentences a follow-up does not quote again.
+        ``name_aliases``: the names the sources link to the question's names (``{name:
+        aliases}``, the scope check's), by which a post may be about a subject.
         """
         analysis = self._analysis(question, passages)
         figure = self._figure(analysis, passages)
         units = (self._row_units(figure, passages) if figure is not None
-                 else self._quoted_units(analysis, passages, previous_answer))
+                 else self._quoted_units(analysis, passages, previous_answer, name_aliases))
         if not units:
             yield NO_EVIDENCE_TEXT
             return
@@ -766,28 +775,32 @@ class ExtractiveGenerator:
         return units
 
     def select(self, question: QuestionAnalysis | str, passages: Sequence[Passage], *,
-               previous_answer: str | None = None) -> list[QuotedUnit]:
+               previous_answer: str | None = None,
+               name_aliases: Mapping[str, Sequence[str]] | None = None) -> list[QuotedUnit]:
         """Choose the units to quote, in output order (empty: no evidence).
 
         ``passages`` are best first; a repeated chunk id counts once (first place). A
         figure or calculation question that the domain pack answers from statement rows
         gets those rows, restated, one per line item (in question order, or in the order
         the calculation reads them). A unit the ``previous_answer`` quoted already is not
-        quoted again (a follow-up asks for something more).
+        quoted again (a follow-up asks for something more). ``name_aliases`` as :meth:`stream`.
         """
         analysis = self._analysis(question, passages)
         figure = self._figure(analysis, passages)
         if figure is not None:
             return self._row_units(figure, passages)
-        return self._quoted_units(analysis, passages, previous_answer)
+        return self._quoted_units(analysis, passages, previous_answer, name_aliases)
 
     def _quoted_units(self, analysis: QuestionAnalysis, passages: Sequence[Passage],
-                      previous_answer: str | None) -> list[QuotedUnit]:
+                      previous_answer: str | None,
+                      name_aliases: Mapping[str, Sequence[str]] | None = None) -> list[QuotedUnit]:
         """:meth:`select` when no statement row answers: the best units, quoted."""
-        scored = self._score(analysis, passages)
+        scored = self._score(analysis, passages, name_aliases)
         if previous_answer:
             said = " ".join(collapse_breaks(previous_answer).lower().split())
             scored = [s for s in scored if s.cand.norm not in said]
+            if analysis.followup.refers_back and analysis.kind.reason:  # "And why?": the reason for that claim
+                scored = _near_claim(scored, self._candidates(passages), said, kind_fit(analysis))
         if not scored:
             return []
         chosen = self._choose(scored)
@@ -837,15 +850,22 @@ class ExtractiveGenerator:
 
     # ------------------------------------------------------------------ helpers
 
-    def _score(self, analysis: QuestionAnalysis, passages: Sequence[Passage]) -> list[_Scored]:
+    def _score(self, analysis: QuestionAnalysis, passages: Sequence[Passage],
+               name_aliases: Mapping[str, Sequence[str]] | None = None) -> list[_Scored]:
         """Eligible units with their scores, best first (see the module docstring)."""
         question = analysis.query
         expansions = analysis.expansions
         concepts = list(analysis.concepts)
-        candidates = self._candidates(passages)
+        candidates = _read_spellings(self._candidates(passages), analysis, passages)
         if not concepts or not candidates:
             return []
         figure = analysis.kind.figure
+        fit_test = kind_fit(analysis)
+        subjects = names_of(analysis, name_aliases)
+        standing = [post_standing(p, subjects) for p in passages]
+        # posts must be about a subject when some retrieved post names one (else the scope check decides)
+        posts_named = any(s >= MENTIONS and p.chunk.metadata.get("source_type") == "post"
+                          for p, s in zip(passages, standing))
 
         # Numbers and words of a resource title describe documents: they match a unit
         # through its chunk or title too (half credit), and their rarity is counted there.
@@ -888,6 +908,11 @@ class ExtractiveGenerator:
         for cand in candidates:
             if cand.question or cand.fragment:
                 continue
+            place = standing[cand.passage_index] if posts_named else ABOUT
+            fit = fit_test.level(cand.text) if fit_test.wanted else 0
+            if place < MENTIONS or (place == MENTIONS and not (names_subject(cand.text, subjects)
+                                                               and (fit or not fit_test.wanted))):
+                continue  # a post about another subject: only its sentence naming this one and holding the answer
             credits: list[float] = []
             own: dict[int, float] = {}  # concept -> credit factor, matched in the unit's own text
             read: set[int] = set()  # concepts matched by what the unit is read with (table, heading)
@@ -916,6 +941,9 @@ class ExtractiveGenerator:
                 named = _title_names(question, (cand.title_key,))  # names run together in its title
                 covered = sum(1 for i in key if i in own or i in read) + sum(
                     1 for i in titled if concepts[i].matches(cand.context) or concepts[i].head in named)
+                # the answer asked for (a date, a count, a reason) about every name asked counts as one of them
+                named_keys = [i for i in key if concepts[i].boost == NAME_BOOST]
+                covered += 1 if fit and named_keys and all(i in own for i in named_keys) else 0
                 enough = (key_total <= 0 or key_own >= _KEY_SHARE * key_total) and covered >= need
             if not enough:
                 continue  # does not answer enough of the question by itself
@@ -923,7 +951,8 @@ class ExtractiveGenerator:
             coverage = math.fsum(credits) / total
             if cand.terms <= question_terms:  # a heading or restatement: adds nothing
                 continue
-            if figure and not cand.digits:  # "how many …?", "what was the capex?" want a figure
+            # "how many …?", "what was the capex?" want a figure; "why …?" a reason, "when …?" a date
+            if (figure and not (cand.digits or fit)) or (fit_test.wanted and not fit):
                 coverage *= _NO_FIGURE
             if cand.words > _LENGTH_PIVOT:
                 coverage *= (_LENGTH_PIVOT / cand.words) ** _LENGTH_EXPONENT
@@ -931,17 +960,24 @@ class ExtractiveGenerator:
             titled_own = math.fsum(weights[i] for i in titled if concepts[i].matches(cand.context))
             core_cov = (key_own + titled_own) / (key_total + titled_total) if key_total + titled_total > 0 else 1.0
             score = round(coverage + _RANK_PRIOR / (cand.passage_index + 1), 9)
-            scored.append(_Scored(score, cand, round(core_cov, 9)))
+            scored.append(_Scored(score, cand, round(core_cov, 9), fit, place))
         if not scored:
             return []
         scored.sort(key=lambda s: (-s.score, s.cand.passage_index, s.cand.words, s.cand.start))
         if not long_question:  # cover about as much of the question as the best unit does
             bar = _CORE_RELATIVE * scored[0].core
             scored = [s for s in scored if s.core >= bar]
-        if figure and any(s.cand.digits for s in scored):  # the figure asked for is there: only figures
-            scored = [s for s in scored if s.cand.digits]
+        if figure and any(s.cand.digits or s.fit for s in scored):  # the figure asked for is there: only figures
+            scored = [s for s in scored if s.cand.digits or s.fit]
         if analysis.kind.reason and any(not s.cand.row for s in scored):
             scored = [s for s in scored if not s.cand.row]  # a reason is stated in sentences, not table rows
+        best_fit = max(s.fit for s in scored)
+        if best_fit:  # the kind of answer asked for is there: only units that hold it (the best of them)
+            scored = [s for s in scored if s.fit == best_fit]
+        if any(s.standing == MENTIONS for s in scored) and any(
+                s.standing == ABOUT and passages[s.cand.passage_index].chunk.metadata.get("source_type") == "post"
+                for s in scored):
+            scored = [s for s in scored if s.standing != MENTIONS]  # posts about the subject before passing mentions
         # the year asked is there (for a figure question, a table row names its header's years)
         named = [s.cand.years | (s.cand.header_years if figure else frozenset()) for s in scored]
         if any(years & asked_years for years in named):
@@ -1054,6 +1090,61 @@ class ExtractiveGenerator:
                     )
                 )
         return out
+
+
+def _near_claim(scored: list[_Scored], candidates: Sequence[_Candidate], said: str, fit: KindFit) -> list[_Scored]:
+    """For "And why?" after an answer (``said``: its text, lower-cased, whitespace as single
+    spaces): in each passage that answer quoted, the unit stating a reason (``fit``) nearest
+    to a quoted unit, nearest first (a reason after its claim before one as near before it),
+    whether or not they repeat the question's words (the reason for a claim is told beside
+    it, in words of its own); ``scored`` as it is when no such unit is there. Never a unit
+    the answer quoted, a question, a fragment or a table row."""
+    quoted: dict[str, list[int]] = {}
+    for cand in candidates:
+        if len(cand.norm) >= 12 and cand.norm in said:
+            quoted.setdefault(cand.chunk_id, []).append(cand.start)
+    best = scored[0].score if scored else 1.0
+    near: list[tuple[int, int, _Scored]] = []
+    for cand in candidates:
+        starts = quoted.get(cand.chunk_id)
+        if not starts or cand.norm in said or cand.question or cand.fragment or cand.row:
+            continue
+        level = fit.level(cand.text)
+        if level:
+            gap = min(starts, key=lambda q: abs(cand.start - q))
+            near.append((abs(cand.start - gap), int(cand.start < gap), _Scored(best, cand, 1.0, level)))
+    if not near:
+        return scored
+    near.sort(key=lambda x: (x[0], x[1], x[2].cand.passage_index))
+    nearest: dict[str, _Scored] = {}
+    for _, _, unit in near:  # the nearest reason of each quoted passage
+        nearest.setdefault(unit.cand.chunk_id, unit)
+    return list(nearest.values())
+
+
+def _read_spellings(candidates: list[_Candidate], analysis: QuestionAnalysis,
+                    passages: Sequence[Passage]) -> list[_Candidate]:
+    """``candidates`` with the question's terms of each name they write with other word
+    breaks (``Samba Nova`` for a question's ``Sambanova``: :func:`~citewell.generate.subjects.
+    spelled_terms`) added to their terms (a unit that mentions it) and context (its chunk
+    mentions it), so that they match the question's concept for the name."""
+    spellings = spelled_terms(analysis)
+    if not spellings:
+        return candidates
+    texts = {p.chunk.id: p.chunk.text for p in passages}
+    in_chunk: dict[str, frozenset[str]] = {}
+    out: list[_Candidate] = []
+    for cand in candidates:
+        if cand.chunk_id not in in_chunk:
+            chunk = texts[cand.chunk_id]
+            in_chunk[cand.chunk_id] = frozenset().union(
+                *(terms for name, terms in spellings if not terms <= cand.context and mentions(chunk, name)))
+        extra = frozenset().union(*(terms for name, terms in spellings
+                                    if not terms <= cand.terms and mentions(cand.text, name)))
+        if extra or in_chunk[cand.chunk_id]:
+            cand = replace(cand, terms=cand.terms | extra, context=cand.context | extra | in_chunk[cand.chunk_id])
+        out.append(cand)
+    return out
 
 
 def _near_duplicate(a: _Candidate, b: _Candidate) -> bool:

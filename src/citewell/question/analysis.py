@@ -51,7 +51,7 @@ from ..text.sentences import sentence_spans
 from ..text.terms import NAME_BOOST, NO_EXPANSIONS, Concept, Expansions, Token, question_concepts, tokens
 from .followup import followup_query, refers_back
 from .kinds import (asks_calculation, asks_count, asks_date, asks_figure, asks_for_figure, asks_list, asks_person,
-                    asks_quantity, asks_why, asks_yes_no, lead)
+                    asks_quantity, asks_why, asks_yes_no, counted_terms, lead)
 from .names import Name, name_parts, question_names
 from .naming import QuestionNames
 from .periods import QuestionPeriods, question_periods
@@ -92,7 +92,8 @@ class AnswerKind:
     - ``quantity``: ``how many/much/long``, ``what percentage/share/amount``;
     - ``calculation``: a change, ratio, share or average computed from figures;
     - ``reason``: why, what drove, what caused;
-    - ``count``: ``how many``; ``date``: ``when``; ``person``: ``who``;
+    - ``count``: ``how many``, with ``counted``: the stemmed words of what it counts
+      (:func:`~citewell.question.kinds.counted_terms`); ``date``: ``when``; ``person``: ``who``;
     - ``yes_no``: the question opens with an auxiliary verb (``Is``, ``Does``, ``Did`` …);
     - ``list``: ``list``, ``name the``, ``what are the``, ``which … are``.
     """
@@ -107,6 +108,7 @@ class AnswerKind:
     person: bool = False
     yes_no: bool = False
     list: bool = False
+    counted: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -258,4 +260,4 @@ def _kind_of(text: str, measure: Any) -> AnswerKind:
     return AnswerKind(figure=asks_figure(text, measure), money=asks_for_figure(text, measure),
                       quantity=asks_quantity(text), calculation=asks_calculation(text), reason=asks_why(text),
                       count=asks_count(first), date=asks_date(first), person=asks_person(first),
-                      yes_no=asks_yes_no(first), list=asks_list(first))
+                      yes_no=asks_yes_no(first), list=asks_list(first), counted=counted_terms(first))

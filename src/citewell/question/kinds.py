@@ -20,6 +20,7 @@ question is answered with rows and values, a reason with sentences).
   turnover, an average, a share (``as a % of``), a comparison, a change between periods
   in any of its everyday words (``growth``, ``increase``, ``decline``, ``drop``, ``rise``,
   ``fall``, ``improve``), or a definition given (``defined as``).
+- :func:`counted_terms`: what a count question counts (``how many private companies``).
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from typing import Any
 
 from ..text.terms import content_terms, tokens
 
-__all__ = ["asks_calculation", "asks_count", "asks_date", "asks_figure", "asks_for_figure", "asks_list", "asks_person",
-           "asks_quantity", "asks_why", "asks_yes_no", "lead"]
+__all__ = ["asks_calculation", "asks_count", "asks_date", "asks_figure", "asks_for_figure", "asks_list",
+           "asks_person", "asks_quantity", "asks_why", "asks_yes_no", "counted_terms", "lead"]
 
 _WHY_RE = re.compile(r"\b(?:why|explain|drove|drive|driven|cause[sd]?|reasons?|because|due\s+to|"
                      r"(?:impact|affect|influence)(?:ed)?\s+by)\b", re.IGNORECASE)
@@ -106,6 +107,29 @@ _LIST_RE = re.compile(r"^\W*(?:list|name|enumerate)\b|\b(?:what|which)\s+(?:are|
 def asks_count(question: str) -> bool:
     """The answer is a count: ``how many``, ``what is the number of``."""
     return bool(_COUNT_RE.search(question))
+
+
+def counted_terms(question: str) -> tuple[str, ...]:
+    """What a count question counts: the stemmed content words right after ``how many`` or
+    ``number of`` (``How many private companies does …`` → ``privat``, ``compani``),
+    leading stop words skipped (``how many of its stores`` → ``store``), up to the next stop
+    word and at most three; empty when the question asks for no count."""
+    toks = tokens(lead(question))
+    for i, tok in enumerate(toks):
+        opens = (tok.surface == "many" and i > 0 and toks[i - 1].surface == "how") or (
+            tok.surface == "of" and i > 0 and toks[i - 1].surface == "number")
+        if not opens:
+            continue
+        rest = toks[i + 1:]
+        while rest and not rest[0].content and len(toks) - len(rest) - i <= 3:
+            rest = rest[1:]
+        out: list[str] = []
+        for t in rest:
+            if not t.content or len(out) == 3:
+                break
+            out.append(t.term)
+        return tuple(out)
+    return ()
 
 
 def asks_date(question: str) -> bool:

@@ -202,6 +202,22 @@ def lookup_words(name: str) -> list[str]:
     return list(dict.fromkeys([*written, *parts, *(["".join(parts)] if len(parts) > 1 else [])]))
 
 
+def split_words(name: str) -> list[str]:
+    """The words a one-word name of at least :data:`SPELLED_MIN` letters may be written
+    as when the sources break it in two (``Sambanova``: ``sam``/``banova``, ``samb``/``anova``
+    … ``samba``/``nova`` …): both halves of every split into two parts of three letters or
+    more, lower-cased, in order of the split. For a full-text lookup of a name the sources
+    space (a full-text index splits at spaces); :func:`spelled` then decides which passage
+    writes it. Empty for a name of several words or a camel-case word (:func:`lookup_words`
+    has their parts) and for a shorter one."""
+    if len(name_parts(name)) != 1:
+        return []
+    key = ALNUM_RE.sub("", name.lower())
+    if len(key) < SPELLED_MIN or key != name.lower():
+        return []
+    return list(dict.fromkeys(w for i in range(3, len(key) - 2) for w in (key[:i], key[i:])))
+
+
 def _pattern(name: str, *, upper: bool = False) -> str:
     """A name's words in order with any run of spaces, ``&`` or ``-`` between them, or none
     (``Best Buy``, ``Best-Buy``, ``BestBuy``; ``SambaNova``, ``Samba Nova``); ``upper``:
@@ -226,7 +242,39 @@ def mentions(text: str, name: Name | str, *, common: bool = False) -> bool:
         for m in _mention_re(value.lower(), False, True).finditer(text):
             if m.group()[:1].isupper() and not (common and _SENTENCE_START_RE.search(text[max(0, m.start() - 3):m.start()])):
                 return True
-    return bool(ticker and re.search(rf"\${re.escape(value)}(?![A-Za-z])", text))
+    if ticker and re.search(rf"\${re.escape(value)}(?![A-Za-z])", text):
+        return True
+    return not ticker and spelled(text, value) is not None
+
+
+#: The fewest letters a name needs for :func:`spelled` to find it written with other word breaks.
+SPELLED_MIN = 6
+
+
+def spelled(text: str, name: Name | str) -> str | None:
+    """How ``text`` writes ``name`` with other word breaks than the question, or None: the
+    name's letters and digits in order, as consecutive words each written as a name (an
+    initial capital, or capitals), with at most one space or hyphen between letters and a
+    break only before a capital (``Sambanova``, ``SAMBANOVA`` or ``SambaNova`` written
+    ``Samba Nova``; ``Alphavertex`` written ``Alpha Vertex``; ``Samba Nova`` written
+    ``Sambanova``). A name of fewer than :data:`SPELLED_MIN` letters is left alone (short
+    codes read in too many runs of words). The first match, as written."""
+    key = ALNUM_RE.sub("", (name.text if isinstance(name, Name) else name).lower())
+    if len(key) < SPELLED_MIN:
+        return None
+    for m in _spelled_re(key).finditer(text):
+        written = m.group()
+        words = re.split(r"[ \t-]", written)
+        if written[:1].isupper() and all(w[:1].isupper() or w[:1].isdigit() for w in words):
+            return written
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _spelled_re(key: str) -> re.Pattern[str]:
+    """``key``'s characters in order, any case, with at most one space, tab or hyphen between two
+    of them, at word boundaries (:func:`spelled`)."""
+    return re.compile(r"(?<![\w$])" + r"[ \t-]?".join(re.escape(c) for c in key) + r"(?![\w])", re.IGNORECASE)
 
 
 @lru_cache(maxsize=4096)
@@ -300,4 +348,4 @@ def alias_query(question: str, links: Mapping[str, set[str]]) -> str:
 
 
 __all__ = ["ALNUM_RE", "Name", "alias_query", "as_written", "cashtags", "lookup_words", "mentions", "name_parts", "question_names",
-           "ticker_definitions", "used_as_word"]
+           "spelled", "split_words", "ticker_definitions", "used_as_word"]

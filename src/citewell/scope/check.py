@@ -62,8 +62,8 @@ from functools import lru_cache
 
 from ..models import Notice, Passage, Resource
 from ..question.analysis import QuestionAnalysis
-from ..question.names import (ALNUM_RE, Name, alias_query, as_written, cashtags, lookup_words, mentions, name_parts, ticker_definitions,
-                              used_as_word)
+from ..question.names import (ALNUM_RE, Name, alias_query, as_written, cashtags, lookup_words, mentions, name_parts,
+                              spelled, split_words, ticker_definitions, used_as_word)
 from ..store.base import Condition, SearchStore, TextHit
 from ..text.quantities import periods
 from ..text.terms import Concept, content_terms
@@ -92,8 +92,10 @@ class NameFacts:
     ``word_held`` (a word of a multi-word name that the sources never use as an ordinary
     word is held), the aliases worth searching for (``expand``: those mentioned by
     passages in scope that do not mention the name, such as posts that give only a
-    cashtag) and whether any of its words occurs in scope in any form (``known``: the
-    name's full-text lookup finds a passage, a label names it, or a name is linked)."""
+    cashtag), whether any of its words occurs in scope in any form (``known``: the
+    name's full-text lookup finds a passage, a label names it, or a name is linked) and how
+    passages write it with other word breaks (``spellings``: ``Samba Nova`` for
+    ``Sambanova``, :func:`~citewell.question.names.spelled`), which retrieval searches too."""
 
     name: Name
     common: bool = False
@@ -105,6 +107,7 @@ class NameFacts:
     alias_resources: tuple[str, ...] = ()
     expand: tuple[str, ...] = ()
     known: bool = True
+    spellings: tuple[str, ...] = ()
 
     @property
     def held(self) -> bool:
@@ -178,6 +181,13 @@ def _name_facts(store: SearchStore, workspace_id: str, name: Name, resources: Se
                   if p.chunk_id not in own]
     common = any(used_as_word(p.text, name) for p in found) if name.kind == "word" else False
     passages = tuple(p for p in found if mentions(p.text, name, common=common))
+    halves = split_words(name.text.lstrip("$")) if not passages and not labelled and depth == 0 else []
+    if halves:  # a one-word name the sources may write as two words (``Sambanova`` as ``Samba Nova``)
+        found += [p for p in _lookup(store, workspace_id, halves, conditions, under)
+                  if spelled(p.text, name) is not None]
+        passages = tuple(p for p in found if mentions(p.text, name, common=common))
+    spellings = tuple(dict.fromkeys(w for p in passages for w in (spelled(p.text, name),)
+                                    if w is not None and w.lower() != name.text.lower()))
     texts = [p.text for p in passages]
     seen: set[str] = set()
     for _, code, explicit in ticker_definitions(texts) if depth == 0 else ():
@@ -213,7 +223,7 @@ def _name_facts(store: SearchStore, workspace_id: str, name: Name, resources: Se
                 break
     known = bool(found or labelled or aliases)  # the lookup matches any word, in any case and inflection
     return NameFacts(name, common, labelled, passages, aliases, alias_held, word_held,
-                     tuple(dict.fromkeys(alias_resources)), tuple(expand), known)
+                     tuple(dict.fromkeys(alias_resources)), tuple(expand), known, spellings)
 
 
 def gather(store: SearchStore, workspace_id: str, analysis: QuestionAnalysis, *, conditions: Sequence[Condition] = (),
@@ -257,6 +267,9 @@ def _gather(store: SearchStore, workspace_id: str, analysis: QuestionAnalysis, r
             topics.append((concept, math.log((n + 1) / (df + 0.5)), present))
     # aliases help retrieval find passages elsewhere when no resource in scope is named by the name
     links = {f.name.text: set(f.expand) for f in names if f.expand and not f.resources}
+    for f in names:  # a name the sources break otherwise is searched as they write it too
+        if f.spellings:
+            links.setdefault(f.name.text, set()).update(f.spellings)
     return ScopeFacts(resources, names, years, tuple(topics), alias_query(analysis.query, links))
 
 
