@@ -156,6 +156,22 @@ def test_relevance_reasons() -> None:
     assert judge_relevance(aspects, "x", None).verdict == "unchecked"
 
 
+def test_relevance_reads_a_reports_period_and_a_fiscal_quarters_calendar_year() -> None:
+    """A filing's sentence that names no year speaks of its report's period (the title's
+    year); a fiscal quarter may end in the calendar year before its fiscal year."""
+    aspects = question_aspects(analyse("What was Acme's revenue in 2022?"))
+    plain = "Acme revenue grew on higher volumes."
+    assert judge_relevance(aspects, plain, plain, title="ACME_2022_10K").verdict == "relevant"
+    assert judge_relevance(aspects, plain, plain, title="ACME_2021_10K").reasons == ("period_missing:2022",)
+    other_year = "Acme revenue grew on higher volumes in 2021."
+    assert judge_relevance(aspects, other_year, other_year, title="ACME_2022_10K").reasons == ("period_missing:2022",)
+    quarter = question_aspects(analyse("What was Acme's revenue in Q2 of fiscal 2023?"))
+    ended = "Acme revenue for the quarter ended December 31, 2022 was $900 million."
+    assert judge_relevance(quarter, ended, ended).verdict == "relevant"
+    assert judge_relevance(aspects, "Acme revenue in 2021 was $800 million.", "Acme revenue in 2021.").verdict == (
+        "not_relevant")  # a whole year asked: the year before is another year
+
+
 def test_relevance_in_every_profile(engine) -> None:
     """The sessions profile renders relevance beside support; analytics occurrences carry it."""
     from citewell.profiles import sessions

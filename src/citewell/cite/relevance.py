@@ -15,7 +15,13 @@ its ``support``, from three aspects of the question:
   the question names none. Reason ``entity_missing:<names>``.
 - **period**: the question's years (:func:`citewell.text.quantities.periods`). Met when the
   sentence or its passage names one of them (a table row's column header is in its
-  passage), or the question names none. Reason ``period_missing:<years>``.
+  passage), or the question names none. A passage that names no year speaks of the period
+  of its document, when the document's title names one (``3M_2022_10K``). A question
+  asking part of a fiscal year (a quarter) is also met by the calendar year before: a
+  fiscal year is named by the year it ends in, so its first quarters may end in the
+  calendar year before (a fiscal 2023 that ends June 30, 2023 has its second quarter end on
+  December 31, 2022; SEC Regulation S-X Rule 3-01 and Article 10 date statements by their
+  period's end). Reason ``period_missing:<years>``.
 - **topic**: the question's topic concepts (:attr:`citewell.question.analysis.QuestionAnalysis.topics`:
   the concepts of its first sentence other than names, numbers and the words numbers and
   periods are written with). Met when the sentence itself has at least one of them
@@ -65,12 +71,14 @@ class Relevance:
 @dataclass(frozen=True)
 class QuestionAspects:
     """What relevance checks of a question: ``names`` (each with its aliases), ``years``
-    and ``topics`` (concepts)."""
+    and ``topics`` (concepts); ``partial``: the question asks part of a year (a quarter,
+    a half), whose fiscal year may end in the calendar year after the period's own."""
 
     names: tuple[tuple[str, ...], ...]
     name_tickers: tuple[bool, ...]
     years: frozenset[int]
     topics: tuple[object, ...]
+    partial: bool = False
 
     @property
     def empty(self) -> bool:
@@ -84,7 +92,8 @@ def question_aspects(analysis: QuestionAnalysis, aliases: Mapping[str, Iterable[
     deciding = analysis.deciding_names
     aliases = aliases or {}
     names = tuple((n.text, *sorted(aliases.get(n.text, ()))) for n in deciding)
-    return QuestionAspects(names, tuple(n.ticker for n in deciding), analysis.years, analysis.topics)
+    return QuestionAspects(names, tuple(n.ticker for n in deciding), analysis.years, analysis.topics,
+                           analysis.periods.partial or bool(analysis.periods.quarters))
 
 
 def judge_relevance(aspects: QuestionAspects, sentence: str, passage: str | None, *,
@@ -117,7 +126,11 @@ def judge_relevance(aspects: QuestionAspects, sentence: str, passage: str | None
     else:
         met += 1
     if aspects.years:
-        ok = bool(aspects.years & (periods(sentence)[0] | periods(passage)[0]))
+        stated = periods(sentence)[0] | periods(passage)[0]
+        if not stated and title:  # a filing's text that names no year speaks of the report's own period
+            stated = periods(title.replace("_", " "))[0]
+        asked = aspects.years | ({y - 1 for y in aspects.years} if aspects.partial else set())
+        ok = bool(asked & stated)
         met += ok
         if not ok:
             reasons.append("period_missing:" + ",".join(str(y) for y in sorted(aspects.years)))

@@ -13,8 +13,8 @@ What it holds:
 - **subjects** (:attr:`QuestionAnalysis.names`): the names the question asks about, by
   :func:`~citewell.question.names.question_names` (companies, tickers, cashtags,
   products; multi-word names; possessive subjects), each with its written forms
-  (:meth:`Name.forms`: ``Samba Nova`` is also ``SambaNova``, ``Coca-Cola`` also
-  ``Coca Cola``); the links between a name and its ticker come from the sources' data and
+  (:func:`~citewell.question.names.mentions` and :func:`~citewell.question.names.spelled`:
+  ``Samba Nova`` is also ``SambaNova``, ``Coca-Cola`` also ``Coca Cola``); the links between a name and its ticker come from the sources' data and
   are added by the scope check (:mod:`citewell.scope.check`), both ways;
 - **periods** (:mod:`~citewell.question.periods`): fiscal years, quarters, part of a
   year, the period before ("a year earlier"), dates, forward-looking words;
