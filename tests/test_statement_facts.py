@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from citewell import Engine
-from citewell.domains.finance.facts import member_items, row_scope, same_segment, scope_rank, segment_named
+from citewell.domains.finance.facts import member_items, names_segment, row_scope, same_segment, scope_rank, segment_named
 from citewell.domains.finance.measure import ReportingScope, read_scope
 from citewell.ingest.pdf_tables import lead_in, page_tables
 from citewell.text.numbers import Period, column_periods
@@ -19,12 +19,12 @@ from citewell.text.tables import paired_columns, value_cells
 from .conftest import CORPUS
 
 FILINGS = ("AMCOR_2023_10K.pdf", "BOEING_2022_10K.pdf", "VERIZON_2022_10K.pdf", "ULTABEAUTY_2023Q4_EARNINGS.pdf",
-           "BESTBUY_2024Q2_10Q.pdf")
+           "BESTBUY_2024Q2_10Q.pdf", "PEPSICO_2023_8K_dated-2023-05-05.pdf")
 
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory):
-    """An engine (lexical) over five companies' filings."""
+    """An engine (lexical) over six companies' filings."""
     root = tmp_path_factory.mktemp("facts")
     docs = root / "docs"
     docs.mkdir()
@@ -54,6 +54,20 @@ def test_a_segment_asked_is_answered_from_that_segment_and_named(engine) -> None
     text, pages = _answer(engine, "What were Amcor's Flexibles segment net sales in 2023?", "AMCOR_2023_10K")
     assert "Net sales (Flexibles segment): $11,154 (2023), $11,151 (2022), in millions" in text
     assert 32 in pages
+
+
+def test_a_part_named_without_the_word_segment_is_read_from_its_rows(engine) -> None:
+    text, pages = _answer(engine, "What were Boeing's Commercial Airplanes revenues in 2022?", "BOEING_2022_10K", k=10)
+    # a member of the "Revenues:" section of the segment note, named with what it breaks down
+    assert text.startswith("Commercial Airplanes (Revenues): $25,867 (2022), $19,493 (2021), $16,162 (2020), in millions")
+    assert 62 in pages
+    total, _ = _answer(engine, "What were Boeing's total revenues in 2022?", "BOEING_2022_10K")
+    assert "66,608 (2022)" in total and "25,867" not in total
+
+
+def test_a_row_whose_label_names_the_segment_asked_answers_for_it() -> None:
+    assert names_segment("Total Digital Media revenue", "Digital Media")
+    assert not names_segment("Total revenue", "Digital Media") and not names_segment("Total revenue", None)
 
 
 def test_a_segment_that_is_a_member_of_a_breakdown_is_named_with_its_table(engine) -> None:
@@ -94,11 +108,23 @@ def test_attributable_to_shareholders_is_not_the_total_net_loss(engine) -> None:
     assert 55 in pages
 
 
+def test_a_figure_its_companys_own_filings_do_not_state_is_not_in_the_sources(engine) -> None:
+    # PepsiCo's 8-K reports a shareholder vote; Amcor's 10-K names PepsiCo among its peers and
+    # states its own sales: PepsiCo's revenue is read from PepsiCo's filings or not at all
+    message = engine.ask("What was PepsiCo's net revenue in the first quarter of 2023?", sync=False)
+    assert message.text == "Not in the sources: no source about PepsiCo speaks of net revenue."
+    [warning] = [w for w in message.warnings if w.code == "NOT_IN_SOURCES"]
+    assert warning.model_extra["reason"] == "topic" and not any(r.citation for r in message.references)
+    # a question that asks no figure may be answered by another company's text that names PepsiCo
+    peers = engine.ask("Which companies are in Amcor's peer group alongside PepsiCo?", sync=False)
+    assert not any(w.code == "NOT_IN_SOURCES" for w in peers.warnings)
+
+
 # -- quarter vs year columns, units -------------------------------------------------------
 
 def test_a_fiscal_year_is_answered_from_the_year_columns_and_a_quarter_from_the_quarter(engine) -> None:
     year, _ = _answer(engine, "What were Ulta Beauty's net sales in fiscal 2022?", "ULTABEAUTY_2023Q4_EARNINGS")
-    assert "$10,208,580 (January 28, 2023)" in year and "in thousands" in year
+    assert "$10,208,580 (year ended January 28, 2023)" in year and "in thousands" in year
     assert "3,226,773" not in year
     quarter, _ = _answer(engine, "What were Ulta Beauty's net sales in the fourth quarter of fiscal 2022?",
                          "ULTABEAUTY_2023Q4_EARNINGS")

@@ -120,13 +120,18 @@ class ScopeFacts:
     """What :func:`check_scope` reads about the scope: its ``resources``, the facts of each
     question name, the scope passages naming each question year (``year_passages``), the
     topic concepts with their weights (``topics``), and the ``query`` with linked aliases
-    (:func:`~citewell.question.names.alias_query`) that retrieval should read."""
+    (:func:`~citewell.question.names.alias_query`) that retrieval should read.
+    ``topic_resources``: for a figure question whose subject has documents of its own (named
+    by their labels), the ids of those documents, where the topic was looked up (a
+    company's figures are its own filings', not a customer's that mentions it); empty when
+    the topic was looked up in every source about the question."""
 
     resources: tuple[Resource, ...] = ()
     names: tuple[NameFacts, ...] = ()
     year_passages: Mapping[int, tuple[TextHit, ...]] = field(default_factory=dict)
     topics: tuple[tuple[Concept, float, bool], ...] = ()
     query: str = ""
+    topic_resources: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -254,6 +259,10 @@ def _gather(store: SearchStore, workspace_id: str, analysis: QuestionAnalysis, r
         years[year] = tuple(p for p in found if year in _text_years(p.text))
     concepts = analysis.topics
     topics: list[tuple[Concept, float, bool]] = []
+    own = frozenset(rid for f in names if f.held for rid in (*f.resources, *f.alias_resources))
+    own = own if analysis.kind.figure and own and len(own) < len(about) else frozenset()
+    if own:
+        narrowed = [*conditions, Condition("resource_id", "eq", tuple(sorted(own)))]
     if concepts:
         groups = [list(words) for c in concepts for words in c.words]
         n, counts = store.term_counts(workspace_id, groups)
@@ -270,7 +279,7 @@ def _gather(store: SearchStore, workspace_id: str, analysis: QuestionAnalysis, r
     for f in names:  # a name the sources break otherwise is searched as they write it too
         if f.spellings:
             links.setdefault(f.name.text, set()).update(f.spellings)
-    return ScopeFacts(resources, names, years, tuple(topics), alias_query(analysis.query, links))
+    return ScopeFacts(resources, names, years, tuple(topics), alias_query(analysis.query, links), own)
 
 
 def _anchor(f: NameFacts) -> bool:
@@ -317,14 +326,16 @@ def check_scope(analysis: QuestionAnalysis, facts: ScopeFacts, passages: Sequenc
                                    f"not on {year}.", "future_period", (str(year),))
         if not any(p.resource_id in about_ids for p in facts.year_passages.get(year, ())):
             return ScopeAbstention(f"Not in the sources: no source{whom} mentions {year}.", "period", (str(year),))
-    if len(facts.topics) >= MIN_TOPIC_CONCEPTS:
-        retrieved = [_text_terms(p.chunk.text) for p in passages if p.chunk.resource_id in about_ids]
+    # one topic concept decides only over the documents of the subject a figure question names
+    if len(facts.topics) >= MIN_TOPIC_CONCEPTS or (facts.topics and facts.topic_resources):
+        topic_ids = facts.topic_resources or about_ids
+        retrieved = [_text_terms(p.chunk.text) for p in passages if p.chunk.resource_id in topic_ids]
         total = sum(w for _, w, _ in facts.topics)
         absent = [(c, w) for c, w, present in facts.topics
                   if not present and not any(c.matches(terms) for terms in retrieved)]
         if total > 0 and sum(w for _, w in absent) / total >= MIN_TOPIC_SHARE_MISSING \
                 and len(absent) >= MIN_TOPIC_SHARE_MISSING * len(facts.topics):
-            words = [c.words[0][0] if c.words and c.words[0] else c.head or "" for c, _ in absent]
+            words = [" ".join(c.words[0]) if c.words and c.words[0] else c.head or "" for c, _ in absent]
             return ScopeAbstention(f"Not in the sources: no source{whom} speaks of {_join([w for w in words if w])}.",
                                    "topic", tuple(words))
     missing_words = unmentioned_names(analysis, passages)

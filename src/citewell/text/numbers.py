@@ -73,10 +73,13 @@ class Period:
     date: str | None = None
 
     def label(self) -> str:
-        """How an answer names the column: ``"2023"`` or ``"July 29, 2023"``, with the span
-        first for a column spanning months (``"3 months to July 29, 2023"``, ``"6 months
-        2023"``)."""
+        """How an answer names the column: ``"2023"`` or ``"July 29, 2023"`` (a date with no
+        span: a balance sheet's), ``"year ended January 28, 2023"`` for a dated fiscal year,
+        with the span first for a column spanning months (``"3 months to July 29, 2023"``,
+        ``"6 months 2023"``)."""
         when = self.date or str(self.year)
+        if self.months == 12 and self.date:
+            return f"year ended {self.date}"  # a dated column alone reads as a balance-sheet date
         if self.months in (None, 12):
             return when
         return f"{self.months} months {'to ' if self.date else ''}{when}"

@@ -40,7 +40,7 @@ from .rows import FIT_OTHER, FoundRow, asked_span, find_rows, measure_rows, peri
 from .statements import statements_named
 
 __all__ = ["ADJUSTED_RE", "CALCULATION_TEXT", "OTHER_PERIODS_TEXT", "OTHER_SCOPE_TEXT", "OTHER_SPAN_TEXT",
-           "figure_answer", "figure_rows"]
+           "figure_answer", "figure_rows", "named_parts"]
 
 #: A measure the company adjusts, read and never computed: the labels of non-GAAP financial
 #: measures as the SEC's rules name them (Regulation G and Item 10(e) of Regulation S-K:
@@ -113,10 +113,37 @@ def _figure_rows_in(analysis: QuestionAnalysis, passages: Sequence[Passage], rat
         found = rows_for(calculation.items)
         return [found[k] for k in calculation.items if k in found], calculation
     rows = find_rows(question, passages, asked_years=asked, resource_id=resource_id, scope=scope, span=span)
+    if scope is None or scope.kind == "consolidated":
+        # a part of the company the question names without saying "segment" (AWS, Commercial Airplanes):
+        # its rows answer when a table states it as a segment or a breakdown's member
+        for part in named_parts(analysis):
+            trial = find_rows(question, passages, asked_years=asked, resource_id=resource_id,
+                              scope=ReportingScope("segment", part), span=span)
+            if trial and all(scope_rank(r.scope, ReportingScope("segment", part)) == 0 for r in trial):
+                rows = trial
+                break
     items = {m.key for m in found_mentions if m.kind == "item"}
     if items - {row.item for row in rows}:  # a line item the question names that no row states:
         return [], None  # the rows do not answer it; sentences may
     return rows, None
+
+
+def named_parts(analysis: QuestionAnalysis) -> list[str]:
+    """The names a question writes besides its subjects (``Commercial Airplanes`` in
+    "Boeing's Commercial Airplanes revenues", ``AWS``): parts of the company it may ask
+    about, read as segments only where a row states one by that name."""
+    return [n.text for n in analysis.names if not n.subject and not n.weak]
+
+
+def _asked_scope(analysis: QuestionAnalysis, rows: Sequence[FoundRow]) -> ReportingScope:
+    """The scope the rows answer for: the analysis's, or the segment the question names as
+    a part when its rows state that segment (:func:`named_parts`)."""
+    scope = analysis.scope if isinstance(analysis.scope, ReportingScope) else ReportingScope()
+    if scope.kind == "consolidated" and rows and rows[0].scope.kind == "segment":
+        for part in named_parts(analysis):
+            if scope_rank(rows[0].scope, ReportingScope("segment", part)) == 0:
+                return ReportingScope("segment", part)
+    return scope
 
 
 def _scope_words(scope: ReportingScope) -> str:
@@ -156,7 +183,7 @@ def figure_answer(analysis: QuestionAnalysis, passages: Sequence[Passage]) -> Fi
     quotes = tuple(RowQuote(row.passage_index, row.start, row.end,
                             render_row(row, passages[row.passage_index].chunk.text, span=span)) for row in rows)
     asked = sorted(analysis.years)
-    scope = analysis.scope if isinstance(analysis.scope, ReportingScope) else ReportingScope()
+    scope = _asked_scope(analysis, rows)
     preface: str | None = None
     other_scope = _other_scope(rows, scope)
     if asked and all(row.years and not any(reports_year(row, y) for y in asked) for row in rows):

@@ -32,7 +32,7 @@ from citewell.text.terms import tokens
 from .measure import ReportingScope
 from .statements import caption_share, items_of_row
 
-__all__ = ["member_items", "row_scope", "same_segment", "scope_rank", "segment_named", "table_context"]
+__all__ = ["member_items", "names_segment", "row_scope", "same_segment", "scope_rank", "segment_named", "table_context"]
 
 _PARENTHETICAL_RE = re.compile(r"\([^()]*\)")
 #: The least share of a breakdown's title that its item's caption must cover
@@ -121,6 +121,14 @@ def same_segment(row_name: str | None, asked_name: str | None) -> bool:
         return True
     row, asked = _terms(row_name), _terms(asked_name)
     return bool(row) and (row <= asked or asked <= row)
+
+
+def names_segment(label: str, asked_name: str | None) -> bool:
+    """Whether a row's label names the segment asked: every content word of the asked
+    name is in the label (``Total Digital Media revenue`` for ``Digital Media``); False
+    when no name is asked."""
+    asked = _terms(asked_name)
+    return bool(asked) and asked <= _terms(label)
 
 
 #: Rank of a row's scope for each scope a question asks (lower first).

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from citewell.text.quantities import declared_scales
 from citewell.models import Passage
 from citewell.question.periods import QuestionPeriods
-from .facts import member_items, row_scope, scope_rank, table_context
+from .facts import member_items, names_segment, row_scope, scope_rank, table_context
 from .measure import ReportingScope
 from .statements import (
     CONJUNCTIONS,
@@ -53,7 +53,7 @@ from .statements import (
     statements_named,
     statements_of_items,
 )
-from citewell.text.numbers import NUMERIC_CELL_RE, Period, column_periods, years
+from citewell.text.numbers import NUMERIC_CELL_RE, YEAR_RE, Period, column_periods, years
 from citewell.question.kinds import lead
 from citewell.text.tables import NIL_CELLS as _NIL
 from citewell.text.tables import (header_before, is_header_row, paired_columns, row_label, row_spans,
@@ -281,8 +281,11 @@ def rows_for_items(wanted: Sequence[str], passages: Sequence[Passage], *, asked_
     the amount attributable to shareholders is asked), then the row whose columns span the
     period asked (:func:`period_fit`: ``span``, :func:`asked_span`; a figure for another
     span is another figure, wherever it stands). A row naming a member of a breakdown (``Consumer`` in
-    ``Consolidated Operating Revenues``) states its table's item for that member
-    (:func:`~citewell.domains.finance.facts.member_items`)."""
+    ``Consolidated Operating Revenues``, or ``Commercial Airplanes`` under a caption row
+    ``Revenues:``) states its table's or section's item for that member
+    (:func:`~citewell.domains.finance.facts.member_items`); a row whose label names the
+    segment asked (``Total Digital Media revenue``) states that segment's
+    (:func:`~citewell.domains.finance.facts.names_segment`)."""
     if not wanted:
         return {}
     best: dict[str, tuple[tuple, FoundRow]] = {}
@@ -291,7 +294,11 @@ def rows_for_items(wanted: Sequence[str], passages: Sequence[Passage], *, asked_
             continue
         text = passage.chunk.text
         statement = statement_of_heading(str(passage.chunk.metadata.get("page_heading") or ""))
+        section = ""  # the caption row above (``Revenues:``), whose item its members state
+        last_header: str | None = None
         for order, (a, b, header, header_span) in enumerate(_rows_of(passage)):
+            if header != last_header:  # a caption set on the header's line after its years opens a section
+                section, last_header = _header_tail(header), header
             row = " ".join(text[a:b].split())
             periods = column_periods(header) if header else []
             label = row_label(row)
@@ -299,8 +306,10 @@ def rows_for_items(wanted: Sequence[str], passages: Sequence[Passage], *, asked_
             if not values:  # a caption with a dash or figures of its own: the header's columns are the last cells
                 label, values = trailing_values(row, len(periods))
             if not values:
+                if row == label and 0 < len(row.split()) <= SECTION_WORDS:
+                    section = row.rstrip(":; ")
                 continue
-            context = _context(passage, header)
+            context = _context(passage, header) + (f" | {section}" if section else "")
             stated = items_of_row(label)
             member, title = ([], "") if stated else member_items(label, context)
             items = [i for i in (stated or member) if i in wanted]
@@ -317,6 +326,9 @@ def rows_for_items(wanted: Sequence[str], passages: Sequence[Passage], *, asked_
             found = FoundRow(items[0], index, a, b, label, tuple(values), header, header_span, found_years,
                              _scale(passage, a, header), columns, row_scope(label, context, member=bool(member)),
                              title or context)
+            if scope is not None and scope.kind == "segment" and found.scope.kind == "consolidated" \
+                    and names_segment(label, scope.name):  # "Total Digital Media revenue" for Digital Media
+                found = replace(found, scope=ReportingScope("segment", scope.name))
             rank = scope_rank(found.scope, scope)
             fit = period_fit(found, asked_years, span)
             for item in items:
@@ -403,6 +415,21 @@ def render_row(row: FoundRow, text: str, *, span: int = YEAR_SPAN) -> str:
 
 
 _PARENS_RE = re.compile(r"\([^()]*\)")
+#: Most words of a caption row that opens a section of a table (``Revenues:``, ``Earnings
+#: from operations:``), whose members' rows follow it.
+SECTION_WORDS = 6
+
+
+def _header_tail(header: str | None) -> str:
+    """A caption written on a column header's line after its years (``… 2022 2021 2020
+    Revenues:``), or ``""``."""
+    if not header:
+        return ""
+    last = None
+    for last in YEAR_RE.finditer(header):
+        pass
+    tail = " ".join(header[last.end():].split()).rstrip(":; ") if last else ""
+    return tail if any(c.isalpha() for c in tail) and len(tail.split()) <= SECTION_WORDS else ""
 
 
 def row_name(row: FoundRow) -> str:
@@ -413,7 +440,9 @@ def row_name(row: FoundRow) -> str:
     if row.scope.kind != "segment" or not row.scope.name:
         return row.label
     if row.scope.name == " ".join(_PARENS_RE.sub(" ", row.label).split()) and row.context:
-        return f"{row.label} ({row.context})"
+        return f"{row.label} ({row.context})"  # a breakdown's member, with what it breaks down
+    if names_segment(row.label, row.scope.name):
+        return row.label  # the label names its segment itself
     return f"{row.label} ({row.scope.name} segment)"
 
 
