@@ -397,3 +397,22 @@ def test_commands_take_a_postgresql_store_by_flag_or_environment(postgres_server
                             capture_output=True, text=True, timeout=300, env=env)
     assert [row["workspace"] for row in json.loads(listed.stdout)] == ["pg"]
     assert created.stdout.strip().startswith(json.loads(listed.stdout)[0]["prefix"])
+
+
+def test_a_follow_up_in_a_named_chat_reads_the_turn_before(corpus: Path, store: Path) -> None:
+    """``--chat TITLE`` keeps the turns in the store's chat of that title (created on first
+    use): a follow-up asked in it keeps the subject and never repeats the answer before it."""
+    first = ask_json("What does Cha Zhang say is the blocking issue for document understanding?", corpus, store,
+                     "--chat", "ocr talk")
+    follow = ask_json("And why?", corpus, store, "--chat", "ocr talk")
+    check_message(follow)
+    assert follow["text"] and follow["text"] != first["text"]
+    assert all(r["resource_title"].startswith("twiml-409") for r in follow["references"] if r.get("citation"))
+    from citewell import Engine
+    with Engine(store) as engine:
+        [chat] = [c for c in engine.chats() if c.title == "ocr talk"]
+        history = engine.history(chat.id)
+    assert [m.role for m in history] == ["user", "assistant", "user", "assistant"]
+    assert history[2].text == "And why?" and history[3].text == follow["text"]
+    blank = run("ask", "x", "--chat", " ", store=store)
+    assert blank.returncode == 2 and "--chat needs a title of one line" in blank.stderr

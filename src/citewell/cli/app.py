@@ -198,6 +198,9 @@ def ask(
                                        "(embeddings). Env CITEWELL_RETRIEVAL_MODE."),
     explain: bool = typer.Option(False, "--explain", help="Print the retrieved passages with their BM25, dense "
                                  "and fused ranks to stderr."),
+    chat: Optional[str] = typer.Option(None, "--chat", help="Keep the question and its answer in the chat of this "
+                                       "title (created on first use), so that a follow-up asked with the same "
+                                       "--chat (\"And why?\") reads the turns before it."),
     generator: Optional[str] = GeneratorOpt, llm_base_url: Optional[str] = LlmBaseUrlOpt,
     llm_model: Optional[str] = LlmModelOpt, llm_api_key: Optional[str] = LlmApiKeyOpt,
     llm_temperature: Optional[float] = LlmTemperatureOpt, llm_max_tokens: Optional[int] = LlmMaxTokensOpt,
@@ -228,13 +231,14 @@ def ask(
         if mode is not None:
             engine.mode = mode
         out = Console(highlight=False, soft_wrap=True) if sys.stdout is not None and sys.stdout.isatty() else None
+        chat_id = _chat_titled(engine, chat) if chat is not None else None
         with _embedding_status(engine, filters or None, corpus):
             if as_json:
                 message = engine.ask(question, k=k, filters=filters or None, corpus=corpus, sync=False,
-                                     offsets=offsets, policy=policy, image=image)
+                                     offsets=offsets, policy=policy, image=image, chat_id=chat_id)
             else:
                 events = engine.ask_stream(question, k=k, filters=filters or None, corpus=corpus, sync=False,
-                                           offsets=offsets, policy=policy, image=image)
+                                           offsets=offsets, policy=policy, image=image, chat_id=chat_id)
                 first = next(events)  # retrieval (and its embedding, under the spinner) happens here
         if not as_json:
             message = _print_stream(events, out, full=full, first=first)
@@ -244,6 +248,15 @@ def ask(
             _explain(engine.explain(question, k=k, filters=filters or None, corpus=corpus), engine.mode)
     if as_json:
         _write(json.dumps(message.model_dump(mode="json"), ensure_ascii=False) + "\n")
+
+
+def _chat_titled(engine: Engine, title: str) -> str:
+    """The id of the workspace's chat titled ``title`` (the latest, when several are), created
+    when there is none; an empty or multi-line title is bad usage (exit 2)."""
+    if not title.strip() or "\n" in title:
+        raise ExitError("--chat needs a title of one line", 2)
+    same = [c for c in engine.chats() if c.title == title]
+    return same[-1].id if same else engine.chat(title).id
 
 
 def _chain(first: Any, events: Iterator[Any]) -> Iterator[Any]:
