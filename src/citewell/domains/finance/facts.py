@@ -19,7 +19,8 @@ reads the scope and the concept a breakdown's row takes from its title:
   never the answer for the entity.
 
 :func:`scope_rank` orders rows for the scope a question asks (:class:`ReportingScope`):
-consolidated wins unless a segment or the amount attributable to shareholders is asked.
+consolidated wins unless a segment, the amount attributable to shareholders or the amount
+attributable to noncontrolling interests is asked.
 """
 
 from __future__ import annotations
@@ -127,13 +128,16 @@ def same_segment(row_name: str | None, asked_name: str | None) -> bool:
 _RANKS = {
     "consolidated": {"consolidated": 0, "attributable": 1, "segment": 2, "noncontrolling": 4},
     "attributable": {"attributable": 0, "consolidated": 1, "segment": 2, "noncontrolling": 4},
+    # the noncontrolling interests' share asked: that row, else the entity's figures (said to be another scope)
+    "noncontrolling": {"noncontrolling": 0, "consolidated": 1, "attributable": 2, "segment": 3},
 }
 
 
 def scope_rank(row: ReportingScope, asked: ReportingScope | None) -> int:
     """How well a row's scope answers the asked one, lower first: the asked scope itself;
     for a segment asked, a segment of another name after the consolidated figures (it is
-    another part of the entity); noncontrolling interests last (module docstring)."""
+    another part of the entity); noncontrolling interests last (module docstring), unless
+    they are what is asked."""
     kind = asked.kind if asked is not None else "consolidated"
     if kind == "segment":
         if row.kind == "segment":

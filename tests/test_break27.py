@@ -1,0 +1,49 @@
+"""Adversarial cases of statement facts, answer kinds and relevance (issue 27's break
+tests): each pins a defect found by attacking the new rules, on a real filing of
+../shared/corpus or on rows written as filings write them."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from citewell import Engine
+from citewell.domains.finance.facts import scope_rank
+from citewell.domains.finance.measure import ReportingScope, read_scope
+
+from .conftest import CORPUS
+
+
+@pytest.fixture(scope="module")
+def amcor(tmp_path_factory: pytest.TempPathFactory):
+    """An engine (lexical) over Amcor's fourth-quarter 2023 earnings release."""
+    root = tmp_path_factory.mktemp("break27")
+    docs = root / "docs"
+    docs.mkdir()
+    shutil.copy(CORPUS / "pdf" / "AMCOR_2023Q4_EARNINGS.pdf", docs / "AMCOR_2023Q4_EARNINGS.pdf")
+    with Engine(root / "store.sqlite", mode="lexical") as eng:
+        eng.sync(docs)
+        yield eng
+
+
+# -- noncontrolling interests asked ------------------------------------------------------------
+
+def test_a_question_about_noncontrolling_interests_reads_that_scope() -> None:
+    assert read_scope("What was net income attributable to non-controlling interests in 2023?") == \
+        ReportingScope("noncontrolling")
+    assert read_scope("How much net income went to minority interests?") == ReportingScope("noncontrolling")
+    assert read_scope("What was net income attributable to shareholders?") == ReportingScope("attributable")
+    asked = ReportingScope("noncontrolling")
+    assert scope_rank(ReportingScope("noncontrolling"), asked) == 0
+    assert scope_rank(ReportingScope("attributable"), asked) > scope_rank(ReportingScope(), asked) > 0
+
+
+def test_the_noncontrolling_interests_row_answers_them_not_the_parents(amcor) -> None:
+    # before: the row "Net income attributable to Amcor plc" (805, 1,048) answered, read as "attributable"
+    text = amcor.ask("What was Amcor's net income attributable to non-controlling interests in 2023?",
+                     sync=False).text
+    assert text.startswith("Net income attributable to non-controlling interests: (10) (2022), (10) (2023)")
+    assert "1,048" not in text
+    parent = amcor.ask("What was Amcor's net income attributable to shareholders in 2023?", sync=False).text
+    assert parent.startswith("Net income attributable to Amcor plc: 805 (2022), 1,048 (2023)")
