@@ -47,3 +47,28 @@ def test_the_noncontrolling_interests_row_answers_them_not_the_parents(amcor) ->
     assert "1,048" not in text
     parent = amcor.ask("What was Amcor's net income attributable to shareholders in 2023?", sync=False).text
     assert parent.startswith("Net income attributable to Amcor plc: 805 (2022), 1,048 (2023)")
+
+
+# -- a half year asked ---------------------------------------------------------------------------
+
+def test_the_span_of_a_half_year_or_of_months_asked() -> None:
+    from citewell.domains.finance.rows import HALF_SPAN, PART_SPAN, QUARTER_SPAN, YEAR_SPAN, asked_span
+    from citewell.question.periods import question_periods
+
+    def span(question: str) -> int:
+        return asked_span(question_periods(question), question)
+
+    assert span("What was net income in the first half of 2023?") == HALF_SPAN
+    assert span("What was revenue in H1 fiscal 2024?") == HALF_SPAN
+    assert span("What was revenue for the six months ended July 2023?") == 6
+    assert span("What was revenue for the nine months ended September 30, 2022?") == 9
+    assert span("What was net income year to date 2023?") == PART_SPAN
+    assert span("What was net income in the second quarter of 2023?") == QUARTER_SPAN
+    assert span("What was net income in 2023?") == YEAR_SPAN
+
+
+def test_a_quarter_is_not_passed_off_as_a_half_year(amcor) -> None:
+    # before: "Net income: 112 (3 months 2022), 184 (3 months 2023)" with no word that these are quarters
+    text = amcor.ask("What was Amcor's net income in the first half of 2023?", sync=False).text
+    assert text.startswith("The sources give no half-year figure for this; the rows below are for the periods "
+                           "they report. Net income: 112 (3 months 2022), 184 (3 months 2023), 815 (2022)")

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from .terms import tokens
 
 __all__ = ["YEAR_PATTERN", "YEAR_RE", "NUMERIC_CELL_RE", "PERIOD_SPAN_RE", "Period",
-           "COMPARISON_RE", "asks_partial_period", "column_periods", "is_year", "states_value", "years"]
+           "COMPARISON_RE", "asks_partial_period", "column_periods", "is_year", "months_spanned", "states_value",
+           "years"]
 
 #: A year 1900–2099 (a fragment for larger patterns).
 YEAR_PATTERN = r"(?:19|20)\d{2}"
@@ -92,7 +93,7 @@ _WORD_NUMBERS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "thirteen": 13, 
                  "fifty-three": 53, "fifty three": 53}
 
 
-def _months(match: re.Match[str]) -> int:
+def months_spanned(match: re.Match[str]) -> int:
     """Months spanned by a column-group heading (``Three Months``, ``13 Weeks``,
     ``Year Ended``, ``Quarter Ended``); weeks are retail fiscal calendars (13 weeks a
     quarter, 52–53 a year)."""
@@ -115,7 +116,7 @@ def asks_partial_period(text: str) -> bool:
     year (``six months ended``: the column-group headings of :func:`column_periods`)."""
     if _PART_OF_YEAR_RE.search(text):
         return True
-    return any(_months(m) < 12 for m in PERIOD_SPAN_RE.finditer(text))
+    return any(months_spanned(m) < 12 for m in PERIOD_SPAN_RE.finditer(text))
 
 
 def column_periods(header: str) -> list[Period]:
@@ -136,7 +137,7 @@ def column_periods(header: str) -> list[Period]:
     ``column_periods("Three Months Ended June 30, 2023 2022 Six Months Ended 2023 2022")``
     gives ``[3 months 2023, 3 months 2022, 6 months 2023, 6 months 2022]``.
     """
-    spans = [(m.start(), _months(m)) for m in PERIOD_SPAN_RE.finditer(header)]
+    spans = [(m.start(), months_spanned(m)) for m in PERIOD_SPAN_RE.finditer(header)]
     compared = [range(m.start(), m.end()) for m in COMPARISON_RE.finditer(header)]
     found = [m for m in YEAR_RE.finditer(header) if not any(m.start() in r for r in compared)]
     dates = [_date_before(header, m) for m in found]

@@ -53,7 +53,7 @@ from .statements import (
     statements_named,
     statements_of_items,
 )
-from citewell.text.numbers import NUMERIC_CELL_RE, Period, column_periods, years
+from citewell.text.numbers import NUMERIC_CELL_RE, PERIOD_SPAN_RE, Period, column_periods, months_spanned, years
 from citewell.question.kinds import lead
 from citewell.text.tables import NIL_CELLS as _NIL
 from citewell.text.tables import (header_before, is_header_row, paired_columns, row_label, row_spans,
@@ -131,17 +131,31 @@ def _context(passage: Passage, header: str | None) -> str:
 #: whose header gives no span (an annual statement's years, a balance sheet's date); a
 #: span of another length (a quarter for a year asked, a year for a quarter asked).
 FIT_ASKED, FIT_UNSTATED, FIT_OTHER = 2, 1, 0
-#: The span a question asks, in months: a fiscal year, a quarter, or part of a year of
-#: unsaid length (``year to date``, ``first half``).
-YEAR_SPAN, QUARTER_SPAN, PART_SPAN = 12, 3, 0
+#: The span a question asks, in months: a fiscal year, a quarter, half a year, or part of
+#: a year of unsaid length (``year to date``); a question naming a span of months or weeks
+#: (``nine months ended``) asks that many months.
+YEAR_SPAN, QUARTER_SPAN, HALF_SPAN, PART_SPAN = 12, 3, 6, 0
+#: Half a fiscal year (``first half``, ``H1``, ``half-year``): the six months of an interim
+#: report's year-to-date columns (SEC Regulation S-X Rule 10-01(c): interim statements for
+#: the quarter and the year to date).
+_HALF_RE = re.compile(r"\b(?:first|second|1st|2nd)\s+half\b|\bhalf[- ]year(?:ly)?\b|\b(?:H[12]|[12]H)\b",
+                      re.IGNORECASE)
 
 
-def asked_span(periods: QuestionPeriods) -> int:
-    """The span a question's periods ask: :data:`QUARTER_SPAN` when it names a quarter,
-    :data:`PART_SPAN` for another part of a year, else :data:`YEAR_SPAN`."""
+def asked_span(periods: QuestionPeriods, question: str = "") -> int:
+    """The span a question's periods ask: :data:`QUARTER_SPAN` when it names a quarter;
+    for another part of a year, :data:`HALF_SPAN` when ``question`` names a half, the months
+    of a span of months or weeks under a year it names (``six months ended``:
+    :data:`~citewell.text.numbers.PERIOD_SPAN_RE`), else :data:`PART_SPAN`; else
+    :data:`YEAR_SPAN`. A quarter's columns never answer a half year as its own."""
     if periods.quarters:
         return QUARTER_SPAN
-    return PART_SPAN if periods.partial else YEAR_SPAN
+    if _HALF_RE.search(question):  # before the periods' reading, which does not know "H1" for part of a year
+        return HALF_SPAN
+    if not periods.partial:
+        return YEAR_SPAN
+    spans = [months_spanned(m) for m in PERIOD_SPAN_RE.finditer(question)]
+    return next((m for m in spans if m < YEAR_SPAN), PART_SPAN)
 
 
 def column_fit(period: Period, span: int) -> int:
