@@ -17,11 +17,13 @@ from .conftest import CORPUS
 
 @pytest.fixture(scope="module")
 def amcor(tmp_path_factory: pytest.TempPathFactory):
-    """An engine (lexical) over Amcor's fourth-quarter 2023 earnings release."""
+    """An engine (lexical) over Amcor's fourth-quarter 2023 earnings release and Best Buy's
+    second-quarter fiscal 2024 10-Q."""
     root = tmp_path_factory.mktemp("break27")
     docs = root / "docs"
     docs.mkdir()
-    shutil.copy(CORPUS / "pdf" / "AMCOR_2023Q4_EARNINGS.pdf", docs / "AMCOR_2023Q4_EARNINGS.pdf")
+    for name in ("AMCOR_2023Q4_EARNINGS.pdf", "BESTBUY_2024Q2_10Q.pdf"):
+        shutil.copy(CORPUS / "pdf" / name, docs / name)
     with Engine(root / "store.sqlite", mode="lexical") as eng:
         eng.sync(docs)
         yield eng
@@ -72,3 +74,32 @@ def test_a_quarter_is_not_passed_off_as_a_half_year(amcor) -> None:
     text = amcor.ask("What was Amcor's net income in the first half of 2023?", sync=False).text
     assert text.startswith("The sources give no half-year figure for this; the rows below are for the periods "
                            "they report. Net income: 112 (3 months 2022), 184 (3 months 2023), 815 (2022)")
+
+
+# -- quarters of other years, rows whose cells do not pair ---------------------------------------
+
+def test_a_dated_quarter_of_the_next_calendar_year_is_no_quarter_of_the_year_asked() -> None:
+    from citewell.domains.finance.rows import reports_year_of
+    from citewell.text.numbers import Period
+
+    assert not reports_year_of(Period(2022, 3, "July 30, 2022"), 2021)  # fiscal 2023's second quarter
+    assert reports_year_of(Period(2022, 3, "January 29, 2022"), 2021)  # the last quarter of retail fiscal 2021
+    assert reports_year_of(Period(2020, 3, "August 1, 2020"), 2021)  # a quarter of a fiscal 2021 ending in 2021
+    assert reports_year_of(Period(2022, 3), 2021)  # undated: it may be
+    assert reports_year_of(Period(2023, 12, "January 28, 2023"), 2022)
+    assert not reports_year_of(Period(2023, 12, "July 29, 2023"), 2022)
+
+
+def test_a_quarter_two_years_on_is_said_to_be_another_period(amcor) -> None:
+    # before: the July 2022 and July 2023 quarters answered "Q2 2021" with no word that 2021 is not there
+    text = amcor.ask("What was Best Buy's revenue in Q2 2021?", sync=False).text
+    assert text.startswith("The sources give no figure for 2021; the rows below are for the periods they report. "
+                           "Revenue (Domestic segment): $8,890 (3 months to July 29, 2023)")
+
+
+def test_a_row_whose_cells_do_not_pair_never_outranks_a_known_row(amcor) -> None:
+    # "Pacific Sales 20 - - 20 21 - - 21" is a count of stores (eight cells under a header of four
+    # quarter and half-year columns); it answered Best Buy's revenue before the Domestic segment's row
+    text = amcor.ask("What was Best Buy's revenue in 2024?", sync=False).text
+    assert "Pacific Sales" not in text
+    assert "Revenue (Domestic segment): $8,890 (3 months to July 29, 2023)" in text

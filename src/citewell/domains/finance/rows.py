@@ -172,9 +172,16 @@ def column_fit(period: Period, span: int) -> int:
 
 def period_fit(row: FoundRow, asked_years: frozenset[int], span: int) -> int:
     """The best :func:`column_fit` among the row's columns for a year asked (any column
-    when none is asked); :data:`FIT_UNSTATED` when its columns cannot be paired."""
+    when none is asked). A row whose cells cannot be paired with its columns fits at best
+    :data:`FIT_UNSTATED`, and :data:`FIT_OTHER` when no period of its column header fits
+    better (the header's columns are all another span, or none may be a year asked): a row
+    whose cells do not even pair never outranks one whose columns are known."""
     if not row.columns:
-        return FIT_UNSTATED
+        periods = column_periods(row.header) if row.header else []
+        if not periods:  # years in the row itself: nothing says their span
+            return FIT_UNSTATED
+        cols = [p for p in periods if not asked_years or any(reports_year_of(p, y) for y in asked_years)]
+        return min(FIT_UNSTATED, max((column_fit(p, span) for p in cols), default=FIT_OTHER))
     cols = [p for p, _ in row.columns if not asked_years or any(reports_year_of(p, y) for y in asked_years)]
     return max((column_fit(p, span) for p in cols), default=FIT_OTHER)
 
@@ -200,9 +207,13 @@ _EARLY_END_MONTHS = frozenset({"jan", "feb", "mar"})
 
 def reports_year_of(p: Period, year: int) -> bool:
     """Whether column period ``p`` may be fiscal ``year`` (:func:`reports_year`)."""
-    if p.year == year or ((p.months or 12) < 12 and abs(p.year - year) <= 1):
+    early = p.date is not None and p.date[:3].lower() in _EARLY_END_MONTHS
+    if p.year == year or (p.year - year == 1 and early):
         return True
-    return p.date is not None and p.year - year == 1 and p.date[:3].lower() in _EARLY_END_MONTHS
+    # a part of a year: a quarter of fiscal ``year`` may end in the calendar year before; one
+    # ending in the calendar year after only early in it (the last quarter of a retail year)
+    # or when its date is not written
+    return (p.months or 12) < 12 and (p.year - year == -1 or (p.year - year == 1 and p.date is None))
 
 
 def reports_year(row: FoundRow, year: int) -> bool:
@@ -211,7 +222,9 @@ def reports_year(row: FoundRow, year: int) -> bool:
     year (``November 27, 2020``) is the year it ends in, or the year before when it ends in
     January to March (:data:`_EARLY_END_MONTHS`: retail years are named by the year most of
     them falls in). A part of a year (``3 months 2022``, ``Three Months Ended December 31,
-    2022``) is within a year of it: a quarter of fiscal 2023 may end in December 2022."""
+    2022``) is within a year of it: a quarter of fiscal 2023 may end in December 2022; but
+    a dated part ending in the calendar year after ``year`` is that year's only when it ends
+    in January to March (``July 30, 2022`` is no quarter of fiscal 2021)."""
     periods = column_periods(row.header) if row.header else []
     if not periods:
         return year in row.years
