@@ -103,3 +103,41 @@ def test_a_row_whose_cells_do_not_pair_never_outranks_a_known_row(amcor) -> None
     text = amcor.ask("What was Best Buy's revenue in 2024?", sync=False).text
     assert "Pacific Sales" not in text
     assert "Revenue (Domestic segment): $8,890 (3 months to July 29, 2023)" in text
+
+
+# -- a title that names a breakdown, not a segment ----------------------------------------------
+
+def test_a_title_case_breakdown_title_names_no_segment() -> None:
+    from citewell.domains.finance.facts import row_scope, segment_named, table_context
+
+    # before: "Net Sales", "About", "Revenue" and "Geographic" were read as segments' names, and the
+    # total row of each table was answered as "Total net sales (About segment)"
+    assert segment_named("Net Sales By Segment") is None
+    assert segment_named("Information About Our Segments") is None
+    assert segment_named("Revenue By Reportable Segment") is None
+    assert segment_named("Sales by Geographic Region") is None
+    assert row_scope("Total net sales", table_context("Information About Our Segments", None)) == ReportingScope()
+    assert segment_named("Results for the Flexibles Segment") == "Flexibles"
+    assert segment_named("Rigid Packaging Segment ($ in millions)") == "Rigid Packaging"
+    assert segment_named("Aerospace And Defense Segment") == "Aerospace And Defense"
+    assert segment_named("Selected financial data for the International segment was as follows") == "International"
+
+
+# -- an earnings release's quarter and full-year columns ----------------------------------------
+
+def test_quarter_and_full_year_columns_of_an_earnings_release_are_told_apart() -> None:
+    from citewell.domains.finance.rows import FoundRow, YEAR_SPAN, shown_columns
+    from citewell.text.numbers import Period, column_periods
+    from citewell.text.tables import is_header_row, paired_columns
+
+    # before: every column was a bare year, so the fourth quarter's 1,020 answered "revenue in 2023" as "(2023)"
+    header = "Fourth Quarter 2023 2022 Full Year 2023 2022"
+    assert column_periods(header) == [Period(2023, 3), Period(2022, 3), Period(2023, 12), Period(2022, 12)]
+    assert column_periods("Q4 2023 Q4 2022 FY 2023 FY 2022") == column_periods(header)
+    assert is_header_row("Q4 2023 Q4 2022 FY 2023 FY 2022")
+    assert column_periods("Fourth Quarter Ended December 31, 2022 2021") == [Period(2022, 3), Period(2021, 3)]
+    assert column_periods("Fiscal Year 2020 2019 2018") == [Period(2020), Period(2019), Period(2018)]
+    values = ("1,020", "980", "4,100", "3,900")
+    columns = tuple(paired_columns(values, column_periods(header), header))
+    row = FoundRow("Revenues", 0, 0, 0, "Revenues", values, header, None, frozenset({2023, 2022}), columns=columns)
+    assert shown_columns(row, YEAR_SPAN) == [(Period(2023, 12), "4,100"), (Period(2022, 12), "3,900")]

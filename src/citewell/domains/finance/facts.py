@@ -48,7 +48,11 @@ _ATTRIBUTABLE_RE = re.compile(r"\battributable\s+to\b|\bavailable\s+to\s+common\
 _SEGMENT_TITLE_RE = re.compile(r"\b((?:[A-Z][\w&.'-]*\s+){0,3}[A-Z][\w&.'-]*)\s+(?i:segment|division|region)s?\b")
 #: Words that name no particular segment (``Reportable Segments``, ``Business Segment Results``).
 _GENERIC_WORDS = frozenset({"reportable", "operating", "business", "total", "each", "our", "the", "all", "by",
-                            "results", "selected", "other", "segment", "segments", "information", "financial"})
+                            "results", "selected", "other", "segment", "segments", "information", "financial",
+                            "geographic", "geographical", "reporting"})
+#: Words that link a title's subject to its breakdown (``Net Sales By Segment``, ``Information
+#: About Our Segments``): a segment's name is only what follows the last of them.
+_LINK_WORDS = frozenset({"by", "about", "of", "for", "per", "from", "in", "on", "across"})
 #: A row that totals or consolidates a breakdown rather than naming a member of it.
 _TOTAL_RE = re.compile(r"^(?:total|consolidated|combined|net)\b", re.IGNORECASE)
 #: Words of a column header that say how its columns span, not what the table is about.
@@ -72,9 +76,15 @@ def table_context(title: str | None, header_label: str | None) -> str:
 @lru_cache(maxsize=4096)
 def segment_named(context: str) -> str | None:
     """The segment or area a table's title names (``International``, ``Rigid Packaging``),
-    or None (module docstring; names made of generic words only are none)."""
+    or None (module docstring; names made of generic words only are none, and a title in
+    title case names none by the words before a linking word: ``Net Sales By Segment``,
+    ``Information About Our Segments``, ``Sales by Geographic Region``)."""
     for match in _SEGMENT_TITLE_RE.finditer(context):
-        words = [w for w in match.group(1).split() if w.lower() not in _GENERIC_WORDS]
+        words = match.group(1).split()
+        links = [i for i, w in enumerate(words) if w.lower() in _LINK_WORDS]
+        if links:  # "Net Sales By Segment": the words before "By" are the table's item, no segment's name
+            words = words[links[-1] + 1:]
+        words = [w for w in words if w.lower() not in _GENERIC_WORDS]
         if words:
             return " ".join(words)
     return None
