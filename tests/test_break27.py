@@ -141,3 +141,33 @@ def test_quarter_and_full_year_columns_of_an_earnings_release_are_told_apart() -
     columns = tuple(paired_columns(values, column_periods(header), header))
     row = FoundRow("Revenues", 0, 0, 0, "Revenues", values, header, None, frozenset({2023, 2022}), columns=columns)
     assert shown_columns(row, YEAR_SPAN) == [(Period(2023, 12), "4,100"), (Period(2022, 12), "3,900")]
+
+
+# -- "And why?" after an abstention ---------------------------------------------------------------
+
+def test_a_follow_up_carries_the_previous_questions_topics() -> None:
+    from citewell.question.analysis import analyse
+
+    previous = "What did Cha Zhang say about the price of bananas in 1850?"
+    why = analyse("And why?", previous=previous)
+    assert why.followup.refers_back and why.kind.reason
+    topics = {alt for c in why.topics for alt in c.alternatives}
+    assert frozenset({"banana"}) in topics and frozenset({"price"}) in topics
+    assert analyse("And why?").topics == ()
+
+
+def test_and_why_after_an_abstention_abstains_too(tmp_path) -> None:
+    # before: "And why?" after the abstention quoted the transcript's sentences with "because"
+    # about text detection ("Because let's just think about, you know, you have a ground to text …")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    name = "twiml-409_deep-learning-ocr_cha-zhang.vtt"
+    shutil.copy(CORPUS / "transcripts" / name, docs / name)
+    with Engine(tmp_path / "store.sqlite", mode="lexical") as engine:
+        engine.sync(docs)
+        chat = engine.chat()
+        first = engine.ask("What did Cha Zhang say about the price of bananas in 1850?", sync=False, chat_id=chat.id)
+        assert first.text.startswith("Not in the sources")
+        why = engine.ask("And why?", sync=False, chat_id=chat.id)
+        assert why.text.startswith("Not in the sources")
+        assert not why.references
