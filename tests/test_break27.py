@@ -171,3 +171,19 @@ def test_and_why_after_an_abstention_abstains_too(tmp_path) -> None:
         why = engine.ask("And why?", sync=False, chat_id=chat.id)
         assert why.text.startswith("Not in the sources")
         assert not why.references
+
+
+# -- a segment named after a span word of its table's title ---------------------------------------
+
+def test_a_segment_named_after_a_span_word_of_the_title_keeps_its_scope() -> None:
+    from citewell.domains.finance.facts import row_scope, table_context
+
+    # before: everything from "Fiscal" / "Year" / "at" on was cut from the title, and the segment's
+    # rows were read as the company's (consolidated)
+    for title, name in (("Fiscal 2023 Flexibles Segment Results ($ in millions)", "Flexibles"),
+                        ("Year over year results of the International segment were as follows:", "International"),
+                        ("Results at the Americas Segment", "Americas")):
+        assert row_scope("Net sales", table_context(title, None)) == ReportingScope("segment", name)
+    # the title of a breakdown still states its item, its span words parted off
+    assert table_context("Consolidated Operating Revenues Years Ended December 31,", None) == \
+        "Consolidated Operating Revenues | December 31,"

@@ -56,20 +56,27 @@ _LINK_WORDS = frozenset({"by", "about", "of", "for", "per", "from", "in", "on", 
 #: A row that totals or consolidates a breakdown rather than naming a member of it.
 _TOTAL_RE = re.compile(r"^(?:total|consolidated|combined|net)\b", re.IGNORECASE)
 #: Words of a column header that say how its columns span, not what the table is about.
-_HEADER_WORDS_RE = re.compile(r"\b(?:increase|decrease|change|years?|months?|weeks?|quarters?|ended|ending|fiscal|"
-                              r"as\s+of|at|vs\.?)\b.*$", re.IGNORECASE)
+_SPAN_WORDS = (r"\b(?:increase|decrease|change|years?|months?|weeks?|quarters?|ended|ending|fiscal|"
+               r"as\s+of|at|vs\.?)\b")
+_HEADER_WORDS_RE = re.compile(_SPAN_WORDS + r".*$", re.IGNORECASE)
+#: In a table's title (a lead-in: ``Fiscal 2023 Flexibles Segment Results``), the same words
+#: only part what comes before them from what follows: the title goes on after them.
+_TITLE_SPAN_WORDS_RE = re.compile(_SPAN_WORDS, re.IGNORECASE)
 
 
 def table_context(title: str | None, header_label: str | None) -> str:
     """The words that title a row's table: the lead-in the extractor recorded (``title``)
     and the label part of its column header row (``Rigid Packaging Segment ($ in
-    millions)``), parenthetical asides (the scale) and the words of the column spans left
-    out, joined by `` | ``; ``""`` when neither says anything."""
+    millions)``), parenthetical asides (the scale) left out, joined by `` | ``; ``""`` when
+    neither says anything. The header's label ends at the words of its column spans; the
+    title's span words (``Fiscal 2023 Flexibles Segment Results``) part it, so that a
+    segment it names after them is still named."""
     parts = []
-    for text in (title, header_label):
-        if text:
-            plain = _HEADER_WORDS_RE.sub(" ", _PARENTHETICAL_RE.sub(" ", text))
-            parts.append(" ".join(plain.split()))
+    if title:  # the title's span words part it (a segment named after them is still named)
+        plain = _TITLE_SPAN_WORDS_RE.sub(" | ", _PARENTHETICAL_RE.sub(" ", title.replace("|", " ")))
+        parts.extend(" ".join(piece.split()) for piece in plain.split("|"))
+    if header_label:  # a column header's label: what stands before its columns' spans
+        parts.append(" ".join(_HEADER_WORDS_RE.sub(" ", _PARENTHETICAL_RE.sub(" ", header_label)).split()))
     return " | ".join(p for p in parts if p)  # "|": a segment's name never runs across two parts
 
 
