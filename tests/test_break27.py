@@ -126,7 +126,7 @@ def test_a_title_case_breakdown_title_names_no_segment() -> None:
 # -- an earnings release's quarter and full-year columns ----------------------------------------
 
 def test_quarter_and_full_year_columns_of_an_earnings_release_are_told_apart() -> None:
-    from citewell.domains.finance.rows import FoundRow, YEAR_SPAN, shown_columns
+    from citewell.domains.finance.rows import YEAR_SPAN, FoundRow, shown_columns
     from citewell.text.numbers import Period, column_periods
     from citewell.text.tables import is_header_row, paired_columns
 
