@@ -191,6 +191,17 @@ def _topics(query: str, concepts_of: Any) -> tuple[Concept, ...]:
                  if not c.number and c.boost != NAME_BOOST and not all(alt <= FILLER_TERMS for alt in c.alternatives))
 
 
+def _topic_text(question: str, query: str, back: bool) -> str:
+    """The text whose first sentence states a question's topics: the query; for a follow-up
+    whose query is the question and the previous question's words carried after it
+    (:func:`~citewell.question.followup.followup_query`: ``And why? Cha Zhang price
+    bananas``), the question's first sentence with those words, which state what it is
+    about (``And why?`` alone has no topic, and the scope check would pass anything)."""
+    if back and query != question and query.startswith(question):
+        return f"{first_sentence(question).rstrip('?!. ')} {query[len(question):].strip()}"
+    return query
+
+
 def _name_words(toks: list[Token]) -> tuple[tuple[str, str], ...]:
     """The name words of the question, ``(surface, term)`` in order without repeats: tokens
     written like names (:attr:`~citewell.text.terms.Token.name`) of at least two characters."""
@@ -226,7 +237,7 @@ def analyse(question: str, *, query: str | None = None, previous: str | None = N
     dropped = {w.lower() for n in found if n not in names for w in (*name_parts(n.text), n.text)}
     return QuestionAnalysis(
         question=question, query=query, names=names, periods=question_periods(query),
-        kind=kind, concepts=tuple(concepts_of(query)), topics=_topics(query, concepts_of),
+        kind=kind, concepts=tuple(concepts_of(query)), topics=_topics(_topic_text(question, query, back), concepts_of),
         naming=QuestionNames.of(query),
         name_words=tuple((s, t) for s, t in _name_words(toks) if s not in dropped), followup=FollowUp(previous, back),
         measure=measure, scope=domain.read_scope(query) if domain is not None else None,

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from .terms import tokens
 
 __all__ = ["YEAR_PATTERN", "YEAR_RE", "NUMERIC_CELL_RE", "PERIOD_SPAN_RE", "Period",
-           "COMPARISON_RE", "asks_partial_period", "column_periods", "is_year", "states_value", "years"]
+           "COMPARISON_RE", "asks_partial_period", "column_periods", "is_year", "months_spanned", "states_value",
+           "years"]
 
 #: A year 1900–2099 (a fragment for larger patterns).
 YEAR_PATTERN = r"(?:19|20)\d{2}"
@@ -95,7 +96,7 @@ _WORD_NUMBERS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "thirteen": 13, 
                  "fifty-three": 53, "fifty three": 53}
 
 
-def _months(match: re.Match[str]) -> int:
+def months_spanned(match: re.Match[str]) -> int:
     """Months spanned by a column-group heading (``Three Months``, ``13 Weeks``,
     ``Year Ended``, ``Quarter Ended``); weeks are retail fiscal calendars (13 weeks a
     quarter, 52–53 a year)."""
@@ -118,7 +119,7 @@ def asks_partial_period(text: str) -> bool:
     year (``six months ended``: the column-group headings of :func:`column_periods`)."""
     if _PART_OF_YEAR_RE.search(text):
         return True
-    return any(_months(m) < 12 for m in PERIOD_SPAN_RE.finditer(text))
+    return any(months_spanned(m) < 12 for m in PERIOD_SPAN_RE.finditer(text))
 
 
 def column_periods(header: str) -> list[Period]:
@@ -133,13 +134,18 @@ def column_periods(header: str) -> list[Period]:
     column's ``date`` is the month and day the header writes before its year, when it
     writes one before every year (``At December 31, 2019 At December 31, 2018``); a header
     naming the month and day once (``December 31, 2019 2018 2017``) gives years only.
+    A column group may also be named by its quarter or as the full year (``Fourth Quarter``,
+    ``Q4``, ``Full Year``, ``FY``: :data:`_COLUMN_SPAN_RE`), as earnings releases head them.
     Years of a comparison column (``2022 vs. 2021``: :data:`COMPARISON_RE`) are no periods:
     such columns hold changes. A header listing each column's month and day before the
     years (``January 28, January 29, 2023 2022``) dates each column.
     ``column_periods("Three Months Ended June 30, 2023 2022 Six Months Ended 2023 2022")``
     gives ``[3 months 2023, 3 months 2022, 6 months 2023, 6 months 2022]``.
     """
-    spans = [(m.start(), _months(m)) for m in PERIOD_SPAN_RE.finditer(header)]
+    headings = list(PERIOD_SPAN_RE.finditer(header))
+    spans = sorted([(m.start(), months_spanned(m)) for m in headings] + [
+        (m.start(), 3 if m.group(1) else 12) for m in _COLUMN_SPAN_RE.finditer(header)
+        if not any(m.start() < h.end() and h.start() < m.end() for h in headings)])  # "Fourth Quarter Ended": once
     compared = [range(m.start(), m.end()) for m in COMPARISON_RE.finditer(header)]
     found = [m for m in YEAR_RE.finditer(header) if not any(m.start() in r for r in compared)]
     dates = [_date_before(header, m) for m in found]
@@ -161,6 +167,11 @@ def column_periods(header: str) -> list[Period]:
     return out
 
 
+#: A column group named by its quarter or as the full year (``Fourth Quarter 2023 2022 Full
+#: Year 2023 2022``, ``Q4 2023 Q4 2022 FY 2023 FY 2022``: the headings of earnings releases):
+#: group 1 a quarter, else a year.
+_COLUMN_SPAN_RE = re.compile(r"\b((?i:Q[1-4]|[1-4]Q|(?:first|second|third|fourth)\s+quarter))\b|"
+                             r"\b(?:(?i:full[- ]year)|FY)(?=\s*(?:19|20)\d\d(?!\d))")
 #: A column that compares two periods (``2022 vs. 2021``, ``2023 compared to 2022``,
 #: ``2022 over 2021``): a change, not a period of its own.
 COMPARISON_RE = re.compile(rf"{YEAR_PATTERN}\s*(?:vs\.?|versus|compared\s+(?:to|with)|over|v\.)\s*{YEAR_PATTERN}",

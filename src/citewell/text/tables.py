@@ -96,10 +96,11 @@ _YEAR_CELL_RE = re.compile(rf"^\(?{YEAR_PATTERN}\)?[,.;:]?$")
 
 def _between_years(cell: str) -> bool:
     """A cell that may stand between the years of a column header: the month and day of
-    a date (``December 31,``), a footnote mark (``(a)``, ``(1)``), ``at``/``as of``/``and``."""
+    a date (``December 31,``), a footnote mark (``(a)``, ``(1)``), ``at``/``as of``/``and``,
+    a quarter's or fiscal year's mark (``Q4 2023 Q4 2022 FY 2023 FY 2022``)."""
     low = cell.lower().strip(",.;:")
     return (low[:3] in _MONTHS and low.isalpha()) or (low.isdigit() and len(low) <= 2) or low in (
-        "at", "as", "of", "and", "&") or bool(re.fullmatch(r"\(\w{1,2}\)|\(unaudited\)", low))
+        "at", "as", "of", "and", "&") or bool(re.fullmatch(r"\(\w{1,2}\)|\(unaudited\)|q[1-4]|[1-4]q|fy", low))
 
 
 def is_header_row(row: str) -> bool:

@@ -61,7 +61,7 @@ OTHER_SCOPE_TEXT = "The sources give no figure {asked}; the rows below are {foun
 #: quarter's columns for a year asked, or the reverse).
 OTHER_SPAN_TEXT = "The sources give no {span} figure for this; the rows below are for the periods they report."
 #: How :data:`OTHER_SPAN_TEXT` names the span asked (:func:`~citewell.domains.finance.rows.asked_span`).
-SPAN_WORDS = {12: "full-year", 3: "quarterly"}
+SPAN_WORDS = {12: "full-year", 3: "quarterly", 6: "half-year", 9: "nine-month"}
 #: A name in the possessive: whose figure the question asks for (``Apple's``, ``MGM Resorts'``).
 _POSSESSIVE_NAME_RE = re.compile(r"\b[A-Z0-9][\w&.\-]*(?:['\u2019]s\b|s['\u2019](?=\s))")
 
@@ -97,7 +97,7 @@ def _figure_rows_in(analysis: QuestionAnalysis, passages: Sequence[Passage], rat
     named = frozenset(statements_named(question))
 
     scope = analysis.scope if isinstance(analysis.scope, ReportingScope) else None
-    span = asked_span(analysis.periods)
+    span = asked_span(analysis.periods, analysis.query)
 
     def rows_for(keys: tuple[str, ...]) -> dict[str, FoundRow]:
         return rows_for_items(keys, passages, asked_years=asked, named=named, resource_id=resource_id,
@@ -179,7 +179,7 @@ def figure_answer(analysis: QuestionAnalysis, passages: Sequence[Passage]) -> Fi
     rows, calculation = figure_rows(analysis, passages)
     if not rows:
         return None
-    span = asked_span(analysis.periods)
+    span = asked_span(analysis.periods, analysis.query)
     quotes = tuple(RowQuote(row.passage_index, row.start, row.end,
                             render_row(row, passages[row.passage_index].chunk.text, span=span)) for row in rows)
     asked = sorted(analysis.years)

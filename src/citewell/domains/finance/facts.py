@@ -19,7 +19,8 @@ reads the scope and the concept a breakdown's row takes from its title:
   never the answer for the entity.
 
 :func:`scope_rank` orders rows for the scope a question asks (:class:`ReportingScope`):
-consolidated wins unless a segment or the amount attributable to shareholders is asked.
+consolidated wins unless a segment, the amount attributable to shareholders or the amount
+attributable to noncontrolling interests is asked.
 """
 
 from __future__ import annotations
@@ -47,33 +48,50 @@ _ATTRIBUTABLE_RE = re.compile(r"\battributable\s+to\b|\bavailable\s+to\s+common\
 _SEGMENT_TITLE_RE = re.compile(r"\b((?:[A-Z][\w&.'-]*\s+){0,3}[A-Z][\w&.'-]*)\s+(?i:segment|division|region)s?\b")
 #: Words that name no particular segment (``Reportable Segments``, ``Business Segment Results``).
 _GENERIC_WORDS = frozenset({"reportable", "operating", "business", "total", "each", "our", "the", "all", "by",
-                            "results", "selected", "other", "segment", "segments", "information", "financial"})
+                            "results", "selected", "other", "segment", "segments", "information", "financial",
+                            "geographic", "geographical", "reporting"})
+#: Words that link a title's subject to its breakdown (``Net Sales By Segment``, ``Information
+#: About Our Segments``): a segment's name is only what follows the last of them.
+_LINK_WORDS = frozenset({"by", "about", "of", "for", "per", "from", "in", "on", "across"})
 #: A row that totals or consolidates a breakdown rather than naming a member of it.
 _TOTAL_RE = re.compile(r"^(?:total|consolidated|combined|net)\b", re.IGNORECASE)
 #: Words of a column header that say how its columns span, not what the table is about.
-_HEADER_WORDS_RE = re.compile(r"\b(?:increase|decrease|change|years?|months?|weeks?|quarters?|ended|ending|fiscal|"
-                              r"as\s+of|at|vs\.?)\b.*$", re.IGNORECASE)
+_SPAN_WORDS = (r"\b(?:increase|decrease|change|years?|months?|weeks?|quarters?|ended|ending|fiscal|"
+               r"as\s+of|at|vs\.?)\b")
+_HEADER_WORDS_RE = re.compile(_SPAN_WORDS + r".*$", re.IGNORECASE)
+#: In a table's title (a lead-in: ``Fiscal 2023 Flexibles Segment Results``), the same words
+#: only part what comes before them from what follows: the title goes on after them.
+_TITLE_SPAN_WORDS_RE = re.compile(_SPAN_WORDS, re.IGNORECASE)
 
 
 def table_context(title: str | None, header_label: str | None) -> str:
     """The words that title a row's table: the lead-in the extractor recorded (``title``)
     and the label part of its column header row (``Rigid Packaging Segment ($ in
-    millions)``), parenthetical asides (the scale) and the words of the column spans left
-    out, joined by `` | ``; ``""`` when neither says anything."""
+    millions)``), parenthetical asides (the scale) left out, joined by `` | ``; ``""`` when
+    neither says anything. The header's label ends at the words of its column spans; the
+    title's span words (``Fiscal 2023 Flexibles Segment Results``) part it, so that a
+    segment it names after them is still named."""
     parts = []
-    for text in (title, header_label):
-        if text:
-            plain = _HEADER_WORDS_RE.sub(" ", _PARENTHETICAL_RE.sub(" ", text))
-            parts.append(" ".join(plain.split()))
+    if title:  # the title's span words part it (a segment named after them is still named)
+        plain = _TITLE_SPAN_WORDS_RE.sub(" | ", _PARENTHETICAL_RE.sub(" ", title.replace("|", " ")))
+        parts.extend(" ".join(piece.split()) for piece in plain.split("|"))
+    if header_label:  # a column header's label: what stands before its columns' spans
+        parts.append(" ".join(_HEADER_WORDS_RE.sub(" ", _PARENTHETICAL_RE.sub(" ", header_label)).split()))
     return " | ".join(p for p in parts if p)  # "|": a segment's name never runs across two parts
 
 
 @lru_cache(maxsize=4096)
 def segment_named(context: str) -> str | None:
     """The segment or area a table's title names (``International``, ``Rigid Packaging``),
-    or None (module docstring; names made of generic words only are none)."""
+    or None (module docstring; names made of generic words only are none, and a title in
+    title case names none by the words before a linking word: ``Net Sales By Segment``,
+    ``Information About Our Segments``, ``Sales by Geographic Region``)."""
     for match in _SEGMENT_TITLE_RE.finditer(context):
-        words = [w for w in match.group(1).split() if w.lower() not in _GENERIC_WORDS]
+        words = match.group(1).split()
+        links = [i for i, w in enumerate(words) if w.lower() in _LINK_WORDS]
+        if links:  # "Net Sales By Segment": the words before "By" are the table's item, no segment's name
+            words = words[links[-1] + 1:]
+        words = [w for w in words if w.lower() not in _GENERIC_WORDS]
         if words:
             return " ".join(words)
     return None
@@ -135,13 +153,16 @@ def names_segment(label: str, asked_name: str | None) -> bool:
 _RANKS = {
     "consolidated": {"consolidated": 0, "attributable": 1, "segment": 2, "noncontrolling": 4},
     "attributable": {"attributable": 0, "consolidated": 1, "segment": 2, "noncontrolling": 4},
+    # the noncontrolling interests' share asked: that row, else the entity's figures (said to be another scope)
+    "noncontrolling": {"noncontrolling": 0, "consolidated": 1, "attributable": 2, "segment": 3},
 }
 
 
 def scope_rank(row: ReportingScope, asked: ReportingScope | None) -> int:
     """How well a row's scope answers the asked one, lower first: the asked scope itself;
     for a segment asked, a segment of another name after the consolidated figures (it is
-    another part of the entity); noncontrolling interests last (module docstring)."""
+    another part of the entity); noncontrolling interests last (module docstring), unless
+    they are what is asked."""
     kind = asked.kind if asked is not None else "consolidated"
     if kind == "segment":
         if row.kind == "segment":

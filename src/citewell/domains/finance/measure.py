@@ -7,7 +7,9 @@
   or geographic area the question names (FASB ASC 280, Segment Reporting: "segment",
   "division", "region"), or the amount attributable to the parent's shareholders rather
   than the total that includes noncontrolling interests (FASB ASC 810-10-50-1A: "net
-  income attributable to the parent").
+  income attributable to the parent"), or the amount attributable to the noncontrolling
+  interests themselves (ASC 810-10-45-20: "noncontrolling interest", formerly "minority
+  interest").
 """
 
 from __future__ import annotations
@@ -50,13 +52,15 @@ def read_measure(text: str) -> Measure:
 class ReportingScope:
     """Of which part of the entity a question asks: ``kind`` ``consolidated`` (the
     default), ``segment`` (``name``: the segment or area as the question writes it, when it
-    names one) or ``attributable`` (to the parent's shareholders)."""
+    names one), ``attributable`` (to the parent's shareholders) or ``noncontrolling`` (to
+    the noncontrolling interests)."""
 
     kind: str = "consolidated"
     name: str | None = None
 
 
 _ATTRIBUTABLE_RE = re.compile(r"\battributable\s+to\b|\b(?:common\s+)?(?:share|stock)holders\b", re.IGNORECASE)
+_NONCONTROLLING_RE = re.compile(r"\bnon-?\s?controlling\b|\bminority\s+interests?\b", re.IGNORECASE)
 _NAMED_SEGMENT_RE = re.compile(r"\b((?:[A-Z][\w&.'-]*\s+){0,3}[A-Z][\w&.'-]*)\s+(?:segment|division|region)s?\b")
 _POSSESSIVE_RE = re.compile(r"\S+['\u2019]s?(?=\s|$)")
 _SEGMENT_RE = re.compile(r"\b(?:segments?|divisions?|regions?|geograph(?:y|ic|ical)|reportable)\b", re.IGNORECASE)
@@ -72,6 +76,8 @@ def read_scope(text: str) -> ReportingScope:
         return ReportingScope("segment", name or None)
     if _SEGMENT_RE.search(text):
         return ReportingScope("segment")
+    if _NONCONTROLLING_RE.search(text):  # before "attributable to": the minority's share, not the parent's
+        return ReportingScope("noncontrolling")
     if _ATTRIBUTABLE_RE.search(text):
         return ReportingScope("attributable")
     return ReportingScope()

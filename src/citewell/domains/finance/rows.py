@@ -53,7 +53,7 @@ from .statements import (
     statements_named,
     statements_of_items,
 )
-from citewell.text.numbers import NUMERIC_CELL_RE, YEAR_RE, Period, column_periods, years
+from citewell.text.numbers import NUMERIC_CELL_RE, PERIOD_SPAN_RE, YEAR_RE, Period, column_periods, months_spanned, years
 from citewell.question.kinds import lead
 from citewell.text.tables import NIL_CELLS as _NIL
 from citewell.text.tables import (header_before, is_header_row, paired_columns, row_label, row_spans,
@@ -131,17 +131,31 @@ def _context(passage: Passage, header: str | None) -> str:
 #: whose header gives no span (an annual statement's years, a balance sheet's date); a
 #: span of another length (a quarter for a year asked, a year for a quarter asked).
 FIT_ASKED, FIT_UNSTATED, FIT_OTHER = 2, 1, 0
-#: The span a question asks, in months: a fiscal year, a quarter, or part of a year of
-#: unsaid length (``year to date``, ``first half``).
-YEAR_SPAN, QUARTER_SPAN, PART_SPAN = 12, 3, 0
+#: The span a question asks, in months: a fiscal year, a quarter, half a year, or part of
+#: a year of unsaid length (``year to date``); a question naming a span of months or weeks
+#: (``nine months ended``) asks that many months.
+YEAR_SPAN, QUARTER_SPAN, HALF_SPAN, PART_SPAN = 12, 3, 6, 0
+#: Half a fiscal year (``first half``, ``H1``, ``half-year``): the six months of an interim
+#: report's year-to-date columns (SEC Regulation S-X Rule 10-01(c): interim statements for
+#: the quarter and the year to date).
+_HALF_RE = re.compile(r"\b(?:first|second|1st|2nd)\s+half\b|\bhalf[- ]year(?:ly)?\b|\b(?:H[12]|[12]H)\b",
+                      re.IGNORECASE)
 
 
-def asked_span(periods: QuestionPeriods) -> int:
-    """The span a question's periods ask: :data:`QUARTER_SPAN` when it names a quarter,
-    :data:`PART_SPAN` for another part of a year, else :data:`YEAR_SPAN`."""
+def asked_span(periods: QuestionPeriods, question: str = "") -> int:
+    """The span a question's periods ask: :data:`QUARTER_SPAN` when it names a quarter;
+    for another part of a year, :data:`HALF_SPAN` when ``question`` names a half, the months
+    of a span of months or weeks under a year it names (``six months ended``:
+    :data:`~citewell.text.numbers.PERIOD_SPAN_RE`), else :data:`PART_SPAN`; else
+    :data:`YEAR_SPAN`. A quarter's columns never answer a half year as its own."""
     if periods.quarters:
         return QUARTER_SPAN
-    return PART_SPAN if periods.partial else YEAR_SPAN
+    if _HALF_RE.search(question):  # before the periods' reading, which does not know "H1" for part of a year
+        return HALF_SPAN
+    if not periods.partial:
+        return YEAR_SPAN
+    spans = [months_spanned(m) for m in PERIOD_SPAN_RE.finditer(question)]
+    return next((m for m in spans if m < YEAR_SPAN), PART_SPAN)
 
 
 def column_fit(period: Period, span: int) -> int:
@@ -158,9 +172,16 @@ def column_fit(period: Period, span: int) -> int:
 
 def period_fit(row: FoundRow, asked_years: frozenset[int], span: int) -> int:
     """The best :func:`column_fit` among the row's columns for a year asked (any column
-    when none is asked); :data:`FIT_UNSTATED` when its columns cannot be paired."""
+    when none is asked). A row whose cells cannot be paired with its columns fits at best
+    :data:`FIT_UNSTATED`, and :data:`FIT_OTHER` when no period of its column header fits
+    better (the header's columns are all another span, or none may be a year asked): a row
+    whose cells do not even pair never outranks one whose columns are known."""
     if not row.columns:
-        return FIT_UNSTATED
+        periods = column_periods(row.header) if row.header else []
+        if not periods:  # years in the row itself: nothing says their span
+            return FIT_UNSTATED
+        cols = [p for p in periods if not asked_years or any(reports_year_of(p, y) for y in asked_years)]
+        return min(FIT_UNSTATED, max((column_fit(p, span) for p in cols), default=FIT_OTHER))
     cols = [p for p, _ in row.columns if not asked_years or any(reports_year_of(p, y) for y in asked_years)]
     return max((column_fit(p, span) for p in cols), default=FIT_OTHER)
 
@@ -186,9 +207,13 @@ _EARLY_END_MONTHS = frozenset({"jan", "feb", "mar"})
 
 def reports_year_of(p: Period, year: int) -> bool:
     """Whether column period ``p`` may be fiscal ``year`` (:func:`reports_year`)."""
-    if p.year == year or ((p.months or 12) < 12 and abs(p.year - year) <= 1):
+    early = p.date is not None and p.date[:3].lower() in _EARLY_END_MONTHS
+    if p.year == year or (p.year - year == 1 and early):
         return True
-    return p.date is not None and p.year - year == 1 and p.date[:3].lower() in _EARLY_END_MONTHS
+    # a part of a year: a quarter of fiscal ``year`` may end in the calendar year before; one
+    # ending in the calendar year after only early in it (the last quarter of a retail year)
+    # or when its date is not written
+    return (p.months or 12) < 12 and (p.year - year == -1 or (p.year - year == 1 and p.date is None))
 
 
 def reports_year(row: FoundRow, year: int) -> bool:
@@ -197,7 +222,9 @@ def reports_year(row: FoundRow, year: int) -> bool:
     year (``November 27, 2020``) is the year it ends in, or the year before when it ends in
     January to March (:data:`_EARLY_END_MONTHS`: retail years are named by the year most of
     them falls in). A part of a year (``3 months 2022``, ``Three Months Ended December 31,
-    2022``) is within a year of it: a quarter of fiscal 2023 may end in December 2022."""
+    2022``) is within a year of it: a quarter of fiscal 2023 may end in December 2022; but
+    a dated part ending in the calendar year after ``year`` is that year's only when it ends
+    in January to March (``July 30, 2022`` is no quarter of fiscal 2021)."""
     periods = column_periods(row.header) if row.header else []
     if not periods:
         return year in row.years
