@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from citewell import Engine
-from citewell.domains.finance.facts import member_items, names_segment, row_scope, same_segment, scope_rank, segment_named
+from citewell.domains.finance.facts import label_part, member_items, names_segment, row_scope, same_segment, scope_rank, segment_named
 from citewell.domains.finance.measure import ReportingScope, read_scope
 from citewell.ingest.pdf_tables import lead_in, page_tables
 from citewell.text.numbers import Period, column_periods
@@ -63,6 +63,16 @@ def test_a_part_named_without_the_word_segment_is_read_from_its_rows(engine) -> 
     assert 62 in pages
     total, _ = _answer(engine, "What were Boeing's total revenues in 2022?", "BOEING_2022_10K")
     assert "66,608 (2022)" in total and "25,867" not in total
+
+
+def test_a_label_that_names_a_part_before_its_caption_states_that_part() -> None:
+    assert label_part("Las Vegas Strip Resorts net revenues") == "Las Vegas Strip Resorts"
+    assert label_part("Total Digital Media revenue") == "Digital Media"
+    assert label_part("North America Net Sales") == "North America"
+    # a sentence-case label's first word, plain modifiers and title-case captions name no part
+    for label in ("Product sales", "Total net revenues", "Total Net Revenues", "Net sales", "Cost of sales"):
+        assert label_part(label) is None, label
+    assert row_scope("Las Vegas Strip Resorts net revenues", "") == ReportingScope("segment", "Las Vegas Strip Resorts")
 
 
 def test_a_row_whose_label_names_the_segment_asked_answers_for_it() -> None:

@@ -7,7 +7,9 @@ unit its table declares (:func:`citewell.domains.finance.rows.unit_words`). This
 reads the scope and the concept a breakdown's row takes from its title:
 
 - **consolidated** (the default): the row states the reporting entity as a whole;
-- **segment**: the table is titled for an operating segment or geographic area (FASB ASC
+- **segment**: the row's label names a part before its caption (``Las Vegas Strip Resorts
+  net revenues``: :func:`label_part`), or the table is titled for an operating segment or
+  geographic area (FASB ASC
   280, Segment Reporting: ``Rigid Packaging Segment ($ in millions)``, ``Selected financial
   data for the International segment was as follows``), or the row is a member of a
   breakdown of the item its table is titled for (``Consumer`` in a table titled
@@ -31,9 +33,9 @@ from functools import lru_cache
 from citewell.text.terms import tokens
 
 from .measure import ReportingScope
-from .statements import caption_share, items_of_row
+from .statements import caption_share, items_of_row, mentions
 
-__all__ = ["member_items", "names_segment", "row_scope", "same_segment", "scope_rank", "segment_named", "table_context"]
+__all__ = ["label_part", "member_items", "names_segment", "row_scope", "same_segment", "scope_rank", "segment_named", "table_context"]
 
 _PARENTHETICAL_RE = re.compile(r"\([^()]*\)")
 #: The least share of a breakdown's title that its item's caption must cover
@@ -110,7 +112,45 @@ def row_scope(label: str, context: str, *, member: bool = False) -> ReportingSco
         return ReportingScope("segment", " ".join(_PARENTHETICAL_RE.sub(" ", label).split()))
     if _ATTRIBUTABLE_RE.search(label):
         return ReportingScope("attributable")
+    part = label_part(label)
+    if part:
+        return ReportingScope("segment", part)
     return ReportingScope()
+
+
+#: Words of a label's modifier that name no part of the entity (``Total net revenues``,
+#: ``Consolidated Net Sales``, ``Gross Revenues``).
+_PLAIN_MODIFIERS = frozenset({"total", "net", "consolidated", "combined", "gross", "operating", "other", "adjusted",
+                              "reported", "segment", "segments", "company", "group"})
+_WORD_RE = re.compile(r"[^\W\d_][\w&.'\-]*")
+
+
+def label_part(label: str) -> str | None:
+    """The part of the entity a row's label names before the caption it states, or None:
+    two or more capitalised words, other than plain modifiers (:data:`_PLAIN_MODIFIERS`) and
+    the caption's own words, before the first caption (``Las Vegas Strip Resorts`` in
+    ``Las Vegas Strip Resorts net revenues``, ``Digital Media`` in ``Total Digital Media
+    revenue``; none in ``Total net revenues`` or ``Product sales``: a label's first word is
+    capitalised whatever it is, so one word alone names no part)."""
+    found = mentions(label, row=True)
+    if not found:
+        return None
+    caption_terms = _terms_in_order(label)[found[0].start:found[0].end]
+    words: list[str] = []
+    for match in _WORD_RE.finditer(label):
+        word = match.group()
+        stem = next(iter(_terms(word)), "")
+        if stem and stem in caption_terms:
+            break
+        if not word[0].isupper():
+            break
+        if word.lower() not in _PLAIN_MODIFIERS:
+            words.append(word)
+    return " ".join(words) if len(words) >= 2 else None
+
+
+def _terms_in_order(text: str) -> tuple[str, ...]:
+    return tuple(t.term for t in tokens(text) if t.content)
 
 
 def member_items(label: str, context: str) -> tuple[list[str], str]:
