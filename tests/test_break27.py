@@ -187,3 +187,13 @@ def test_a_segment_named_after_a_span_word_of_the_title_keeps_its_scope() -> Non
     # the title of a breakdown still states its item, its span words parted off
     assert table_context("Consolidated Operating Revenues Years Ended December 31,", None) == \
         "Consolidated Operating Revenues | December 31,"
+
+
+def test_including_noncontrolling_interests_asks_the_consolidated_total() -> None:
+    """"Net income, including noncontrolling interests" is the total that includes them (the
+    consolidated figure), not the noncontrolling interests' share (a README-only user's question)."""
+    from citewell.domains.finance.measure import ReportingScope, read_scope
+
+    assert read_scope("What was MGM Resorts' total net income, including noncontrolling interests, in 2022?") == \
+        ReportingScope()
+    assert read_scope("What was net income attributable to noncontrolling interests in 2022?").kind == "noncontrolling"

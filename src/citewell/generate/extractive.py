@@ -974,10 +974,10 @@ class ExtractiveGenerator:
         best_fit = max(s.fit for s in scored)
         if best_fit and fit_test.wanted == "reason":
             # a post that states no reason does not answer "why"; a document's discussion states the change
-            # and what drove it in sentences of their own, so its units without a reason word stay (their
-            # score is lowered above)
-            scored = [s for s in scored if s.fit or passages[s.cand.passage_index].chunk.metadata.get(
-                "source_type") != "post"]
+            # and what drove it in sentences of their own, so its units that state a figure (the change)
+            # stay without a reason word (their score is lowered above)
+            scored = [s for s in scored if s.fit or (s.cand.digits and passages[s.cand.passage_index].chunk.metadata.get(
+                "source_type") != "post")]
         elif best_fit:  # the count or date asked for is there: only units that hold it (the best of them)
             scored = [s for s in scored if s.fit == best_fit]
         if any(s.standing == MENTIONS for s in scored) and any(

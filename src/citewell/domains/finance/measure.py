@@ -61,6 +61,8 @@ class ReportingScope:
 
 _ATTRIBUTABLE_RE = re.compile(r"\battributable\s+to\b|\b(?:common\s+)?(?:share|stock)holders\b", re.IGNORECASE)
 _NONCONTROLLING_RE = re.compile(r"\bnon-?\s?controlling\b|\bminority\s+interests?\b", re.IGNORECASE)
+_INCLUDING_NONCONTROLLING_RE = re.compile(r"\b(?:including|incl\.?|includes|with|and|plus)\s+(?:the\s+)?"
+                                          r"(?:non-?\s?controlling|minority)\b", re.IGNORECASE)
 _NAMED_SEGMENT_RE = re.compile(r"\b((?:[A-Z][\w&.'-]*\s+){0,3}[A-Z][\w&.'-]*)\s+(?:segment|division|region)s?\b")
 _POSSESSIVE_RE = re.compile(r"\S+['\u2019]s?(?=\s|$)")
 _SEGMENT_RE = re.compile(r"\b(?:segments?|divisions?|regions?|geograph(?:y|ic|ical)|reportable)\b", re.IGNORECASE)
@@ -76,7 +78,9 @@ def read_scope(text: str) -> ReportingScope:
         return ReportingScope("segment", name or None)
     if _SEGMENT_RE.search(text):
         return ReportingScope("segment")
-    if _NONCONTROLLING_RE.search(text):  # before "attributable to": the minority's share, not the parent's
+    if _NONCONTROLLING_RE.search(text) and not _INCLUDING_NONCONTROLLING_RE.search(text):
+        # before "attributable to": the minority's share, not the parent's ("including
+        # noncontrolling interests" asks the total that includes it: the consolidated figure)
         return ReportingScope("noncontrolling")
     if _ATTRIBUTABLE_RE.search(text):
         return ReportingScope("attributable")
