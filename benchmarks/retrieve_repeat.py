@@ -11,6 +11,8 @@ once untimed per mode (term scores, masks and vectors cached), then ``--passes``
 passes, and prints per mode each question's best wall time, their mean and the mean of
 the same passes' CPU time (the process's), in ms: a comparison of two versions of the
 code on one store that the load of a shared machine disturbs less than a p50 does.
+``--ask`` times the whole ``Engine.ask`` (retrieve, answer, cite) instead, and
+``--filter-doc`` asks each question with its document filter (``document_name=``).
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ sys.path.insert(0, str(ROOT / "src"))
 QUESTIONS = ROOT.parent / "shared" / "corpus" / "eval" / "financebench_dev.jsonl"
 
 
-def dev_questions(limit: int) -> list[str]:
-    """The first ``limit`` questions of the FinanceBench dev set (:data:`QUESTIONS`)."""
-    return [json.loads(line)["question"] for line in QUESTIONS.read_text().splitlines() if line.strip()][:limit]
+def dev_questions(limit: int) -> list[tuple[str, str]]:
+    """The first ``limit`` questions of the FinanceBench dev set (:data:`QUESTIONS`), each
+    with its document's name: ``(question, doc_name)``."""
+    rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
+    return [(r["question"], r.get("doc_name", "")) for r in rows][:limit]
 
 
 def main() -> None:
@@ -38,6 +42,8 @@ def main() -> None:
     parser.add_argument("--modes", default="lexical,hybrid")
     parser.add_argument("--questions", type=int, default=6)
     parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--ask", action="store_true", help="time Engine.ask (retrieve, answer, cite)")
+    parser.add_argument("--filter-doc", action="store_true", help="ask with each question's document filter")
     args = parser.parse_args()
     from citewell import Engine
     from citewell.store import open_store
@@ -48,14 +54,21 @@ def main() -> None:
     with Engine(store, workspace=name) as engine:
         for mode in (m.strip() for m in args.modes.split(",") if m.strip()):
             engine.mode = mode
-            for q in questions:  # warm: every cache filled
-                engine.retrieve(q, k=5)
+            def run(q: str, doc: str) -> None:
+                filters = [f"document_name={doc}"] if args.filter_doc and doc else None
+                if args.ask:
+                    engine.ask(q, k=5, sync=False, filters=filters)
+                else:
+                    engine.retrieve(q, k=5, filters=filters)
+
+            for q, doc in questions:  # warm: every cache filled
+                run(q, doc)
             best = [float("inf")] * len(questions)
             cpu = [float("inf")] * len(questions)
             for _ in range(args.passes):
-                for i, q in enumerate(questions):
+                for i, (q, doc) in enumerate(questions):
                     wall, used = time.perf_counter(), time.process_time()
-                    engine.retrieve(q, k=5)
+                    run(q, doc)
                     best[i] = min(best[i], (time.perf_counter() - wall) * 1000)
                     cpu[i] = min(cpu[i], (time.process_time() - used) * 1000)
             print(f"{mode}: mean {sum(best) / len(best):.0f} ms (CPU {sum(cpu) / len(cpu):.0f} ms); per question "

@@ -176,8 +176,8 @@ def test_the_scope_of_a_row_and_of_a_question() -> None:
     assert row_scope("Net loss attributable to Boeing Shareholders", "") == ReportingScope("attributable")
     assert row_scope("Less: net loss attributable to noncontrolling interest", "").kind == "noncontrolling"
     assert row_scope("Net sales", "International Segment") == ReportingScope("segment", "International")
-    assert member_items("Consumer", "Consolidated Operating Revenues") == (["Revenues"], "Consolidated Operating Revenues")
-    assert member_items("Consolidated Operating Revenues", "Consolidated Operating Revenues") == ([], "")
+    assert member_items("Consumer", "Consolidated Operating Revenues") == (("Revenues",), "Consolidated Operating Revenues")
+    assert member_items("Consolidated Operating Revenues", "Consolidated Operating Revenues") == ((), "")
     assert read_scope("What were Amcor's Flexibles segment net sales?") == ReportingScope("segment", "Flexibles")
     assert same_segment("Consumer", "Verizon Consumer") and not same_segment("Business", "Verizon Consumer")
     consolidated, segment = ReportingScope(), ReportingScope("segment", "Consumer")

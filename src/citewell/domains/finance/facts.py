@@ -99,6 +99,7 @@ def segment_named(context: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=16384)
 def row_scope(label: str, context: str, *, member: bool = False) -> ReportingScope:
     """The :class:`ReportingScope` of a row with ``label`` in a table titled ``context``
     (:func:`table_context`); ``member``: the row names a member of the breakdown its title
@@ -153,20 +154,22 @@ def _terms_in_order(text: str) -> tuple[str, ...]:
     return tuple(t.term for t in tokens(text) if t.content)
 
 
-def member_items(label: str, context: str) -> tuple[list[str], str]:
+@lru_cache(maxsize=16384)
+def member_items(label: str, context: str) -> tuple[tuple[str, ...], str]:
     """The line items a row states as a member of a breakdown, and the part of ``context``
     that states them: a short label that states no item itself and totals nothing
     (``Consumer``, ``Corporate and other``; not ``Total``) in a table whose title states
     exactly one (``Consolidated Operating Revenues``); ``([], "")`` otherwise."""
     if not context or len(label.split()) > 5 or _TOTAL_RE.match(label) or items_of_row(label):
-        return [], ""
+        return (), ""
     for part in context.split(" | "):
         items = items_of_row(part)
         if len(items) == 1 and caption_share(part, items[0]) >= MEMBER_TITLE_SHARE:
-            return items, part.rstrip(":; ")
-    return [], ""
+            return tuple(items), part.rstrip(":; ")
+    return (), ""
 
 
+@lru_cache(maxsize=16384)
 def _terms(text: str | None) -> frozenset[str]:
     return frozenset(t.term for t in tokens(text or "") if t.content)
 

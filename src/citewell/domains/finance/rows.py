@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from citewell.text.quantities import declared_scales
 from citewell.models import Passage
@@ -124,7 +125,14 @@ def _title(passage: Passage) -> str | None:
 
 def _context(passage: Passage, header: str | None) -> str:
     """The words that title a row's table (:func:`~citewell.domains.finance.facts.table_context`)."""
-    return table_context(_title(passage), row_label(header) if header else None)
+    return _table_context(_title(passage), header)
+
+
+@lru_cache(maxsize=4096)
+def _table_context(title: str | None, header: str | None) -> str:
+    """:func:`_context` of a table's recorded title and a row's header (cached: a table's
+    rows share both)."""
+    return table_context(title, row_label(header) if header else None)
 
 
 #: Fit of a column's span to the period asked (higher first): the span asked; a column
@@ -268,19 +276,26 @@ def _rows_of(passage: Passage) -> list[tuple[int, int, str | None, tuple[int, in
     chunk = passage.chunk
     table = chunk.metadata.get("table") if isinstance(chunk.metadata.get("table"), Mapping) else None
     if table is not None and isinstance(table.get("rows"), list):
-        spans = [(int(a), int(b)) for a, b in table["rows"]]
+        spans = tuple((int(a), int(b)) for a, b in table["rows"])
     elif chunk.text_type == "table":
-        spans = row_spans(chunk.text)
+        spans = tuple(row_spans(chunk.text))
     else:
         return []
-    carried = table_header(chunk.metadata)
+    return list(_chunk_rows(chunk.id, chunk.text, spans, table_header(chunk.metadata)))
+
+
+@lru_cache(maxsize=4096)
+def _chunk_rows(chunk_id: str, text: str, spans: tuple[tuple[int, int], ...],
+                carried: str | None) -> tuple[tuple[int, int, str | None, tuple[int, int] | None], ...]:
+    """:func:`_rows_of` of one chunk (cached: a chunk's text and rows never change; the
+    chunk id keeps two chunks of one text apart in the cache's accounting only)."""
     out: list[tuple[int, int, str | None, tuple[int, int] | None]] = []
     for i, (a, b) in enumerate(spans):
-        if is_header_row(chunk.text[a:b]):
+        if is_header_row(text[a:b]):
             continue
-        span = header_before(chunk.text, spans, i)
-        out.append((a, b, chunk.text[span[0]:span[1]] if span else carried, span))
-    return out
+        span = header_before(text, spans, i)
+        out.append((a, b, text[span[0]:span[1]] if span else carried, span))
+    return tuple(out)
 
 
 def find_rows(question: str, passages: Sequence[Passage], *, asked_years: frozenset[int] = frozenset(),
@@ -338,7 +353,7 @@ def rows_for_items(wanted: Sequence[str], passages: Sequence[Passage], *, asked_
                 continue
             context = _context(passage, header) + (f" | {section}" if section else "")
             stated = items_of_row(label)
-            member, title = ([], "") if stated else member_items(label, context)
+            member, title = ((), "") if stated else member_items(label, context)
             items = [i for i in (stated or member) if i in wanted]
             if not items:
                 continue
