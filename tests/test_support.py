@@ -719,3 +719,27 @@ def test_a_rows_period_length_is_no_figure_to_find() -> None:
     # a figure that the passage does not hold is still not found
     wrong = check_rules(sentence.replace("2,297,282", "2,397,282"), passage, text_type="table", header=header)
     assert wrong.verdict == "unsupported" and "number_not_found:$2,397,282" in wrong.reasons
+
+
+#: One sentence that states two periods' figures (the example of issue 28).
+TWO_PERIODS = ("Revenue was 5,000 million dollars in 2023, up from 4,000 million dollars in 2022. The company "
+               "had 3,100 employees at year end.")
+
+
+@pytest.mark.parametrize(("sentence", "verdict"), [
+    ("Revenue was 4,000 million dollars in 2023.", "unsupported"),  # the other period's figure
+    ("Revenue was 5,000 million dollars in 2022.", "unsupported"),
+    ("Revenue was 4,000 million dollars in 2022.", "supported"),
+    ("Revenue was $5 billion in 2023.", "supported"),  # another scale
+    ("In 2023 revenue rose from $4 billion to $5 billion.", "supported"),  # a comparison states both
+    ("Revenue grew 25% in 2023.", "supported"),  # computed from the right figures
+])
+def test_a_figure_is_bound_to_the_year_its_sentence_states_it_for(sentence: str, verdict: str) -> None:
+    support = check_support(sentence, TWO_PERIODS, text_type="paragraph")
+    assert support.verdict == verdict, support.reasons
+    if verdict == "unsupported":
+        assert any(r.startswith("year_mismatch:") for r in support.reasons)
+    # before the number, with no other number between: "In 2022, revenue was $5,000 million"
+    before = "In 2022, revenue was $5,000 million, compared with $4,000 million in 2021."
+    assert check_support("Revenue was $4,000 million in 2022.", before, text_type="paragraph").verdict == "unsupported"
+    assert check_support("Revenue was $4,000 million in 2021.", before, text_type="paragraph").verdict == "supported"

@@ -82,8 +82,14 @@ Verdicts and rules (in this order)
    - ``year_not_found:<yyyy>`` (prose only): the passage never names that year: the
      claim is about another year;
    - ``year_mismatch:<yyyy>`` (prose only): every passage sentence that holds one of the
-     sentence's numbers names years, none of them a year of the sentence (``In 2021 …
-     $34.2 billion`` against ``In 2022 … $34.2 billion. In 2021 … $35.4 billion.``);
+     sentence's numbers states it for years, none of them a year of the sentence (``In
+     2021 … $34.2 billion`` against ``In 2022 … $34.2 billion. In 2021 … $35.4
+     billion.``). A passage sentence states a number for the year its wording binds to it
+     (the first year after it with no other number between, else the last year before it
+     so), which tells the two figures of one comparison apart ("4,000 million dollars in
+     2023" against "5,000 million dollars in 2023, up from 4,000 million dollars in
+     2022"); a sentence that compares periods itself also speaks for the year before its
+     own;
    - ``quarter_not_found:Q<n>``, ``date_not_found:<mm>-<dd>`` (prose only);
    - ``negation_mismatch``: exactly one of the sentence and its best unit is negated —
      judged on the unit's clauses that share the most words with the sentence (all of
@@ -514,17 +520,49 @@ _COMPARISON_RE = re.compile(r"\b(?:compared\s+(?:to|with)|from|versus|vs\.?|over
                             r"respectively)\b", re.IGNORECASE)
 
 
-def _year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _PassageInfo) -> int | None:
+def _bound_year(text: str, items: TextItems, number: Quantity) -> int | None:
+    """The year a passage sentence (``text``, read into ``items``) states ``number`` for,
+    when its wording binds one: the first year written after the number with no other
+    number and no comparison word between them ("4,000 million dollars in 2022"; not
+    "3.2 percent compared to 2021", the comparison's base), else the last year written before it with no other number
+    between them ("In 2022, revenue was $5,000"); None when neither (a year is then read
+    by distance, or a comparison speaks for all its years). A sentence that states two
+    periods' figures ("5,000 in 2023, up from 4,000 in 2022") so gives each figure its own
+    year: the other figure for another period is no support."""
+    end = number.start + len(number.text)
+    others = [q.start for q in items.numbers if q is not number]
+    spots = sorted((pos, year) for year, places in items.years.items() for pos in places)
+    for pos, year in spots:
+        if pos >= end:
+            # "a decrease of 3.2 percent compared to 2021": a year after a comparison word is its base
+            if not any(end <= o < pos for o in others) and not _COMPARISON_RE.search(text, end, pos):
+                return year
+            break
+    for pos, year in reversed(spots):
+        if pos < number.start:
+            if not any(pos < o < number.start for o in others):
+                return year
+            break
+    return None
+
+
+def _year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _PassageInfo, *,
+                   compares: bool = False) -> int | None:
     """The sentence year that the passage gives other numbers for (prose), or ``None``.
 
     For each found sentence number, every passage sentence holding a number that
-    matches it *speaks for* a set of years: the year written nearest to that number
-    (character distance), or all its years when it compares periods (``compared to``,
+    matches it *speaks for* a set of years: the year its wording binds to that number
+    (:func:`_bound_year`), else the year written nearest to it (character distance), or
+    all its years when it compares periods (``compared to``,
     ``from``, ``versus``, ``over``, ``than``, ``respectively`` …); a passage sentence
     without years speaks for none and makes the test neutral. A mismatch is a found
-    number all of whose passage sentences speak for years, none of them a sentence year.
+    number all of whose passage sentences speak for years, none of them a sentence year;
+    ``compares``: the sentence itself compares periods ("rose from $4 billion to $5 billion
+    in 2023"), so the year before each of its years is one of them too.
     """
     wanted = set(items.years)
+    if compares:
+        wanted |= {y - 1 for y in wanted}  # a claim that compares speaks for the period before too
     for q in matched:
         votes: list[bool | None] = []
         for unit in info.units:
@@ -534,7 +572,10 @@ def _year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _Passage
                 if not unit.items.years:
                     votes.append(None)
                     continue
-                if _COMPARISON_RE.search(unit.text):
+                bound = _bound_year(unit.text, unit.items, p)
+                if bound is not None:
+                    near = {bound}
+                elif _COMPARISON_RE.search(unit.text):
                     near = set(unit.items.years)
                 else:
                     def distance(pos: int, p: Quantity = p) -> int:
@@ -691,7 +732,8 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
         if (month, day) not in info.items.dates:
             period.append(f"date_not_found:{month:02d}-{day:02d}")
     if items.years and all(y in info.items.years for y in items.years):
-        mismatch = (_table_year_mismatch if info.table else _year_mismatch)(items, matched, info)
+        mismatch = (_table_year_mismatch(items, matched, info) if info.table else
+                    _year_mismatch(items, matched, info, compares=bool(_COMPARISON_RE.search(norm_s))))
         if mismatch is not None:
             hard.append(f"year_mismatch:{mismatch}")
 
