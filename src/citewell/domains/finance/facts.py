@@ -30,19 +30,15 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from citewell.text.terms import tokens
-
-from .measure import ReportingScope
-from .statements import caption_share, items_of_row, mentions
+from .measure import NONCONTROLLING_RE, ReportingScope
+from .statements import PARENTHETICAL_RE, caption_share, items_of_row, mentions, phrase_terms
 
 __all__ = ["label_part", "member_items", "names_segment", "row_scope", "same_segment", "scope_rank", "segment_named", "table_context"]
 
-_PARENTHETICAL_RE = re.compile(r"\([^()]*\)")
 #: The least share of a breakdown's title that its item's caption must cover
 #: (:func:`~citewell.domains.finance.statements.caption_share`) for its rows to be read as
 #: members: a title that adds more words than it has caption words is about something narrower.
 MEMBER_TITLE_SHARE = 0.5
-_NONCONTROLLING_RE = re.compile(r"\bnon-?\s?controlling\b|\bminority\s+interests?\b", re.IGNORECASE)
 _ATTRIBUTABLE_RE = re.compile(r"\battributable\s+to\b|\bavailable\s+to\s+common\b", re.IGNORECASE)
 #: A segment or area named in a table's title: capitalised words before ``segment``,
 #: ``division`` or ``region`` (ASC 280's terms), as the question reader reads it
@@ -75,10 +71,10 @@ def table_context(title: str | None, header_label: str | None) -> str:
     segment it names after them is still named."""
     parts = []
     if title:  # the title's span words part it (a segment named after them is still named)
-        plain = _TITLE_SPAN_WORDS_RE.sub(" | ", _PARENTHETICAL_RE.sub(" ", title.replace("|", " ")))
+        plain = _TITLE_SPAN_WORDS_RE.sub(" | ", PARENTHETICAL_RE.sub(" ", title.replace("|", " ")))
         parts.extend(" ".join(piece.split()) for piece in plain.split("|"))
     if header_label:  # a column header's label: what stands before its columns' spans
-        parts.append(" ".join(_HEADER_WORDS_RE.sub(" ", _PARENTHETICAL_RE.sub(" ", header_label)).split()))
+        parts.append(" ".join(_HEADER_WORDS_RE.sub(" ", PARENTHETICAL_RE.sub(" ", header_label)).split()))
     return " | ".join(p for p in parts if p)  # "|": a segment's name never runs across two parts
 
 
@@ -104,13 +100,13 @@ def row_scope(label: str, context: str, *, member: bool = False) -> ReportingSco
     """The :class:`ReportingScope` of a row with ``label`` in a table titled ``context``
     (:func:`table_context`); ``member``: the row names a member of the breakdown its title
     states (:func:`member_items`), whose name is the segment's."""
-    if _NONCONTROLLING_RE.search(label):
+    if NONCONTROLLING_RE.search(label):
         return ReportingScope("noncontrolling")
     named = segment_named(context)
     if named:
         return ReportingScope("segment", named)
     if member:
-        return ReportingScope("segment", " ".join(_PARENTHETICAL_RE.sub(" ", label).split()))
+        return ReportingScope("segment", " ".join(PARENTHETICAL_RE.sub(" ", label).split()))
     if _ATTRIBUTABLE_RE.search(label):
         return ReportingScope("attributable")
     part = label_part(label)
@@ -136,7 +132,7 @@ def label_part(label: str) -> str | None:
     found = mentions(label, row=True)
     if not found:
         return None
-    caption_terms = _terms_in_order(label)[found[0].start:found[0].end]
+    caption_terms = phrase_terms(label)[found[0].start:found[0].end]
     words: list[str] = []
     for match in _WORD_RE.finditer(label):
         word = match.group()
@@ -150,16 +146,14 @@ def label_part(label: str) -> str | None:
     return " ".join(words) if len(words) >= 2 else None
 
 
-def _terms_in_order(text: str) -> tuple[str, ...]:
-    return tuple(t.term for t in tokens(text) if t.content)
-
-
 @lru_cache(maxsize=16384)
 def member_items(label: str, context: str) -> tuple[tuple[str, ...], str]:
     """The line items a row states as a member of a breakdown, and the part of ``context``
     that states them: a short label that states no item itself and totals nothing
     (``Consumer``, ``Corporate and other``; not ``Total``) in a table whose title states
-    exactly one (``Consolidated Operating Revenues``); ``([], "")`` otherwise."""
+    exactly one and is mostly its caption (:data:`MEMBER_TITLE_SHARE`: ``Consolidated
+    Operating Revenues``, not ``Fios revenues for our two reportable segments``);
+    ``((), "")`` otherwise."""
     if not context or len(label.split()) > 5 or _TOTAL_RE.match(label) or items_of_row(label):
         return (), ""
     for part in context.split(" | "):
@@ -169,9 +163,9 @@ def member_items(label: str, context: str) -> tuple[tuple[str, ...], str]:
     return (), ""
 
 
-@lru_cache(maxsize=16384)
 def _terms(text: str | None) -> frozenset[str]:
-    return frozenset(t.term for t in tokens(text or "") if t.content)
+    """The content terms of ``text`` as a set (:func:`~citewell.domains.finance.statements.phrase_terms`)."""
+    return frozenset(phrase_terms(text or ""))
 
 
 def same_segment(row_name: str | None, asked_name: str | None) -> bool:

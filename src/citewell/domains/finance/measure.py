@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from .statements import Mention, item_mentions, mentions, statements_named
 
-__all__ = ["Measure", "ReportingScope", "read_measure", "read_scope"]
+__all__ = ["NONCONTROLLING_RE", "Measure", "ReportingScope", "read_measure", "read_scope"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,8 @@ class ReportingScope:
 
 
 _ATTRIBUTABLE_RE = re.compile(r"\battributable\s+to\b|\b(?:common\s+)?(?:share|stock)holders\b", re.IGNORECASE)
-_NONCONTROLLING_RE = re.compile(r"\bnon-?\s?controlling\b|\bminority\s+interests?\b", re.IGNORECASE)
+#: Noncontrolling (minority) interests named, in a question or a row label (ASC 810-10-45-20).
+NONCONTROLLING_RE = re.compile(r"\bnon-?\s?controlling\b|\bminority\s+interests?\b", re.IGNORECASE)
 _INCLUDING_NONCONTROLLING_RE = re.compile(r"\b(?:including|incl\.?|includes|with|and|plus)\s+(?:the\s+)?"
                                           r"(?:non-?\s?controlling|minority)\b", re.IGNORECASE)
 _NAMED_SEGMENT_RE = re.compile(r"\b((?:[A-Z][\w&.'-]*\s+){0,3}[A-Z][\w&.'-]*)\s+(?:segment|division|region)s?\b")
@@ -78,7 +79,7 @@ def read_scope(text: str) -> ReportingScope:
         return ReportingScope("segment", name or None)
     if _SEGMENT_RE.search(text):
         return ReportingScope("segment")
-    if _NONCONTROLLING_RE.search(text) and not _INCLUDING_NONCONTROLLING_RE.search(text):
+    if NONCONTROLLING_RE.search(text) and not _INCLUDING_NONCONTROLLING_RE.search(text):
         # before "attributable to": the minority's share, not the parent's ("including
         # noncontrolling interests" asks the total that includes it: the consolidated figure)
         return ReportingScope("noncontrolling")

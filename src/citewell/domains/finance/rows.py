@@ -44,6 +44,7 @@ from citewell.question.periods import QuestionPeriods
 from .facts import member_items, names_segment, row_scope, scope_rank, table_context
 from .measure import ReportingScope
 from .statements import (
+    PARENTHETICAL_RE,
     CONJUNCTIONS,
     PREPOSITIONS,
     caption_share,
@@ -456,7 +457,6 @@ def render_row(row: FoundRow, text: str, *, span: int = YEAR_SPAN) -> str:
     return f"{' '.join(row.header.split())} \u2026 {body}" if row.header else body
 
 
-_PARENS_RE = re.compile(r"\([^()]*\)")
 #: Most words of a caption row that opens a section of a table (``Revenues:``, ``Earnings
 #: from operations:``), whose members' rows follow it.
 SECTION_WORDS = 6
@@ -481,7 +481,7 @@ def row_name(row: FoundRow) -> str:
     Operating Revenues)``), so that a part's figure never reads as the company's."""
     if row.scope.kind != "segment" or not row.scope.name:
         return row.label
-    if row.scope.name == " ".join(_PARENS_RE.sub(" ", row.label).split()) and row.context:
+    if row.scope.name == " ".join(PARENTHETICAL_RE.sub(" ", row.label).split()) and row.context:
         return f"{row.label} ({row.context})"  # a breakdown's member, with what it breaks down
     if names_segment(row.label, row.scope.name):
         return row.label  # the label names its segment itself

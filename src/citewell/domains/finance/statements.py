@@ -19,15 +19,16 @@ from functools import lru_cache
 from citewell.text.terms import tokens
 from .vocabulary import LINE_ITEMS, RATIOS, STATEMENTS, texts
 
-__all__ = ["Mention", "caption_share", "captions_in", "item_mentions", "items_of_row", "measure_items", "measures_of_row", "mentions",
+__all__ = ["PARENTHETICAL_RE", "Mention", "caption_share", "captions_in", "item_mentions", "items_of_row", "measure_items", "measures_of_row", "mentions", "phrase_terms",
            "statement_of_heading", "statements_named", "statements_of_items"]
 
 _ITEMS = {item.key: item for item in LINE_ITEMS}
 
 
 @lru_cache(maxsize=4096)
-def _terms(text: str) -> tuple[str, ...]:
-    """Content terms of ``text`` in order (stems; stop words out)."""
+def phrase_terms(text: str) -> tuple[str, ...]:
+    """Content terms of ``text`` in order (stems; stop words out), as every phrase of the
+    vocabulary is matched (cached)."""
     return tuple(t.term for t in tokens(text) if t.content)
 
 
@@ -39,11 +40,11 @@ def _phrases(row: bool) -> list[tuple[tuple[str, ...], str, str]]:
     out: list[tuple[tuple[str, ...], str, str]] = []
     if not row:
         for kind, titles in STATEMENTS.items():
-            out.extend((_terms(t), "statement", kind) for t in texts(titles))
+            out.extend((phrase_terms(t), "statement", kind) for t in texts(titles))
         for ratio in RATIOS:
-            out.extend((_terms(n), "ratio", ratio.names[0].text) for n in texts(ratio.names))
+            out.extend((phrase_terms(n), "ratio", ratio.names[0].text) for n in texts(ratio.names))
     for item in LINE_ITEMS:
-        out.extend((_terms(t), "item", item.key)
+        out.extend((phrase_terms(t), "item", item.key)
                    for t in texts(item.labels if row else (*item.labels, *item.aliases)))
     out = [p for p in out if p[0]]
     out.sort(key=lambda p: -len(p[0]))  # stable: the order above breaks ties
@@ -69,7 +70,7 @@ class Mention:
 def mentions(text: str, *, row: bool = False) -> tuple[Mention, ...]:
     """The vocabulary phrases of ``text`` in text order, the longest where they overlap
     (:func:`_phrases`; ``row``: ``text`` is a table row's label, read for captions only)."""
-    seq = _terms(text)
+    seq = phrase_terms(text)
     taken = [False] * len(seq)
     found: list[Mention] = []
     for terms, kind, key in _PHRASES[row]:
@@ -125,7 +126,7 @@ def caption_share(label: str, key: str) -> float:
     caption covers over the label's content terms other than ``total`` (``Total net
     revenues`` is all revenues, 1.0; ``Product sales`` half, 0.5); 0.0 when the label does
     not state the item."""
-    seq = [t for t in _terms(label) if t != "total"]
+    seq = [t for t in phrase_terms(label) if t != "total"]
     covered = sum(m.end - m.start for m in mentions(label, row=True) if m.key == key)
     return min(1.0, covered / len(seq)) if seq else 0.0
 
@@ -137,7 +138,8 @@ def caption_share(label: str, key: str) -> float:
 PREPOSITIONS = frozenset({"for", "of", "from", "to", "in", "on", "at", "per", "as"})
 #: Words that coordinate two parts of a label (``Sales and marketing``).
 CONJUNCTIONS = frozenset({"and", "or"})
-_PARENTHETICAL_RE = re.compile(r"\([^()]*\)")
+#: A parenthetical aside of a label or title (``(in millions)``, ``(used in)``).
+PARENTHETICAL_RE = re.compile(r"\([^()]*\)")
 
 
 def _states(toks: list, start: int, end: int) -> bool:
@@ -172,7 +174,7 @@ def items_of_row(label: str) -> list[str]:
     activities``), never an alias (a row reading ``Cash dividends`` does not state cash).
     Rule: English noun-phrase structure (a head with its pre-modifiers, then post-modifiers
     opened by prepositions; coordination by *and*/*or*)."""
-    plain = _PARENTHETICAL_RE.sub(" ", label)
+    plain = PARENTHETICAL_RE.sub(" ", label)
     toks = tokens(plain)
     return list(dict.fromkeys(m.key for m in mentions(plain, row=True) if _states(toks, m.start, m.end)))
 
