@@ -169,6 +169,16 @@ def test_a_tables_lead_in_titles_it_at_ingest() -> None:
     assert none is None and meta["title"].startswith("International Segment")
 
 
+def test_a_segment_name_joined_by_and_is_one_name_and_the_contents_link_is_no_title() -> None:
+    # 3M's segments are written "Safety and Industrial Business Segment" under the running
+    # "Table of Contents" link of every page
+    assert segment_named("Safety and Industrial Business Segment") == "Safety and Industrial"
+    assert read_scope("What were 3M's Safety and Industrial segment net sales in 2022?") == ReportingScope(
+        "segment", "Safety and Industrial")
+    assert lead_in("Table of Contents\nSafety and Industrial Business Segment\n") == (
+        "Safety and Industrial Business Segment")
+
+
 def test_the_scope_of_a_row_and_of_a_question() -> None:
     assert segment_named("Rigid Packaging Segment") == "Rigid Packaging"
     assert segment_named("Segment Results of Operations | Flexibles Segment") == "Flexibles"

@@ -74,6 +74,8 @@ def _with_span_line(text: str, spans: Sequence[tuple[int, int]], index: int) -> 
 #: Most lines, and most words of one line, of the lead-in above a table that titles it.
 LEAD_LINES = 2
 LEAD_WORDS = 30
+#: The running line of an EDGAR filing's pages linking back to its table of contents.
+_RUNNING_LINK_RE = re.compile(r"^(?:table\s+of\s+contents|index)$", re.IGNORECASE)
 _SENTENCE_END_RE = re.compile(r"[.!?][\"'\u201d\u2019)]*$")
 
 
@@ -83,9 +85,12 @@ def lead_in(text: str) -> str | None:
     :data:`LEAD_LINES` of at most :data:`LEAD_WORDS` words, while each is a caption (no
     sentence end) or introduces what follows (ends in ``:``): ``International Segment`` and
     ``Selected financial data for the International segment was as follows ($ in
-    millions):``. A line that ends a sentence stops it: running text is no title."""
+    millions):``. A line that ends a sentence stops it: running text is no title; the
+    running ``Table of Contents`` link line of a filing's pages is skipped."""
     out: list[str] = []
     for line in reversed([ln.strip() for ln in text.splitlines() if ln.strip()]):
+        if _RUNNING_LINK_RE.match(line):
+            continue  # a filing's running link back to its contents, not a title
         if len(out) >= LEAD_LINES or len(line.split()) > LEAD_WORDS or _SENTENCE_END_RE.search(line):
             break
         if is_header_row(line):

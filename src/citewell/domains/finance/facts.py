@@ -43,7 +43,8 @@ _ATTRIBUTABLE_RE = re.compile(r"\battributable\s+to\b|\bavailable\s+to\s+common\
 #: A segment or area named in a table's title: capitalised words before ``segment``,
 #: ``division`` or ``region`` (ASC 280's terms), as the question reader reads it
 #: (:func:`citewell.domains.finance.measure.read_scope`).
-_SEGMENT_TITLE_RE = re.compile(r"\b((?:[A-Z][\w&.'-]*\s+){0,3}[A-Z][\w&.'-]*)\s+(?i:segment|division|region)s?\b")
+_SEGMENT_TITLE_RE = re.compile(r"\b((?:[A-Z][\w&.'-]*\s+(?:(?:and|&)\s+)?){0,3}[A-Z][\w&.'-]*)\s+"
+                               r"(?i:segment|division|region)s?\b")
 #: Words that name no particular segment (``Reportable Segments``, ``Business Segment Results``).
 _GENERIC_WORDS = frozenset({"reportable", "operating", "business", "total", "each", "our", "the", "all", "by",
                             "results", "selected", "other", "segment", "segments", "information", "financial",
@@ -80,8 +81,8 @@ def table_context(title: str | None, header_label: str | None) -> str:
 
 @lru_cache(maxsize=4096)
 def segment_named(context: str) -> str | None:
-    """The segment or area a table's title names (``International``, ``Rigid Packaging``),
-    or None (module docstring; names made of generic words only are none, and a title in
+    """The segment or area a table's title names (``International``, ``Rigid Packaging``,
+    ``Safety and Industrial``: a name may join its words with ``and``), or None (module docstring; names made of generic words only are none, and a title in
     title case names none by the words before a linking word: ``Net Sales By Segment``,
     ``Information About Our Segments``, ``Sales by Geographic Region``)."""
     for match in _SEGMENT_TITLE_RE.finditer(context):

@@ -64,7 +64,8 @@ _ATTRIBUTABLE_RE = re.compile(r"\battributable\s+to\b|\b(?:common\s+)?(?:share|s
 NONCONTROLLING_RE = re.compile(r"\bnon-?\s?controlling\b|\bminority\s+interests?\b", re.IGNORECASE)
 _INCLUDING_NONCONTROLLING_RE = re.compile(r"\b(?:including|incl\.?|includes|with|and|plus)\s+(?:the\s+)?"
                                           r"(?:non-?\s?controlling|minority)\b", re.IGNORECASE)
-_NAMED_SEGMENT_RE = re.compile(r"\b((?:[A-Z][\w&.'-]*\s+){0,3}[A-Z][\w&.'-]*)\s+(?:segment|division|region)s?\b")
+_NAMED_SEGMENT_RE = re.compile(r"\b((?:[A-Z][\w&.'-]*\s+(?:(?:and|&)\s+)?){0,3}[A-Z][\w&.'-]*)\s+"
+                               r"(?:segment|division|region)s?\b")
 _POSSESSIVE_RE = re.compile(r"\S+['\u2019]s?(?=\s|$)")
 _SEGMENT_RE = re.compile(r"\b(?:segments?|divisions?|regions?|geograph(?:y|ic|ical)|reportable)\b", re.IGNORECASE)
 
