@@ -269,6 +269,27 @@ def test_an_upload_left_without_a_job_is_queued_by_the_ingest_runners_housekeepi
     assert [(j.state, j.payload["resource_id"]) for j in jobs] == [("done", resource_id)]
 
 
+def test_an_upload_that_turns_ready_after_the_listing_is_not_queued_again(
+        staged: tuple[Engine, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The housekeeping's race (seen in CI): it lists the uploads still processing, the
+    upload's running job turns it ready and ends, then the housekeeping queues it. The
+    insert reads the status itself, so the stale listing queues nothing (each store)."""
+    engine, resource_id = staged
+    store = engine.store
+    assert store.enqueue_pending_uploads(EXTRACT) == 1
+    assert store.enqueue_pending_uploads(EXTRACT) == 0  # its job is queued
+    job = store.claim_job("t", kinds=(EXTRACT,), lease_s=30)
+    assert job is not None and job.payload["resource_id"] == resource_id
+    listing = store.pending_uploads()
+    assert listing == [(engine.workspace_id, resource_id)]
+    assert engine.process(resource_id).status == "ready"
+    assert job.lease_token is not None and store.finish_job(job.id, job.lease_token)
+    monkeypatch.setattr(store, "pending_uploads", lambda: listing)  # the listing taken before
+    assert store.enqueue_pending_uploads(EXTRACT) == 0
+    jobs = store.jobs(workspace_id=engine.workspace_id, kinds=(EXTRACT,))
+    assert [(j.state, j.payload["resource_id"]) for j in jobs] == [("done", resource_id)]
+
+
 def _failing_commits(monkeypatch: pytest.MonkeyPatch, engine: Engine, times: int) -> list[str]:
     """Make the store's commit of a *ready* upload raise STORE_UNAVAILABLE ``times`` times
     (a failed upload's row is written as usual); returns the statuses committed, in order."""

@@ -107,8 +107,10 @@ class UploadWorker:
 
     def recover(self) -> int:
         """Queue every upload still processing that has no job (a store made before the
-        jobs, or a job dead-lettered); returns how many were queued."""
-        queued = self._queue_each(EXTRACT, self.store.pending_uploads())
+        jobs, an outage between an upload's row and its job, or a job dead-lettered);
+        returns how many were queued (:meth:`~citewell.store.jobs.Jobs.enqueue_pending_uploads`:
+        an upload that turns ready meanwhile is not queued again)."""
+        queued = self.store.enqueue_pending_uploads(EXTRACT)
         if queued:
             log.info("resuming %d upload(s) left processing", queued)
             if self.extraction is not None:

@@ -109,6 +109,12 @@ class JobStore(Protocol):
         ``ValueError`` for ``max_attempts`` < 1."""
         ...
 
+    def enqueue_pending_uploads(self, kind: str) -> int:
+        """Queue a ``kind`` job (key ``kind:resource_id``) for every upload still processing
+        that has none queued or running; the upload's status is read by the insert itself,
+        so one that turns ready meanwhile gets none. Returns how many were queued."""
+        ...
+
     def claim_job(self, owner: str, *, kinds: Sequence[str], lease_s: float, per_workspace: int | None = None,
                   now: float | None = None) -> JobRecord | None:
         """Claim the next due job of ``kinds`` for ``owner``, fairly between workspaces (at most
@@ -191,25 +197,56 @@ class Jobs(SQLBase):
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         at = time.time() if now is None else now
-        job_id = str(uuid.uuid4())
         with self._write() as conn:
-            changed = conn.total_changes
-            conn.execute("INSERT INTO jobs (id, kind, workspace_id, payload, state, key, attempts, max_attempts, "
-                         "run_after, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, 0, ?, ?, ?, ?) "
-                         "ON CONFLICT DO NOTHING",
-                         (job_id, kind, workspace_id, json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
-                          key, max_attempts, at + max(0.0, delay_s), at, at))
-            created = conn.total_changes != changed
-            conn.execute("INSERT INTO job_lanes (workspace_id, kind, served_at) VALUES (?, ?, 0) "
-                         "ON CONFLICT DO NOTHING", (workspace_id, kind))
-            if created and self._NOTIFY_JOB is not None:
-                conn.execute(self._NOTIFY_JOB, (kind,))
-            if created:
+            job_id = self._insert_job(conn, workspace_id, kind, payload, key=key, max_attempts=max_attempts,
+                                      run_after=at + max(0.0, delay_s), at=at)
+            if job_id is not None:
                 row = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
             else:
                 row = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE key = ? AND state IN ('queued', 'running')",
                                    (key,)).fetchone()
-        return _job(row), created
+        return _job(row), job_id is not None
+
+    def enqueue_pending_uploads(self, kind: str) -> int:
+        """Queue a ``kind`` job (key ``kind:resource_id``, payload ``{"resource_id": …}``,
+        3 attempts) for every upload still processing that has none queued or running.
+        Each insert reads the upload's status itself (``INSERT … SELECT … WHERE EXISTS``), so
+        an upload whose running job turns it ready between the listing and the insert gets
+        no second job (the job, done by then, no longer holds the key). Returns how many
+        were queued."""
+        queued = 0
+        for workspace_id, resource_id in self.pending_uploads():  # type: ignore[attr-defined]
+            at = time.time()
+            with self._write() as conn:
+                queued += self._insert_job(
+                    conn, workspace_id, kind, {"resource_id": resource_id}, key=f"{kind}:{resource_id}",
+                    max_attempts=3, run_after=at, at=at,
+                    only_if=("SELECT 1 FROM resources WHERE id = ? AND status = 'processing'", (resource_id,))) \
+                    is not None
+        return queued
+
+    def _insert_job(self, conn: Any, workspace_id: str, kind: str, payload: dict[str, Any], *, key: str | None,
+                    max_attempts: int, run_after: float, at: float,
+                    only_if: tuple[str, tuple[Any, ...]] | None = None) -> str | None:
+        """Insert one queued job in the open write transaction ``conn`` (its workspace's lane
+        too, and the notification where the database has one); its id, or None when a job
+        of ``key`` is queued or running or the ``only_if`` query (SQL, parameters) finds no
+        row. Times are seconds since the epoch."""
+        job_id = str(uuid.uuid4())
+        guard, params = only_if if only_if is not None else ("SELECT 1", ())
+        changed = conn.total_changes
+        conn.execute("INSERT INTO jobs (id, kind, workspace_id, payload, state, key, attempts, max_attempts, "
+                     "run_after, created_at, updated_at) SELECT ?, ?, ?, ?, 'queued', ?, 0, ?, ?, ?, ? "
+                     f"WHERE EXISTS ({guard}) ON CONFLICT DO NOTHING",
+                     (job_id, kind, workspace_id, json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
+                      key, max_attempts, run_after, at, at, *params))
+        if conn.total_changes == changed:
+            return None
+        conn.execute("INSERT INTO job_lanes (workspace_id, kind, served_at) VALUES (?, ?, 0) "
+                     "ON CONFLICT DO NOTHING", (workspace_id, kind))
+        if self._NOTIFY_JOB is not None:
+            conn.execute(self._NOTIFY_JOB, (kind,))
+        return job_id
 
     def claim_job(self, owner: str, *, kinds: Sequence[str], lease_s: float, per_workspace: int | None = None,
                   now: float | None = None) -> JobRecord | None:
