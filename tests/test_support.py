@@ -264,7 +264,7 @@ def test_verbatim_needs_word_boundaries() -> None:
 
 @pytest.mark.parametrize(("sentence", "passage", "reason"), [
     ("Net sales were $2.3 billion.", "Net sales were $2,400 million.", "number_not_found:$2.3 billion"),
-    ("In 2021, net sales were $34.2 billion.", PROSE_YEARS, "year_mismatch:2021"),
+    ("In 2021, net sales were $34.2 billion.", PROSE_YEARS, "period_mismatch:2021"),
     ("In 2020, net sales were $34.2 billion.", PROSE, "year_not_found:2020"),
     ("The company repurchased shares in the fourth quarter of 2022.", PROSE, "negation_mismatch"),
     ("In 2022, 3M's net sales increased 3.2 percent compared to 2021.", PROSE, "direction_mismatch"),
@@ -686,8 +686,8 @@ Net income 900 800"""
 
 @pytest.mark.parametrize("sentence, verdict, reason", [
     ("Zorblax total revenue was $6,489 million in 2022.", "supported", None),
-    ("Zorblax total revenue was $5,900 million in 2022.", "unsupported", "year_mismatch:2022"),
-    ("Net income was $900 million in 2021.", "unsupported", "year_mismatch:2021"),
+    ("Zorblax total revenue was $5,900 million in 2022.", "unsupported", "period_mismatch:2022"),
+    ("Net income was $900 million in 2021.", "unsupported", "period_mismatch:2021"),
     ("Total revenue: 6,489 (2022), 5,900 (2021)", "supported", None),
     ("Zorblax net income increased by $100 million in 2022.", "supported", "computed:$100 million"),
     ("Zorblax net income increased by $200 million in 2022.", "unsupported", "number_not_found:$200 million"),
@@ -738,7 +738,7 @@ def test_a_figure_is_bound_to_the_year_its_sentence_states_it_for(sentence: str,
     support = check_support(sentence, TWO_PERIODS, text_type="paragraph")
     assert support.verdict == verdict, support.reasons
     if verdict == "unsupported":
-        assert any(r.startswith("year_mismatch:") for r in support.reasons)
+        assert any(r.startswith("period_mismatch:") for r in support.reasons)
     # before the number, with no other number between: "In 2022, revenue was $5,000 million"
     before = "In 2022, revenue was $5,000 million, compared with $4,000 million in 2021."
     assert check_support("Revenue was $4,000 million in 2022.", before, text_type="paragraph").verdict == "unsupported"

@@ -152,6 +152,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Callable
 
+from citewell.cite.binding import (FigureContext, measure_fit, prose_contexts, table_contexts,
+                                  with_relative_years)
 from citewell.embed import Embedder
 from citewell.text.numbers import column_periods
 from citewell.text.quantities import (FILLER_TERMS, PERCENT_HEADER_RE, Quantity, TextItems, normalise,
@@ -287,6 +289,9 @@ class _PassageInfo:
     units: tuple[_Unit, ...]
     #: a table's value cells, row by row (:func:`_cells`); empty for prose
     cells: tuple[tuple[_Cell, ...], ...] = ()
+    #: each row or clause that holds numbers, with the measure it states them for
+    #: (:mod:`citewell.cite.binding`)
+    contexts: tuple[FigureContext, ...] = ()
 
 
 @lru_cache(maxsize=512)
@@ -297,7 +302,13 @@ def _passage(text: str, table: bool | None) -> _PassageInfo:
         pieces = [text[a:b] for a, b in row_spans(text)]
     else:
         pieces = [text[a:b] for a, b in sentence_spans(text)]
-    units = tuple(_Unit(normalise(p), content_terms(normalise(p)), read_items(normalise(p))) for p in pieces)
+    texts = [normalise(p) for p in pieces]
+    read = [read_items(t) for t in texts]
+    if not is_table:  # "compared with 2,900 a year earlier": the year before the sentence's
+        read = with_relative_years(read, texts)
+    units = tuple(_Unit(t, content_terms(t), r) for t, r in zip(texts, read))
+    contexts = (table_contexts([(u.text, u.items) for u in units]) if is_table else
+                [c for u in units for c in prose_contexts(u.text, u.items)])
     return _PassageInfo(
         text=norm,
         table=is_table,
@@ -307,6 +318,7 @@ def _passage(text: str, table: bool | None) -> _PassageInfo:
         percent_header=bool(PERCENT_HEADER_RE.search(norm)),
         units=units,
         cells=_cells(units) if is_table else (),
+        contexts=tuple(contexts),
     )
 
 
@@ -588,6 +600,74 @@ def _year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _Passage
     return None
 
 
+#: A figure context fits a claim's measure when it holds at least this share of the
+#: claim's measure concepts (:func:`citewell.cite.binding.measure_fit`).
+MIN_MEASURE_FIT = 0.5
+
+
+def _figure_mismatch(q: Quantity, concepts: Sequence[Any], claim_terms: frozenset[str],
+                     info: _PassageInfo) -> str | None:
+    """``measure_mismatch:<q>`` or ``scope_mismatch:<q>`` when the passage states the
+    found number ``q`` for another measure or part than the claim's, else None.
+
+    The contexts holding ``q`` (:attr:`_PassageInfo.contexts`: table rows with their
+    caption, prose clauses) are compared with the passage's other contexts that hold
+    numbers, by :func:`~citewell.cite.binding.measure_fit` against the claim's measure
+    ``concepts``. In a table, a mismatch is another row that holds at least
+    :data:`MIN_MEASURE_FIT` of them and no word the claim does not say, while the best
+    row holding ``q`` holds fewer, or as many with words of its own ("Revenue was 3,000"
+    against ``Cost of revenue 3,000`` beside ``Total revenue 6,489``); it names the scope
+    when either row is a member of a breakdown (``Commercial`` under ``Revenues:``). In
+    prose, every clause holding ``q`` names a measure none of the claim's concepts is,
+    and another clause holding a number names at least :data:`MIN_MEASURE_FIT` of them. A
+    context with no measure words (a row whose label is on another page) leaves it open."""
+    if not concepts or not info.contexts:
+        return None
+    held = [c for c in info.contexts if any(_match_number(q, [p], info) in ("exact", "rounded") for p in c.numbers)]
+    if not held or any(not c.measure for c in held):
+        return None
+    others = [c for c in info.contexts if c not in held and c.measure]
+    if not others:
+        return None
+
+    def key(c: FigureContext) -> tuple[float, int]:
+        cov, extras = measure_fit(concepts, claim_terms, c)
+        return cov, -extras
+
+    own = max(held, key=key)
+    best = max(others, key=key)
+    (own_cov, own_extra), (best_cov, best_extra) = key(own), key(best)
+    if best_cov < MIN_MEASURE_FIT:
+        return None
+    if info.table:
+        if best_extra == 0 and (own_cov, own_extra) < (best_cov, best_extra):
+            kind = "scope" if own.member or best.member else "measure"
+            return f"{kind}_mismatch:{q.text}"
+        return None
+    return f"measure_mismatch:{q.text}" if own_cov == 0 else None
+
+
+def _other_subject(sentence: str, names: dict[str, str], terms: frozenset[str], title: str | None) -> str | None:
+    """The claim's subject, as written, when it is another company than the cited
+    document's: the sentence's subject (a possessive first name, ``Apple's``, else its
+    first name) is neither in the passage nor in the ``title`` (``terms``: both's content
+    terms), and the title names something (a content word that is no number, period or
+    filler word) the sentence does not say ("Best Buy's revenue was …" citing
+    ``AMCOR_2023_10K``). None when there is no title, or the title's names are in the
+    sentence."""
+    if not title:
+        return None
+    possessive = _POSSESSIVE_START_RE.match(sentence)
+    first = tokens(possessive.group(1)) if possessive else [t for t in tokens(sentence) if t.term in names]
+    subject = next((t for t in first if t.content and not t.number), None)
+    if subject is None or subject.term in terms:
+        return None
+    said = content_terms(sentence)
+    titled = [t.term for t in tokens(title) if t.content and not t.number and t.term not in FILLER_TERMS
+              and not _PERIOD_NAME_RE.fullmatch(t.term)]
+    return subject.surface if titled and not any(t in said for t in titled) else None
+
+
 def _coverage(concepts: Sequence[Any], terms: frozenset[str]) -> float:
     if not concepts:
         return 1.0
@@ -701,6 +781,11 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
     matched: list[Quantity] = []
     # concepts that say what a number is about (not names: a table row rarely repeats them)
     topical = [c for c in concepts if c.boost != NAME_BOOST]
+    # the claim's measure: its topical concepts, and the names a table's rows are labelled
+    # with (a segment "Consumer"; not the company, which no row names)
+    row_words = frozenset().union(*(c.measure for c in info.contexts)) if info.table else frozenset()
+    measure = topical + [c for c in concepts if c.boost == NAME_BOOST and c.matches(row_words)]
+    claim_terms = content_terms(plain).union(*(alt for c in concepts for alt in c.alternatives))
     for q in items.numbers:
         how = _match_number(q, info.items.numbers, info)
         if how in ("exact", "rounded"):
@@ -708,8 +793,13 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
             if how == "rounded":
                 notes.append(f"rounded:{q.text}")
             matched.append(q)
-            if topical and not any(_match_number(q, u.items.numbers, info) in ("exact", "rounded")
-                                   and any(c.matches(u.terms) for c in topical) for u in info.units):
+            wrong = _figure_mismatch(q, measure, claim_terms, info)
+            if wrong is not None:
+                hard.append(wrong)
+            elif topical and not any(_match_number(q, u.items.numbers, info) in ("exact", "rounded")
+                                     and any(c.matches(u.terms) for c in topical) for u in info.units) \
+                    and not any(_match_number(q, x.numbers, info) in ("exact", "rounded")
+                                and any(c.matches(x.measure) for c in topical) for x in info.contexts):
                 soft.append(f"number_out_of_context:{q.text}")
         elif how == "more_precise":
             soft.append(f"number_more_precise:{q.text}")
@@ -735,7 +825,7 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
         mismatch = (_table_year_mismatch(items, matched, info) if info.table else
                     _year_mismatch(items, matched, info, compares=bool(_COMPARISON_RE.search(norm_s))))
         if mismatch is not None:
-            hard.append(f"year_mismatch:{mismatch}")
+            hard.append(f"period_mismatch:{mismatch}")
 
     # words and entities
     terms = info.terms | (content_terms(title) if title else frozenset())
@@ -748,7 +838,10 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
     if names:
         missing = sorted(surface for term, surface in names.items() if term not in terms)
         if len(missing) * 2 > len(names):
-            soft.append("entity_not_found:" + ",".join(missing))
+            if _other_subject(plain, names, terms, title) is not None:
+                hard.append("scope_mismatch:" + ",".join(missing))
+            else:
+                soft.append("entity_not_found:" + ",".join(missing))
     has_numbers = bool(items.numbers)
     threshold = MIN_COVERAGE_WITH_NUMBERS if has_numbers else MIN_COVERAGE
     if concepts and coverage < threshold:
