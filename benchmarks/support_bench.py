@@ -46,13 +46,14 @@ from typing import Any
 
 from citewell.cite.verdict import check_rules
 from citewell.domains.finance import FINANCE
+from citewell.domains.finance.rows import table_part
 from citewell.domains.finance.facts import member_items, row_scope, segment_named, table_context
 from citewell.domains.finance.statements import PARENTHETICAL_RE, items_of_row, measures_of_row
 from citewell.text.numbers import Period, column_periods
 from citewell.text.quantities import Quantity, declared_scales, normalise, quantities, read_items
 from citewell.text.sentences import sentence_spans
 from citewell.text.tables import (header_before, is_header_row, paired_columns, row_label, row_spans, table_header,
-                                  value_cells)
+                                  table_lead, value_cells)
 
 TRUE_KINDS = ("verbatim_figure", "rounded", "rescaled", "paraphrased", "computed")
 FALSE_KINDS = ("other_row", "other_period", "other_company", "other_segment", "negation", "swapped_direction",
@@ -314,7 +315,13 @@ def _table_rows(p: BenchPassage) -> list[_Row]:
             context = table_context(title, row_label(header) if header else None)
             items, _part = member_items(raw_label, context)
             scope = row_scope(raw_label, context, member=bool(items))
-            segment = scope.name if scope.kind == "segment" else section
+            # a segment: the one the table's title names, or a section caption naming one
+            # ("Rigid Packaging segment") or under a title about segments; another caption
+            # ("Cash flows from investing activities:", "Denominator") is a part of a
+            # statement, not a segment
+            segment = scope.name if scope.kind == "segment" else section if section and (
+                segment_named(section) or _SEGMENT_HINT_RE.search(title or "") or _SEGMENT_HINT_RE.search(text[:a])) \
+                else None
             trusted = (bool(items_of_row(label) or measures_of_row(label)) and segment is None and not items
                        and scope.kind != "noncontrolling" and not hint_of_page
                        and not _SEGMENT_HINT_RE.search(text[:a]))
@@ -493,7 +500,8 @@ def _segment_claims(p: BenchPassage, rows: Sequence[_Row], rng: random.Random,
     """``other_segment``: a segment row's figure (its label stating a line item) stated for
     another segment (another section or member of the table, or another segment the
     company's tables name), or stated as the consolidated total."""
-    seg_rows = [r for r in rows if r.segment and not r.percent and (r.member or items_of_row(r.label))]
+    seg_rows = [r for r in rows if r.segment and not r.percent and (r.member or items_of_row(r.label))
+                and not re.match(r"(?i)(?:consolidated|total)\b", r.label)]
     if not seg_rows:
         return []
     row = rng.choice(seg_rows)
@@ -644,8 +652,8 @@ def claims_for(p: BenchPassage, rng: random.Random, companies: Sequence[str] = (
 def judge(p: BenchPassage, claim: Claim) -> Pair:
     """Judge one claim against its passage as the cite stage does (the chunk's
     ``text_type``, resource title and carried column header; the finance expansions)."""
-    s = check_rules(claim.text, p.text, text_type=p.text_type, title=p.title, header=table_header(p.metadata),
-                    expansions=FINANCE.expansions)
+    s = check_rules(claim.text, p.text, text_type=p.text_type, title=p.title, header=table_lead(p.metadata),
+                    expansions=FINANCE.expansions, part=table_part(p.metadata))
     return Pair(claim.kind, claim.true, claim.text, p.chunk_id, p.source, p.kind, s.verdict, s.reasons)
 
 

@@ -50,7 +50,8 @@ from typing import Any
 
 from citewell.embed import Embedder
 from citewell.models import Message, Notice, Occurrence, Passage, Reference, SourceRef
-from citewell.text.tables import table_header
+from citewell.domains.finance.rows import table_part
+from citewell.text.tables import table_lead
 from citewell.text.terms import NO_EXPANSIONS, Expansions
 
 from .links import escape_numbers, scan
@@ -160,8 +161,8 @@ def _check_message(msg: Message, embedder: Embedder | None, judge: Judge | None 
                 if ck not in cache:
                     title = " ".join(str(t) for t in (ref.resource_title, getattr(ref, "file_name", None)) if t)
                     cache[ck] = check_support(sentence, ref.text, embedder=embedder, text_type=ref.text_type,
-                                              title=title or None, judge=judge, header=table_header(ref.metadata),
-                                              expansions=expansions)
+                                              title=title or None, judge=judge, header=table_lead(ref.metadata),
+                                              expansions=expansions, part=table_part(ref.metadata))
                 pairs[pk] = _Pair(index, ref, [], cache[ck])
                 supports.append(cache[ck])
             pairs[pk].spans.append((x, y))
@@ -424,8 +425,8 @@ def part_support(part_text: str, passage: Passage, *, embedder: Embedder | None 
     chunk = passage.chunk
     plain = unescape_markdown(_PART_MARKER_RE.sub("", part_text)).strip()
     return check_support(plain, chunk.text, text_type=chunk.text_type, title=passage.resource_title,
-                         embedder=embedder, judge=judge, header=table_header(chunk.metadata),
-                         expansions=expansions).to_dict()
+                         embedder=embedder, judge=judge, header=table_lead(chunk.metadata),
+                         expansions=expansions, part=table_part(chunk.metadata)).to_dict()
 
 
 _CONTENT_RE = re.compile(r"[^\W_]")

@@ -152,14 +152,14 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Callable
 
-from citewell.cite.binding import (FigureContext, measure_fit, prose_contexts, table_contexts,
+from citewell.cite.binding import (QUALIFIER_TERMS, FigureContext, measure_fit, prose_contexts, table_contexts,
                                   with_relative_years)
 from citewell.embed import Embedder
 from citewell.text.numbers import column_periods
 from citewell.text.quantities import (FILLER_TERMS, PERCENT_HEADER_RE, Quantity, TextItems, normalise,
                                       read_declared_scales, read_items, rounds_to)
 from citewell.text.sentences import sentence_spans
-from citewell.text.tables import is_header_row, looks_tabular, row_label, row_spans
+from citewell.text.tables import is_header_row, looks_tabular, paired_columns, row_label, row_spans
 from citewell.text.terms import NAME_BOOST, NO_EXPANSIONS, Expansions, content_terms, question_concepts, tokens
 
 __all__ = ["DROPPED_VERDICTS", "MIN_COVERAGE", "MIN_COVERAGE_WITH_NUMBERS", "MIN_SIMILARITY", "POLICIES",
@@ -236,6 +236,8 @@ _UP_RE = re.compile(r"\b(?:increas\w*|rose|rise[sn]?|rising|grew|grow(?:s|n|ing|
 _DOWN_RE = re.compile(r"\b(?:decreas\w*|declin\w*|fell|fall(?:s|en|ing)?|drop(?:s|ped|ping)?|lower|"
                       r"reduc\w*|shr[iau]nk\w*|contracted|down)\b", re.IGNORECASE)
 
+#: A capitalised word of three letters or more (a name's word, looked up in a title).
+_CAPITALISED_RE = re.compile(r"\b[A-Z][A-Za-z]{2,}\b")
 _POSSESSIVE_START_RE = re.compile(r"\W*([A-Z][\w&.-]*)'s\b")
 _PERIOD_NAME_RE = re.compile(r"(?:q[1-4]|[1-4]q\d*|h[12]|fy\d*|cy\d*|10k|10q|8k|20f)")
 
@@ -445,16 +447,26 @@ def _cells(units: Sequence[_Unit]) -> tuple[tuple[_Cell, ...], ...]:
     when there are as many of each; otherwise its cells carry no year."""
     rows: list[tuple[_Cell, ...]] = []
     periods: list[Any] = []
+    header: str | None = None
     for unit in units:
         if is_header_row(unit.text):
-            periods = column_periods(unit.text)
+            periods, header = column_periods(unit.text), unit.text
             continue
         numbers = [n for n in unit.items.numbers if n.kind in ("amount", "percent")]
         if not numbers:
             continue
         label = content_terms(row_label(unit.text))
-        paired = len(periods) == len(numbers)
-        rows.append(tuple(_Cell(n, periods[i].year if paired else None, i, label) for i, n in enumerate(numbers)))
+        # one cell per period, or the layouts paired_columns knows (a share of the total
+        # beside each amount; change columns after the periods)
+        cells = [n.text + ("%" if n.kind == "percent" and not n.text.endswith("%") else "") for n in numbers]
+        pairs = paired_columns(cells, periods, header) if periods else []
+        years: dict[int, int] = {}
+        if pairs:
+            left = 0
+            for period, cell in pairs:
+                at = cells.index(cell, left)
+                years[at], left = period.year, at + 1
+        rows.append(tuple(_Cell(n, years.get(i), i, label) for i, n in enumerate(numbers)))
     return tuple(rows)
 
 
@@ -635,8 +647,14 @@ def _figure_mismatch(q: Quantity, concepts: Sequence[Any], claim_terms: frozense
         return cov, -extras
 
     own = max(held, key=key)
-    best = max(others, key=key)
+    best = max(others, key=lambda c: (*key(c), not c.member))  # on a tie, the whole's row
     (own_cov, own_extra), (best_cov, best_extra) = key(own), key(best)
+    if info.table and own.member and not best.member and own_cov > 0 \
+            and (own_cov, own_extra) <= (best_cov, best_extra) \
+            and not any(c.matches(own.measure - own.own) for c in concepts):
+        # as good a fit, but the figure is a part's ("Net sales" under "Rigid Packaging")
+        # where the claim names no part and another row is the whole's
+        return f"scope_mismatch:{q.text}"
     if best_cov < MIN_MEASURE_FIT:
         return None
     if info.table:
@@ -666,6 +684,31 @@ def _other_subject(sentence: str, names: dict[str, str], terms: frozenset[str], 
     titled = [t.term for t in tokens(title) if t.content and not t.number and t.term not in FILLER_TERMS
               and not _PERIOD_NAME_RE.fullmatch(t.term)]
     return subject.surface if titled and not any(t in said for t in titled) else None
+
+
+def _squeezed_names(sentence: str, title: str) -> frozenset[str]:
+    """The content terms of the capitalised words of ``sentence`` that ``title`` holds
+    with its spaces and punctuation removed (``Best Buy`` in ``BESTBUY_2019_10K``)."""
+    squeezed = re.sub(r"[^a-z]", "", title.lower())
+    inside = [w for w in _CAPITALISED_RE.findall(sentence) if w.lower() in squeezed]
+    return content_terms(" ".join(inside)) if inside else frozenset()
+
+
+def _name_runs(sentence: str, names: dict[str, str]) -> list[tuple[str, ...]]:
+    """The sentence's names as runs of consecutive name words (terms), in order:
+    ``General Mills's revenue …`` → ``[("gener", "mill")]``."""
+    runs: list[tuple[str, ...]] = []
+    current: list[str] = []
+    for t in tokens(sentence):
+        if t.term in names and not t.number:
+            current.append(t.term)
+        elif t.content or t.number:
+            if current:
+                runs.append(tuple(current))
+            current = []
+    if current:
+        runs.append(tuple(current))
+    return runs
 
 
 def _coverage(concepts: Sequence[Any], terms: frozenset[str]) -> float:
@@ -703,13 +746,14 @@ def _fmt(x: float) -> str:
 
 def check_support(sentence: str, passage: str | None, *, embedder: Embedder | None = None,
                   text_type: str | None = None, title: str | None = None, judge: Judge | None = None,
-                  header: str | None = None, expansions: Expansions = NO_EXPANSIONS) -> Support:
+                  header: str | None = None, expansions: Expansions = NO_EXPANSIONS,
+                  part: str | None = None) -> Support:
     """:func:`check_rules`, then, for an ``uncertain`` verdict and a ``judge``, the judge's
     opinion: True makes it ``supported`` (reason ``judge:supported``, score at least 0.5),
     False ``unsupported`` (``judge:unsupported``, score at most 0.3); None, or a judge that
     raises, leaves it ``uncertain`` (``judge:none`` / ``judge:failed``)."""
     support = check_rules(sentence, passage, embedder=embedder, text_type=text_type, title=title, header=header,
-                          expansions=expansions)
+                          expansions=expansions, part=part)
     if judge is None or support.verdict != "uncertain" or passage is None:
         return support
     try:
@@ -731,7 +775,7 @@ _BRACKETED_NUMBERS_RE = re.compile(r"[\[【]\s*\d+(?:\s*[,\-–]\s*\d+)*\s*[\]�
 
 def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None = None,
                 text_type: str | None = None, title: str | None = None, header: str | None = None,
-                expansions: Expansions = NO_EXPANSIONS) -> Support:
+                expansions: Expansions = NO_EXPANSIONS, part: str | None = None) -> Support:
     """Check whether ``passage`` supports ``sentence`` (docs/architecture.md rule 8).
 
     Args:
@@ -743,14 +787,19 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
         text_type: the chunk's ``text_type``; ``table`` selects the table rules, any
             other value the prose rules; ``None`` guesses from the text.
         title: resource title (or other names): its names count for entity overlap.
-        header: the column header the extractor recorded for a table chunk whose rows
-            it labels from an earlier chunk of the page
-            (:func:`citewell.text.tables.table_header`): read as the passage's first
-            line, so the years of a quoted row are found.
+        header: the lines the extractor recorded before a table chunk
+            (:func:`citewell.text.tables.table_lead`: the table's title, which declares
+            its scale, and the column header carried from an earlier chunk of the page):
+            read as the passage's first lines, so the scale and the years of a quoted
+            row are found.
         expansions: the domain pack's expansions for the sentence's concepts (the
             answering turn's, :attr:`citewell.question.analysis.QuestionAnalysis.expansions`:
             a claim about *capital expenditures* is covered by *purchases of property,
             plant and equipment*); none by default.
+        part: the segment or area a table passage's title names (the domain pack's
+            reading, :func:`citewell.domains.finance.rows.table_part`): its figures are
+            that part's, so a claim stating one of them without naming the part is
+            ``scope_mismatch:<part>`` (a segment's net sales given as the company's).
 
     Returns:
         A :class:`Support`; the rules are in the module docstring. Deterministic.
@@ -784,7 +833,11 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
     # the claim's measure: its topical concepts, and the names a table's rows are labelled
     # with (a segment "Consumer"; not the company, which no row names)
     row_words = frozenset().union(*(c.measure for c in info.contexts)) if info.table else frozenset()
-    measure = topical + [c for c in concepts if c.boost == NAME_BOOST and c.matches(row_words)]
+    # (not the document's own name, "Acme's", nor a qualifier, "consolidated")
+    titled = content_terms(title) | _squeezed_names(plain, title) if title else frozenset()
+    measure = [c for c in topical if not all(alt <= QUALIFIER_TERMS for alt in c.alternatives)
+               and not (c.matches(titled) and not c.matches(row_words))] + [
+        c for c in concepts if c.boost == NAME_BOOST and c.matches(row_words)]
     claim_terms = content_terms(plain).union(*(alt for c in concepts for alt in c.alternatives))
     for q in items.numbers:
         how = _match_number(q, info.items.numbers, info)
@@ -794,7 +847,15 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
                 notes.append(f"rounded:{q.text}")
             matched.append(q)
             wrong = _figure_mismatch(q, measure, claim_terms, info)
-            if wrong is not None:
+            if wrong is not None and (
+                    _table_computed(q, info, plain, frozenset(items.years)) if info.table
+                    else _computed(q, info.items.numbers, info, plain)) is not None:
+                # "increased by $0.2 billion": a change of the claim's row that equals or
+                # rounds to another row's figure by chance
+                if how == "rounded":
+                    notes.pop()
+                notes.append(f"computed:{q.text}")
+            elif wrong is not None:
                 hard.append(wrong)
             elif topical and not any(_match_number(q, u.items.numbers, info) in ("exact", "rounded")
                                      and any(c.matches(u.terms) for c in topical) for u in info.units) \
@@ -811,6 +872,10 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
             notes.append(f"computed:{q.text}")
         else:
             hard.append(f"number_not_found:{q.text}")
+    if part and matched and info.table:
+        wanted = content_terms(part)
+        if wanted and not wanted <= content_terms(plain) | _squeezed_names(plain, part):
+            hard.append(f"scope_mismatch:{part}")
     period = soft if info.table else hard
     for year in sorted(items.years):
         if year not in info.items.years:
@@ -835,10 +900,19 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
     possessive = _POSSESSIVE_START_RE.match(plain)
     if possessive:  # "Apple's revenue …": a sentence-initial name
         names.update((t.term, t.surface) for t in tokens(possessive.group(1)) if t.content and not t.number)
+    if title:  # a title may write a name run together: Best Buy, BESTBUY_2019_10K
+        inside = _squeezed_names(plain, title)
+        if inside:
+            terms = terms | inside
+            coverage = _coverage(concepts, terms)
     if names:
         missing = sorted(surface for term, surface in names.items() if term not in terms)
-        if len(missing) * 2 > len(names):
-            if _other_subject(plain, names, terms, title) is not None:
+        # a name of several words is one name: "General Mills" is not found by "general"
+        runs = _name_runs(plain, names)
+        lost = [run for run in runs if not all(t in terms for t in run)]
+        if len(missing) * 2 > len(names) or len(lost) * 2 > len(runs):
+            missing = sorted({names[t] for run in lost for t in run if t in names} | set(missing))
+            if _other_subject(plain, names, terms - {t for run in lost for t in run}, title) is not None:
                 hard.append("scope_mismatch:" + ",".join(missing))
             else:
                 soft.append("entity_not_found:" + ",".join(missing))

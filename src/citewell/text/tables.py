@@ -158,6 +158,17 @@ def table_header(metadata: Mapping[str, Any] | None) -> str | None:
     return header if isinstance(header, str) and header else None
 
 
+def table_lead(metadata: Mapping[str, Any] | None) -> str | None:
+    """The lines a table chunk is read after when a claim is checked against it: the
+    table's title the extractor recorded (``metadata["table"]["title"]``, the lead-in
+    that declares its scale: "… ($ in millions):") and its carried column header
+    (:func:`table_header`), one per line; None when it has neither."""
+    table = (metadata or {}).get("table")
+    title = table.get("title") if isinstance(table, Mapping) else None
+    lines = [line for line in (title if isinstance(title, str) else None, table_header(metadata)) if line]
+    return "\n".join(lines) or None
+
+
 def column_header(text: str, metadata: Mapping[str, Any] | None = None) -> str | None:
     """The column header of a table chunk, whitespace collapsed: the first row of ``text``
     naming two or more years, else the header the extractor recorded in ``metadata``

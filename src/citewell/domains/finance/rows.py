@@ -37,11 +37,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import Any
 
 from citewell.text.quantities import declared_scales
 from citewell.models import Passage
 from citewell.question.periods import QuestionPeriods
-from .facts import member_items, names_segment, row_scope, scope_rank, table_context
+from .facts import member_items, names_segment, row_scope, scope_rank, segment_named, table_context
 from .measure import ReportingScope
 from .statements import (
     PARENTHETICAL_RE,
@@ -134,6 +135,22 @@ def _table_context(title: str | None, header: str | None) -> str:
     """:func:`_context` of a table's recorded title and a row's header (cached: a table's
     rows share both)."""
     return table_context(title, row_label(header) if header else None)
+
+
+def table_part(metadata: Mapping[str, Any] | None) -> str | None:
+    """The segment or area a table chunk's recorded title and carried column header
+    name (:func:`~citewell.domains.finance.facts.segment_named` of
+    :func:`~citewell.domains.finance.facts.table_context`: ``International`` for "Selected
+    financial data for the International segment … ($ in millions):"), or None: a
+    figure of that table is that part's, which a claim must name
+    (:func:`citewell.cite.verdict.check_rules`'s ``part``)."""
+    table = (metadata or {}).get("table")
+    if not isinstance(table, Mapping):
+        return None
+    title, header = table.get("title"), table.get("header")
+    context = _table_context(title if isinstance(title, str) and title else None,
+                             header if isinstance(header, str) and header else None)
+    return segment_named(context) if context else None
 
 
 #: Fit of a column's span to the period asked (higher first): the span asked; a column
