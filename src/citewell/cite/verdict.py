@@ -81,7 +81,9 @@ Verdicts and rules (in this order)
    - ``number_not_found:<as written>``: a sentence number is not found;
    - ``year_not_found:<yyyy>`` (prose only): the passage never names that year: the
      claim is about another year;
-   - ``year_mismatch:<yyyy>`` (prose only): every passage sentence that holds one of the
+   - ``period_mismatch:<yyyy>``: in a table, every cell holding one of the sentence's
+     numbers sits in a column of another year (cells pair with their column's period as
+     :func:`~citewell.text.tables.paired_columns` pairs them). In prose, every passage sentence that holds one of the
      sentence's numbers states it for years, none of them a year of the sentence (``In
      2021 … $34.2 billion`` against ``In 2022 … $34.2 billion. In 2021 … $35.4
      billion.``). A passage sentence states a number for the year its wording binds to it
@@ -89,7 +91,22 @@ Verdicts and rules (in this order)
      so), which tells the two figures of one comparison apart ("4,000 million dollars in
      2023" against "5,000 million dollars in 2023, up from 4,000 million dollars in
      2022"); a sentence that compares periods itself also speaks for the year before its
-     own;
+     own. A sentence's ``a year earlier`` / ``the prior year`` … names the year before its
+     own, or before the latest year of the sentences before it
+     (:func:`citewell.cite.binding.with_relative_years`);
+   - ``measure_mismatch:<n>``: the number is found, but every row or clause holding it
+     states it for another measure than the sentence's, and another row or clause of
+     the passage fits the sentence's measure (:func:`_figure_mismatch`: in a table a
+     row holding the claim's concepts and no word of its own the claim does not say,
+     ``Total revenue`` against ``Cost of revenue`` for "revenue was 3,000"; a ratio
+     row's measure is what stands before ``as a % of``); a change computed from the
+     right row that equals another row's figure by chance is ``computed``;
+   - ``scope_mismatch:<n>``: the same for a breakdown's member (``Commercial`` under
+     ``Revenues:``) given for the whole or for another member, and a figure of a table
+     whose title names a segment (``part``) stated without naming it;
+     ``scope_mismatch:<names>``: the sentence's subject is another company than the
+     cited document's (neither in the passage nor in the ``title``, whose own names the
+     sentence does not say; a title may write a name run together, ``BESTBUY_2019_10K``);
    - ``quarter_not_found:Q<n>``, ``date_not_found:<mm>-<dd>`` (prose only);
    - ``negation_mismatch``: exactly one of the sentence and its best unit is negated —
      judged on the unit's clauses that share the most words with the sentence (all of
@@ -395,6 +412,18 @@ def _claims_computed(q: Quantity, sentence: str) -> tuple[bool, bool] | None:
     return (change, share) if change or share else None
 
 
+def _from_base(a: Decimal, b: Decimal, sentence: str) -> bool:
+    """Whether ``(a - b) / b`` is a change the ``sentence`` can mean: a rise is measured
+    from the smaller figure (``b < a``), a fall from the larger (``b > a``); either when
+    it says no single direction."""
+    direction = _direction(sentence)
+    if direction == {"up"}:
+        return b < a
+    if direction == {"down"}:
+        return b > a
+    return True
+
+
 def _computed(q: Quantity, pool: Sequence[Quantity], passage: _PassageInfo, sentence: str) -> str | None:
     """How ``q`` follows from two numbers ``a``, ``b`` of the passage when the sentence
     says it was computed: a change (``increased``, ``fell``, ``difference``, ``by`` …) of
@@ -421,7 +450,7 @@ def _computed(q: Quantity, pool: Sequence[Quantity], passage: _PassageInfo, sent
                 if change and a > b and rounds_to(a - b, q.value, q.step):
                     return f"{a}-{b}"
             else:
-                if change and rounds_to(abs(a - b) / b * 100, q.value, q.step):
+                if change and _from_base(a, b, sentence) and rounds_to(abs(a - b) / b * 100, q.value, q.step):
                     return f"({a}-{b})/{b}"
                 if share and a < b and rounds_to(a / b * 100, q.value, q.step):
                     return f"{a}/{b}"
@@ -507,7 +536,8 @@ def _table_computed(q: Quantity, info: _PassageInfo, sentence: str, years: froze
                     for b in values(y):
                         if q.kind == "amount" and a > b and rounds_to(a - b, q.value, q.step):
                             return f"{a}-{b}"
-                        if q.kind == "percent" and a != b and rounds_to(abs(a - b) / b * 100, q.value, q.step):
+                        if q.kind == "percent" and a != b and _from_base(a, b, sentence) \
+                                and rounds_to(abs(a - b) / b * 100, q.value, q.step):
                             return f"({a}-{b})/{b}"
     if share:
         for row in rows:
@@ -662,7 +692,16 @@ def _figure_mismatch(q: Quantity, concepts: Sequence[Any], claim_terms: frozense
             kind = "scope" if own.member or best.member else "measure"
             return f"{kind}_mismatch:{q.text}"
         return None
-    return f"measure_mismatch:{q.text}" if own_cov == 0 else None
+    # prose: no clause holding q names the claim's measure, or one does only through
+    # another wording ("sales" for revenue, in "Cost of sales was 3,200") while another
+    # clause names it in the claim's own words
+    def literal(c: FigureContext) -> int:
+        return sum(1 for x in concepts if x.alternatives[0] <= c.measure)
+
+    if own_cov == 0 or (max(literal(c) for c in held) == 0
+                        and max(literal(c) for c in others) >= MIN_MEASURE_FIT * len(concepts)):
+        return f"measure_mismatch:{q.text}"
+    return None
 
 
 def _other_subject(sentence: str, names: dict[str, str], terms: frozenset[str], title: str | None) -> str | None:
@@ -941,6 +980,8 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
             soft.append("negation_unclear")
         clause = clauses[0]
         s_dir, u_dir = _direction(plain), _direction(clause)
+        if not u_dir:  # "5,000 in 2023, up from 4,000 in 2022": the comparison's own clause
+            u_dir = _direction(best.text)
         if len(s_dir) == 1 and len(u_dir) == 1 and s_dir != u_dir:
             target.append("direction_mismatch")
 
