@@ -32,7 +32,8 @@ from citewell.text.quantities import FILLER_TERMS, Quantity, TextItems, porter_s
 from citewell.text.tables import row_label
 from citewell.text.terms import Concept, tokens
 
-__all__ = ["QUALIFIER_TERMS", "QUALIFIER_WORDS", "RELATIVE_PRIOR_RE", "FigureContext", "measure_fit",
+__all__ = ["QUALIFIER_TERMS", "QUALIFIER_WORDS", "RELATIVE_PRIOR_RE", "FigureContext", "matches_measure",
+           "measure_fit", "measure_words",
            "prose_contexts", "table_contexts", "with_relative_years"]
 
 #: A period named relative to the year a text speaks of: the year before it. Plain English
@@ -170,5 +171,23 @@ def measure_fit(concepts: Sequence[Concept], claim_terms: frozenset[str],
     against ``Total revenue``: ``(1.0, 0)``. No concepts: ``(1.0, 0)``."""
     if not concepts:
         return 1.0, 0
-    got = sum(1 for c in concepts if c.matches(context.measure))
+    got = sum(1 for c in concepts if matches_measure(c, context.measure))
     return got / len(concepts), sum(1 for t in context.own if t not in claim_terms)
+
+
+def measure_words(alternative: frozenset[str]) -> frozenset[str]:
+    """The terms of one of a concept's alternatives that can name a measure (the words a
+    context's measure keeps): ``{"total", "sharehold", "equiti"}`` → ``{"equiti"}``."""
+    return alternative - FILLER_TERMS - QUALIFIER_TERMS - _LINK_TERMS
+
+
+def matches_measure(concept: Concept, measure: frozenset[str], *, literal: bool = False) -> bool:
+    """Whether ``measure`` (a context's measure words) names ``concept``: holds every
+    measure word (:func:`measure_words`) of one of its alternatives, or of its first, the
+    claim's own wording, when ``literal``. A concept of no measure words matches none."""
+    alternatives = concept.alternatives[:1] if literal else concept.alternatives
+    for alt in alternatives:
+        words = measure_words(alt)
+        if words and words <= measure:
+            return True
+    return False

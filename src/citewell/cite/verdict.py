@@ -169,8 +169,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Callable
 
-from citewell.cite.binding import (QUALIFIER_TERMS, FigureContext, measure_fit, prose_contexts, table_contexts,
-                                  with_relative_years)
+from citewell.cite.binding import (FigureContext, matches_measure, measure_fit, measure_words, prose_contexts,
+                                  table_contexts, with_relative_years)
 from citewell.embed import Embedder
 from citewell.text.numbers import column_periods
 from citewell.text.quantities import (FILLER_TERMS, PERCENT_HEADER_RE, Quantity, TextItems, normalise,
@@ -696,10 +696,12 @@ def _figure_mismatch(q: Quantity, concepts: Sequence[Any], claim_terms: frozense
     # another wording ("sales" for revenue, in "Cost of sales was 3,200") while another
     # clause names it in the claim's own words
     def literal(c: FigureContext) -> int:
-        return sum(1 for x in concepts if x.alternatives[0] <= c.measure)
+        return sum(1 for x in concepts if matches_measure(x, c.measure, literal=True))
 
-    if own_cov == 0 or (max(literal(c) for c in held) == 0
-                        and max(literal(c) for c in others) >= MIN_MEASURE_FIT * len(concepts)):
+    # or the clauses holding q miss some of the measure another clause names whole
+    # ("Regional Operations rooms revenue was $284 million" for food and beverage revenue)
+    if own_cov == 0 or (own_cov < best_cov == 1.0) or (
+            max(literal(c) for c in held) == 0 and max(literal(c) for c in others) >= MIN_MEASURE_FIT * len(concepts)):
         return f"measure_mismatch:{q.text}"
     return None
 
@@ -874,7 +876,7 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
     row_words = frozenset().union(*(c.measure for c in info.contexts)) if info.table else frozenset()
     # (not the document's own name, "Acme's", nor a qualifier, "consolidated")
     titled = content_terms(title) | _squeezed_names(plain, title) if title else frozenset()
-    measure = [c for c in topical if not all(alt <= QUALIFIER_TERMS for alt in c.alternatives)
+    measure = [c for c in topical if any(measure_words(alt) for alt in c.alternatives)
                and not (c.matches(titled) and not c.matches(row_words))] + [
         c for c in concepts if c.boost == NAME_BOOST and c.matches(row_words)]
     claim_terms = content_terms(plain).union(*(alt for c in concepts for alt in c.alternatives))
@@ -886,7 +888,7 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
                 notes.append(f"rounded:{q.text}")
             matched.append(q)
             wrong = _figure_mismatch(q, measure, claim_terms, info)
-            if wrong is not None and (
+            if wrong is not None and _direction(plain) and (
                     _table_computed(q, info, plain, frozenset(items.years)) if info.table
                     else _computed(q, info.items.numbers, info, plain)) is not None:
                 # "increased by $0.2 billion": a change of the claim's row that equals or
