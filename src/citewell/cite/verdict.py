@@ -172,6 +172,7 @@ from typing import Any, Callable
 from citewell.cite.binding import (FigureContext, matches_measure, measure_fit, measure_words, prose_contexts,
                                   table_contexts, with_relative_years)
 from citewell.embed import Embedder
+from citewell.question.naming import DOC_WORDS
 from citewell.text.numbers import column_periods
 from citewell.text.quantities import (FILLER_TERMS, PERCENT_HEADER_RE, Quantity, TextItems, normalise,
                                       read_declared_scales, read_items, rounds_to)
@@ -256,6 +257,7 @@ _DOWN_RE = re.compile(r"\b(?:decreas\w*|declin\w*|fell|fall(?:s|en|ing)?|drop(?:
 #: A capitalised word of three letters or more (a name's word, looked up in a title).
 _CAPITALISED_RE = re.compile(r"\b[A-Z][A-Za-z]{2,}\b")
 _POSSESSIVE_START_RE = re.compile(r"\W*([A-Z][\w&.-]*)'s\b")
+_POSSESSIVE_RE = re.compile(r"\b([A-Z0-9][\w&.-]*)'s\b")
 _PERIOD_NAME_RE = re.compile(r"(?:q[1-4]|[1-4]q\d*|h[12]|fy\d*|cy\d*|10k|10q|8k|20f)")
 
 
@@ -706,25 +708,27 @@ def _figure_mismatch(q: Quantity, concepts: Sequence[Any], claim_terms: frozense
     return None
 
 
-def _other_subject(sentence: str, names: dict[str, str], terms: frozenset[str], title: str | None) -> str | None:
-    """The claim's subject, as written, when it is another company than the cited
-    document's: the sentence's subject (a possessive first name, ``Apple's``, else its
-    first name) is neither in the passage nor in the ``title`` (``terms``: both's content
-    terms), and the title names something (a content word that is no number, period or
-    filler word) the sentence does not say ("Best Buy's revenue was …" citing
-    ``AMCOR_2023_10K``). None when there is no title, or the title's names are in the
-    sentence."""
-    if not title:
-        return None
-    possessive = _POSSESSIVE_START_RE.match(sentence)
-    first = tokens(possessive.group(1)) if possessive else [t for t in tokens(sentence) if t.term in names]
-    subject = next((t for t in first if t.content and not t.number), None)
-    if subject is None or subject.term in terms:
-        return None
+def _other_subject(sentence: str, runs: Sequence[tuple[str, ...]], lost: Sequence[tuple[str, ...]],
+                   title: str | None) -> bool:
+    """Whether the claim's subject is another company than the cited document's: its
+    subject (the name run of a possessive, ``Apple's``, anywhere in the sentence, else its
+    first name run; ``runs`` as :func:`_name_runs` reads them) is one of the ``lost`` runs
+    (neither in the passage nor in the title), and the ``title`` names something (a
+    content word that is no number, period, filler or document-type word,
+    :data:`citewell.question.naming.DOC_WORDS`) the sentence does not say ("Best Buy's
+    revenue was …" citing ``AMCOR_2023_10K``; a file named ``q3-report.pdf`` names
+    nothing). False without a title or a name."""
+    if not title or not runs:
+        return False
+    possessive = _POSSESSIVE_RE.search(sentence)
+    owner = {t.term for t in tokens(possessive.group(1))} if possessive else set()
+    subject = next((run for run in runs if owner & set(run)), runs[0])
+    if subject not in lost:
+        return False
     said = content_terms(sentence)
     titled = [t.term for t in tokens(title) if t.content and not t.number and t.term not in FILLER_TERMS
-              and not _PERIOD_NAME_RE.fullmatch(t.term)]
-    return subject.surface if titled and not any(t in said for t in titled) else None
+              and t.term not in DOC_WORDS and not _PERIOD_NAME_RE.fullmatch(t.term)]
+    return bool(titled) and not any(t in said for t in titled)
 
 
 def _squeezed_names(sentence: str, title: str) -> frozenset[str]:
@@ -936,8 +940,8 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
     # words and entities
     terms = info.terms | (content_terms(title) if title else frozenset())
     coverage = _coverage(concepts, terms)
-    names = {t.term: t.surface for t in tokens(plain)
-             if t.name and not t.number and not _PERIOD_NAME_RE.fullmatch(t.term)}
+    names = {t.term: t.surface for t in tokens(plain)  # month names are no entities
+             if t.name and not t.number and not _PERIOD_NAME_RE.fullmatch(t.term) and t.term not in FILLER_TERMS}
     possessive = _POSSESSIVE_START_RE.match(plain)
     if possessive:  # "Apple's revenue …": a sentence-initial name
         names.update((t.term, t.surface) for t in tokens(possessive.group(1)) if t.content and not t.number)
@@ -951,12 +955,11 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
         # a name of several words is one name: "General Mills" is not found by "general"
         runs = _name_runs(plain, names)
         lost = [run for run in runs if not all(t in terms for t in run)]
-        if len(missing) * 2 > len(names) or len(lost) * 2 > len(runs):
-            missing = sorted({names[t] for run in lost for t in run if t in names} | set(missing))
-            if _other_subject(plain, names, terms - {t for run in lost for t in run}, title) is not None:
-                hard.append("scope_mismatch:" + ",".join(missing))
-            else:
-                soft.append("entity_not_found:" + ",".join(missing))
+        missing = sorted({names[t] for run in lost for t in run if t in names} | set(missing))
+        if _other_subject(plain, runs, lost, title):
+            hard.append("scope_mismatch:" + ",".join(missing))
+        elif len(missing) * 2 > len(names) or len(lost) * 2 > len(runs):
+            soft.append("entity_not_found:" + ",".join(missing))
     has_numbers = bool(items.numbers)
     threshold = MIN_COVERAGE_WITH_NUMBERS if has_numbers else MIN_COVERAGE
     if concepts and coverage < threshold:
