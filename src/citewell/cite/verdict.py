@@ -557,16 +557,23 @@ def _table_computed(q: Quantity, info: _PassageInfo, sentence: str, years: froze
     return None
 
 
-def _table_year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _PassageInfo) -> int | None:
+def _table_year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _PassageInfo,
+                         fits: frozenset[int] = frozenset()) -> int | None:
     """The sentence year that a table gives other numbers for, or ``None``: a found
     sentence number every cell of which that matches it sits in a column of another year
     than the sentence's ("5,900 in 2022" against a row ``5,900`` under 2021). Cells whose
-    column has no year are neutral."""
+    column has no year are neutral. ``fits``: the ``id()`` of the passage numbers whose row
+    names the claim's measure; when some matching cells are among them, only those
+    vote, and then a cell of another table without years does not vote either
+    ("Accounts payable $ 292 $ 253" decides "accounts payable was $253 million in 2019",
+    not ``Property and equipment, net 253`` of the 2019 column)."""
     wanted = set(items.years)
     cells = [c for row in info.cells for c in row]
     for q in matched:
-        votes = [None if c.year is None else c.year in wanted for c in cells
-                 if _match_number(q, [c.number], info) in ("exact", "rounded")]
+        found = [c for c in cells if _match_number(q, [c.number], info) in ("exact", "rounded")]
+        fitting = [c for c in found if id(c.number) in fits]
+        votes = [c.year in wanted for c in fitting if c.year is not None] if fitting else [
+            None if c.year is None else c.year in wanted for c in found]
         if votes and all(v is False for v in votes):
             return min(wanted)
     return None
@@ -603,7 +610,7 @@ def _bound_year(text: str, items: TextItems, number: Quantity) -> int | None:
 
 
 def _year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _PassageInfo, *,
-                   compares: bool = False) -> int | None:
+                   compares: bool = False, fits: frozenset[int] = frozenset()) -> int | None:
     """The sentence year that the passage gives other numbers for (prose), or ``None``.
 
     For each found sentence number, every passage sentence holding a number that
@@ -614,16 +621,21 @@ def _year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _Passage
     without years speaks for none and makes the test neutral. A mismatch is a found
     number all of whose passage sentences speak for years, none of them a sentence year;
     ``compares``: the sentence itself compares periods ("rose from $4 billion to $5 billion
-    in 2023"), so the year before each of its years is one of them too.
+    in 2023"), so the year before each of its years is one of them too. ``fits``: the
+    ``id()`` of the passage numbers whose clause names the claim's measure; when some
+    matching numbers are among them, only those vote ("we repurchased $2.8 billion of
+    our common stock" in 2022 does not speak for cash used in financing activities).
     """
     wanted = set(items.years)
     if compares:
         wanted |= {y - 1 for y in wanted}  # a claim that compares speaks for the period before too
     for q in matched:
         votes: list[bool | None] = []
+        some_fit = any(id(p) in fits for u in info.units for p in u.items.numbers
+                       if _match_number(q, [p], info) in ("exact", "rounded"))
         for unit in info.units:
             for p in unit.items.numbers:
-                if _match_number(q, [p], info) not in ("exact", "rounded"):
+                if _match_number(q, [p], info) not in ("exact", "rounded") or (some_fit and id(p) not in fits):
                     continue
                 if not unit.items.years:
                     votes.append(None)
@@ -756,6 +768,38 @@ def _name_runs(sentence: str, names: dict[str, str]) -> list[tuple[str, ...]]:
     return runs
 
 
+#: How far before a number its direction word may stand ("revenue decreased by $149
+#: million"), in characters; the window also ends at the number or clause before it.
+DIRECTION_WINDOW = 40
+_WINDOW_CUT_RE = re.compile(r".*(?:\d|[,;:](?=\s)|\b(?:and|but|while|whereas)\b)", re.IGNORECASE | re.DOTALL)
+
+
+def _direction_before(text: str, start: int) -> set[str]:
+    """The direction words (up / down) just before position ``start`` of ``text``: within
+    :data:`DIRECTION_WINDOW` characters, after the last digit or clause boundary."""
+    window = text[max(0, start - DIRECTION_WINDOW):start]
+    cut = _WINDOW_CUT_RE.match(window)
+    return _direction(window[cut.end():] if cut else window)
+
+
+def _figure_direction_differs(claim: str, items: TextItems, matched: Sequence[Quantity],
+                              info: _PassageInfo) -> bool:
+    """A found number whose claim says one direction right before it ("grew 2%") while
+    every passage place holding it says the other right before it ("declined 2%"), prose
+    only; places with no single direction there leave it open."""
+    if info.table:
+        return False
+    for q in matched:
+        said = _direction_before(claim, q.start)
+        if len(said) != 1:
+            continue
+        places = [_direction_before(u.text, p.start) for u in info.units for p in u.items.numbers
+                  if _match_number(q, [p], info) in ("exact", "rounded")]
+        if places and all(len(d) == 1 and d != said for d in places):
+            return True
+    return False
+
+
 def _coverage(concepts: Sequence[Any], terms: frozenset[str]) -> float:
     if not concepts:
         return 1.0
@@ -857,7 +901,8 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
     table = None if text_type is None else text_type == "table"
     info = _passage(passage, table)
     plain = _EMPHASIS_RE.sub(r"\2", _LEADING_MARKDOWN_RE.sub("", norm_s))
-    items = read_items(_BRACKETED_NUMBERS_RE.sub(" ", plain))  # a marker kept as prose ("[2]") states no figure
+    claim_text = _BRACKETED_NUMBERS_RE.sub(" ", plain)  # a marker kept as prose ("[2]") states no figure
+    items = read_items(claim_text)
     concepts = [c for c in question_concepts(plain, expansions)
                 if not c.number and not all(alt <= FILLER_TERMS for alt in c.alternatives)]
     checkable = bool(items.numbers or items.years or items.quarters or items.dates or concepts)
@@ -932,8 +977,10 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
         if (month, day) not in info.items.dates:
             period.append(f"date_not_found:{month:02d}-{day:02d}")
     if items.years and all(y in info.items.years for y in items.years):
-        mismatch = (_table_year_mismatch(items, matched, info) if info.table else
-                    _year_mismatch(items, matched, info, compares=bool(_COMPARISON_RE.search(norm_s))))
+        fits = frozenset(id(p) for c in info.contexts if any(matches_measure(x, c.measure) for x in measure)
+                         for p in c.numbers)
+        mismatch = (_table_year_mismatch(items, matched, info, fits) if info.table else
+                    _year_mismatch(items, matched, info, compares=bool(_COMPARISON_RE.search(norm_s)), fits=fits))
         if mismatch is not None:
             hard.append(f"period_mismatch:{mismatch}")
 
@@ -989,6 +1036,8 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
             u_dir = _direction(best.text)
         if len(s_dir) == 1 and len(u_dir) == 1 and s_dir != u_dir:
             target.append("direction_mismatch")
+        elif _figure_direction_differs(claim_text, items, matched, info):
+            hard.append("direction_mismatch")
 
     # score
     n_total = len(items.numbers)
