@@ -13,8 +13,8 @@ the claim says it is. This module reads, for each place a passage holds a number
   percentage of`` when the row states a ratio: the measure of ``Cost of sales as a % of
   revenues`` is cost of sales) with the caption row above it (``Revenues:`` over its
   members); for prose, the clause holding the number, or the clause before it when that
-  one names no measure ("Revenue was 5,000 in 2023, up from 4,000 in 2022": both figures
-  are revenue) (:func:`prose_contexts`, :func:`table_contexts`);
+  one names no measure or opens with a comparison ("Revenue was 5,000 in 2023, up from
+  4,000 in 2022": both figures are revenue) (:func:`prose_contexts`, :func:`table_contexts`);
 - **scope**: the capitalised words of a row's label (a segment or region member:
   ``Commercial``, ``International``).
 
@@ -54,6 +54,8 @@ QUALIFIER_TERMS = frozenset(porter_stem(w) for w in QUALIFIER_WORDS) | QUALIFIER
 _RATIO_OF_RE = re.compile(r"\s(?:as\s+a\s+(?:%|percent(?:age)?)\s+of|%\s+of|percent(?:age)?\s+of)\s", re.IGNORECASE)
 #: Clause boundaries of prose: a comma or semicolon before a space (not a thousands
 #: separator), a colon, a dash between words, and the joining words of a contrast.
+#: A clause that opens with a comparison ("up from", "compared with", "down from", "versus").
+_COMPARES_RE = re.compile(r"\s*(?:up|down)?\s*(?:from|compared|versus|vs\.?|against)\b", re.IGNORECASE)
 _CLAUSE_RE = re.compile(r"[,;](?=\s)|:\s|\s[-\u2013\u2014]\s|\b(?:but|while|whereas|although|though|however)\b",
                         re.IGNORECASE)
 
@@ -135,7 +137,9 @@ def prose_contexts(text: str, items: TextItems) -> list[FigureContext]:
     for a, b in zip(bounds, bounds[1:]):
         clause = text[a:b]
         own = _measure_terms(clause, keep_names=False)
-        measure = own or measure
+        # "…, up from $3.87 billion in fiscal 2021 which represents 14% growth": a clause
+        # that opens with a comparison speaks of the measure before it, and of its own
+        measure = own | measure if _COMPARES_RE.match(clause) else own or measure
         numbers = tuple(q for q in items.numbers if a <= q.start < b)
         if numbers:
             out.append(FigureContext(numbers, measure, measure, False, clause.strip()))

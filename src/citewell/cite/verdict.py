@@ -929,6 +929,12 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
                and not (c.matches(titled) and not c.matches(row_words))] + [
         c for c in concepts if c.boost == NAME_BOOST and c.matches(row_words)]
     claim_terms = content_terms(plain).union(*(alt for c in concepts for alt in c.alternatives))
+    # the passage numbers whose row or clause names the claim's measure (their id()s);
+    # a prose change or share is computed from them when there are some ("revenue grew
+    # by $800 million" is not the difference of two headcounts)
+    fits = frozenset(id(p) for c in info.contexts if any(matches_measure(x, c.measure) for x in measure)
+                     for p in c.numbers)
+    operands = [p for u in info.units for p in u.items.numbers if id(p) in fits] or info.items.numbers
     for q in items.numbers:
         how = _match_number(q, info.items.numbers, info)
         if how in ("exact", "rounded"):
@@ -939,7 +945,7 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
             wrong = _figure_mismatch(q, measure, claim_terms, info)
             if wrong is not None and _direction(plain) and (
                     _table_computed(q, info, plain, frozenset(items.years)) if info.table
-                    else _computed(q, info.items.numbers, info, plain)) is not None:
+                    else _computed(q, operands, info, plain)) is not None:
                 # "increased by $0.2 billion": a change of the claim's row that equals or
                 # rounds to another row's figure by chance
                 if how == "rounded":
@@ -957,7 +963,7 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
         elif how == "scale_unknown":
             soft.append(f"scale_unknown:{q.text}")
         elif (_table_computed(q, info, plain, frozenset(items.years)) if info.table
-              else _computed(q, info.items.numbers, info, plain)) is not None:
+              else _computed(q, operands, info, plain)) is not None:
             found += 1
             notes.append(f"computed:{q.text}")
         else:
@@ -977,8 +983,6 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
         if (month, day) not in info.items.dates:
             period.append(f"date_not_found:{month:02d}-{day:02d}")
     if items.years and all(y in info.items.years for y in items.years):
-        fits = frozenset(id(p) for c in info.contexts if any(matches_measure(x, c.measure) for x in measure)
-                         for p in c.numbers)
         mismatch = (_table_year_mismatch(items, matched, info, fits) if info.table else
                     _year_mismatch(items, matched, info, compares=bool(_COMPARISON_RE.search(norm_s)), fits=fits))
         if mismatch is not None:
