@@ -1,6 +1,7 @@
 """Issue 28: a model's claim is `supported` only when its cited passage states the figure
-for the claim's period, measure and company; a model scripted on 127.0.0.1 writes each
-kind of false claim, and true paraphrases next to them."""
+for the claim's period, measure, segment and company; a model scripted on 127.0.0.1
+writes each kind of false claim, and true paraphrases next to them. (Tables: the same
+kinds in tests/test_support_bench.py and tests/test_support.py.)"""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from .llm_server import LLMServer, Stream
 
 REPORT = ("Zorblax revenue was 5,000 million dollars in 2023, up from 4,000 million dollars in 2022. "
           "The company had 3,100 employees at year end, compared with 2,900 a year earlier. "
-          "Cost of sales was 3,200 million dollars in 2023.")
+          "Cost of sales was 3,200 million dollars in 2023. Net sales of the Flexibles segment were 10,200 million "
+          "dollars in 2023, and net sales of the Rigid Packaging segment were 3,100 million dollars in 2023.")
 QUESTION = "What was Zorblax revenue in 2023?"
 
 
@@ -40,7 +42,10 @@ def engine(tmp_path_factory: pytest.TempPathFactory):
     ("Revenue rose 25% in 2023", "supported", "computed:25%"),
     ("Zorblax revenue grew by $1,000 million in 2023", "supported", "computed:$1,000 million"),
     ("The company had 2,900 employees at the end of 2022", "supported", None),
+    ("Net sales of the Rigid Packaging segment were $3.1 billion in 2023", "supported", None),
     # false, one change each
+    ("Net sales of the Rigid Packaging segment were 10,200 million dollars in 2023", "unsupported",
+     "scope_mismatch:10,200 million"),
     ("Zorblax revenue was 4,000 million dollars in 2023", "unsupported", "period_mismatch:2023"),
     ("The company had 2,900 employees at the end of 2023", "unsupported", "period_mismatch:2023"),
     ("Zorblax revenue was 3,200 million dollars in 2023", "unsupported", "measure_mismatch:3,200 million"),

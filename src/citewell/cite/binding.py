@@ -73,7 +73,8 @@ class FigureContext:
     - ``member``: a table row whose own label names none of what its caption names
       (``Commercial`` under ``Revenues:``): a part of the caption's measure, a segment,
       region or product line;
-    - ``label``: the row's label as written (tables), the clause (prose).
+    - ``label``: the row's label as written (tables), the clause (prose);
+    - ``names``: see the field.
     """
 
     numbers: tuple[Quantity, ...]
@@ -81,6 +82,9 @@ class FigureContext:
     own: frozenset[str]
     member: bool
     label: str
+    #: prose: the names (capitalised words) the clause itself writes (a segment
+    #: "Flexibles", a region); empty for tables, whose names are in ``measure``
+    names: frozenset[str] = frozenset()
 
 
 #: Words that join a comparison or name a relative period: "compared with 2,900 a year
@@ -140,9 +144,11 @@ def prose_contexts(text: str, items: TextItems) -> list[FigureContext]:
         # "…, up from $3.87 billion in fiscal 2021 which represents 14% growth": a clause
         # that opens with a comparison speaks of the measure before it, and of its own
         measure = own | measure if _COMPARES_RE.match(clause) else own or measure
+        names = frozenset(t.term for t in tokens(clause) if t.name and t.content and not t.number
+                          and t.term not in FILLER_TERMS)
         numbers = tuple(q for q in items.numbers if a <= q.start < b)
         if numbers:
-            out.append(FigureContext(numbers, measure, measure, False, clause.strip()))
+            out.append(FigureContext(numbers, measure, measure, False, clause.strip(), names))
     return out
 
 

@@ -662,7 +662,7 @@ MIN_MEASURE_FIT = 0.5
 
 
 def _figure_mismatch(q: Quantity, concepts: Sequence[Any], claim_terms: frozenset[str],
-                     info: _PassageInfo) -> str | None:
+                     info: _PassageInfo, named: frozenset[str] = frozenset()) -> str | None:
     """``measure_mismatch:<q>`` or ``scope_mismatch:<q>`` when the passage states the
     found number ``q`` for another measure or part than the claim's, else None.
 
@@ -677,13 +677,19 @@ def _figure_mismatch(q: Quantity, concepts: Sequence[Any], claim_terms: frozense
     prose, every clause holding ``q`` names a measure none of the claim's concepts is,
     and another clause holding a number names at least :data:`MIN_MEASURE_FIT` of them. A
     context with no measure words (a row whose label is on another page) leaves it open."""
-    if not concepts or not info.contexts:
+    if not (concepts or named) or not info.contexts:
         return None
     held = [c for c in info.contexts if any(_match_number(q, [p], info) in ("exact", "rounded") for p in c.numbers)]
     if not held or any(not c.measure for c in held):
         return None
+    # prose: the clauses holding q name another part ("Flexibles") and none of the
+    # claim's names (``named``: not the document's own), which another clause holding a
+    # number names ("Rigid Packaging")
+    if named and not info.table and all(c.names and not c.names & named for c in held) \
+            and any(c.names & named for c in info.contexts if c not in held):
+        return f"scope_mismatch:{q.text}"
     others = [c for c in info.contexts if c not in held and c.measure]
-    if not others:
+    if not others or not concepts:
         return None
 
     def key(c: FigureContext) -> tuple[float, int]:
@@ -932,6 +938,8 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
     # the passage numbers whose row or clause names the claim's measure (their id()s);
     # a prose change or share is computed from them when there are some ("revenue grew
     # by $800 million" is not the difference of two headcounts)
+    claim_names = frozenset(t for c in concepts if c.boost == NAME_BOOST and not c.matches(titled)
+                            for alt in c.alternatives for t in alt)
     fits = frozenset(id(p) for c in info.contexts if any(matches_measure(x, c.measure) for x in measure)
                      for p in c.numbers)
     operands = [p for u in info.units for p in u.items.numbers if id(p) in fits] or info.items.numbers
@@ -942,7 +950,7 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
             if how == "rounded":
                 notes.append(f"rounded:{q.text}")
             matched.append(q)
-            wrong = _figure_mismatch(q, measure, claim_terms, info)
+            wrong = _figure_mismatch(q, measure, claim_terms, info, claim_names)
             if wrong is not None and _direction(plain) and (
                     _table_computed(q, info, plain, frozenset(items.years)) if info.table
                     else _computed(q, operands, info, plain)) is not None:
