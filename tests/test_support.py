@@ -743,3 +743,61 @@ def test_a_figure_is_bound_to_the_year_its_sentence_states_it_for(sentence: str,
     before = "In 2022, revenue was $5,000 million, compared with $4,000 million in 2021."
     assert check_support("Revenue was $4,000 million in 2022.", before, text_type="paragraph").verdict == "unsupported"
     assert check_support("Revenue was $4,000 million in 2021.", before, text_type="paragraph").verdict == "supported"
+
+
+# -- what a figure is stated for (issue 28; cases an adversarial pass found) -----------------------
+
+_INCOME = """(In millions, except per share data) Year Ended December 31, 2023 2022 2021
+Total revenues 5,000 4,500 4,050
+Cost of revenues 3,100 2,900 2,700
+Gross profit 1,900 1,600 1,350
+Research and development 420 390 350
+Operating income 870 630 430
+Interest expense (45) (52) (60)
+Net income 640 455 300
+Diluted earnings per share $ 2.14 $ 1.52 $ 1.00"""
+_MDNA = ("Net sales for fiscal 2023 were $12.4 billion, compared with $11.1 billion a year earlier, an increase of 12%. "
+         "Gross margin was 34.2% in fiscal 2023, down from 35.8% in the prior year. Capital expenditures were "
+         "$640 million in fiscal 2023 and $710 million in fiscal 2022. In the prior year, operating income was "
+         "$1.43 billion.")
+_RESPECTIVELY = "Net sales were $12.4 billion and $11.1 billion in fiscal 2023 and 2022, respectively."
+
+
+@pytest.mark.parametrize(("passage", "text_type", "sentence", "supported"), [
+    # a sentence about several rows, an abbreviation, a comparison with the year before
+    (_INCOME, "table", "Net income was $640 million in 2023, or $2.14 per diluted share.", True),
+    (_INCOME, "table", "Revenue was $5.0 billion and net income was $640 million in 2023.", True),
+    (_INCOME, "table", "Revenue increased to $5.0 billion in 2023 from $4.5 billion.", True),
+    (_INCOME, "table", "Interest expense decreased to $45 million in 2023 from $52 million.", True),
+    (_INCOME, "table", "Diluted EPS was $2.14 in 2023.", None),  # not a company: never scope_mismatch
+    (_INCOME, "table", "Net income was $455 million in 2023, compared with $640 million in 2022.", False),
+    # computed: adjacent years, the right row, the right base and direction, a margin of revenue
+    (_INCOME, "table", "Revenue grew 11% in 2023.", True),
+    (_INCOME, "table", "Revenue grew 23% in 2023.", False),  # 2021 to 2023
+    (_INCOME, "table", "Revenue grew 15% in 2023.", False),  # cost of revenues' growth
+    (_INCOME, "table", "Interest expense fell 13.5% in 2023.", True),
+    (_INCOME, "table", "Interest expense grew 15.6% in 2023.", False),  # it fell
+    (_INCOME, "table", "Net income increased by $185 million in 2023.", True),
+    (_INCOME, "table", "Net income increased by $185 million in 2022.", False),
+    (_INCOME, "table", "Net margin was 12.8% in 2023.", True),
+    (_INCOME, "table", "Net margin was 21% in 2023.", False),  # net income over cost of revenues
+    (_INCOME, "table", "Globex reported operating income of $870 million in 2023.", False),
+    (_MDNA, "paragraph", "Net sales rose 12% to $12.4 billion in fiscal 2023.", True),
+    (_MDNA, "paragraph", "Net sales were $11.1 billion in fiscal 2022.", True),
+    (_MDNA, "paragraph", "Net sales were more than $11.1 billion in fiscal 2023.", False),
+    (_MDNA, "paragraph", "Capital expenditures fell 9.9% in fiscal 2023.", True),
+    (_MDNA, "paragraph", "Capital expenditures rose 10.9% in fiscal 2023.", False),
+    (_MDNA, "paragraph", "Operating income was $1.43 billion in 2022.", True),
+    (_RESPECTIVELY, "paragraph", "Net sales were $11.1 billion in fiscal 2022.", True),
+    (_RESPECTIVELY, "paragraph", "Net sales were $11.1 billion in fiscal 2023.", False),
+])
+def test_a_figure_supports_only_what_the_passage_states_it_for(passage: str, text_type: str, sentence: str,
+                                                                  supported: bool | None) -> None:
+    from citewell.domains.finance import FINANCE
+
+    support = check_support(sentence, passage, text_type=text_type, title="ACME_2023_10K",
+                            expansions=FINANCE.expansions)
+    if supported is None:
+        assert not any(r.startswith("scope_mismatch") for r in support.reasons), support.reasons
+    else:
+        assert (support.verdict == "supported") is supported, support.reasons

@@ -98,6 +98,7 @@ def _measure_terms(text: str, *, keep_names: bool) -> frozenset[str]:
     """Content terms of ``text`` that name a measure: no numbers, filler words,
     qualifiers or comparison words; capitalised names only when ``keep_names``."""
     return frozenset(t.term for t in tokens(text) if t.content and not t.number and (keep_names or not t.name)
+                     and len(t.term) > 1  # a footnote's letter: "Total liabilities (c)(h)"
                      and t.term not in FILLER_TERMS and t.term not in QUALIFIER_TERMS and t.term not in _LINK_TERMS)
 
 
@@ -186,9 +187,10 @@ def measure_fit(concepts: Sequence[Concept], claim_terms: frozenset[str],
 
 
 def measure_words(alternative: frozenset[str]) -> frozenset[str]:
-    """The terms of one of a concept's alternatives that can name a measure (the words a
-    context's measure keeps): ``{"total", "sharehold", "equiti"}`` → ``{"equiti"}``."""
-    return alternative - FILLER_TERMS - QUALIFIER_TERMS - _LINK_TERMS
+    """The terms of one of a concept's alternatives (or of a row label) that can name a
+    measure (the words a context's measure keeps; no footnote letters):
+    ``{"total", "sharehold", "equiti"}`` → ``{"equiti"}``."""
+    return frozenset(t for t in alternative - FILLER_TERMS - QUALIFIER_TERMS - _LINK_TERMS if len(t) > 1)
 
 
 def matches_measure(concept: Concept, measure: frozenset[str], *, literal: bool = False) -> bool:

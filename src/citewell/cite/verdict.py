@@ -169,8 +169,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Callable
 
-from citewell.cite.binding import (FigureContext, matches_measure, measure_fit, measure_words, prose_contexts,
-                                  table_contexts, with_relative_years)
+from citewell.cite.binding import (RELATIVE_PRIOR_RE, FigureContext, matches_measure, measure_fit, measure_words,
+                                  prose_contexts, table_contexts, with_relative_years)
 from citewell.embed import Embedder
 from citewell.question.naming import DOC_WORDS
 from citewell.text.numbers import column_periods
@@ -257,7 +257,6 @@ _DOWN_RE = re.compile(r"\b(?:decreas\w*|declin\w*|fell|fall(?:s|en|ing)?|drop(?:
 #: A capitalised word of three letters or more (a name's word, looked up in a title).
 _CAPITALISED_RE = re.compile(r"\b[A-Z][A-Za-z]{2,}\b")
 _POSSESSIVE_START_RE = re.compile(r"\W*([A-Z][\w&.-]*)'s\b")
-_POSSESSIVE_RE = re.compile(r"\b([A-Z0-9][\w&.-]*)'s\b")
 _PERIOD_NAME_RE = re.compile(r"(?:q[1-4]|[1-4]q\d*|h[12]|fy\d*|cy\d*|10k|10q|8k|20f)")
 
 
@@ -330,11 +329,15 @@ def _passage(text: str, table: bool | None) -> _PassageInfo:
     units = tuple(_Unit(t, content_terms(t), r) for t, r in zip(texts, read))
     contexts = (table_contexts([(u.text, u.items) for u in units]) if is_table else
                 [c for u in units for c in prose_contexts(u.text, u.items)])
+    items = read_items(norm)
+    for unit in units:  # the years "a year earlier" names are the passage's too
+        for year in unit.items.years.keys() - items.years.keys():
+            items.years[year] = [-1]
     return _PassageInfo(
         text=norm,
         table=is_table,
         terms=content_terms(norm),
-        items=read_items(norm),
+        items=items,
         scales=tuple(read_declared_scales(norm)),
         percent_header=bool(PERCENT_HEADER_RE.search(norm)),
         units=units,
@@ -414,11 +417,10 @@ def _claims_computed(q: Quantity, sentence: str) -> tuple[bool, bool] | None:
     return (change, share) if change or share else None
 
 
-def _from_base(a: Decimal, b: Decimal, sentence: str) -> bool:
-    """Whether ``(a - b) / b`` is a change the ``sentence`` can mean: a rise is measured
-    from the smaller figure (``b < a``), a fall from the larger (``b > a``); either when
-    it says no single direction."""
-    direction = _direction(sentence)
+def _from_base(a: Decimal, b: Decimal, direction: set[str]) -> bool:
+    """Whether a change from ``b`` to ``a`` goes the way the sentence says (``direction``,
+    :func:`_direction`): a rise when ``b < a``, a fall when ``b > a``; either when it says
+    no single direction."""
     if direction == {"up"}:
         return b < a
     if direction == {"down"}:
@@ -426,36 +428,43 @@ def _from_base(a: Decimal, b: Decimal, sentence: str) -> bool:
     return True
 
 
-def _computed(q: Quantity, pool: Sequence[Quantity], passage: _PassageInfo, sentence: str) -> str | None:
+def _computed(q: Quantity, pool: Sequence[Quantity], passage: _PassageInfo, sentence: str,
+              years: dict[int, int] | None = None) -> str | None:
     """How ``q`` follows from two numbers ``a``, ``b`` of the passage when the sentence
     says it was computed: a change (``increased``, ``fell``, ``difference``, ``by`` …) of
     ``a - b`` for an amount, ``(a - b) / b`` for a percent; a share or ratio (``margin``,
     ``ratio``, ``of`` …) of ``a / b`` for a percent; rounded to ``q``'s precision. None
     otherwise, and for a number with fewer than 2 significant digits (they match too many
-    pairs by chance). Operands are the passage's amounts, in its declared scales."""
+    pairs by chance). Operands are the passage's amounts, in its declared scales.
+    ``years``: the year each operand is stated for (``id()`` → year, as the passage's
+    wording binds it); a change then runs from the earlier year's figure ``b`` to the
+    later one's ``a`` (a rise when ``a > b``, a fall when ``a < b``, as the sentence
+    says), not between two figures of one year."""
     claimed = _claims_computed(q, sentence)
     if claimed is None:
         return None
     change, share = claimed
-    values: list[Decimal] = []
+    known = years or {}
+    values: list[tuple[Decimal, int | None]] = []
     for p in pool:
         if p.kind == "amount" and (q.kind == "percent" or _compatible(q, p, passage)):
-            values.extend(v for v, _ in _readings(p, passage, with_raw=not q.scaled) if v > 0)
+            values.extend((v, known.get(id(p))) for v, _ in _readings(p, passage, with_raw=not q.scaled) if v > 0)
         if len(values) >= MAX_COMPUTED_OPERANDS:
             break
     values = list(dict.fromkeys(values))
-    for a in values:
-        for b in values:
+    direction = _direction(sentence)
+    for a, ya in values:
+        for b, yb in values:
             if a == b:
                 continue
-            if q.kind == "amount":
-                if change and a > b and rounds_to(a - b, q.value, q.step):
+            timed = ya is not None and yb is not None
+            if change and (not timed or ya > yb) and _from_base(a, b, direction):  # type: ignore[operator]
+                if q.kind == "amount" and rounds_to(abs(a - b), q.value, q.step):
                     return f"{a}-{b}"
-            else:
-                if change and _from_base(a, b, sentence) and rounds_to(abs(a - b) / b * 100, q.value, q.step):
+                if q.kind == "percent" and rounds_to(abs(a - b) / b * 100, q.value, q.step):
                     return f"({a}-{b})/{b}"
-                if share and a < b and rounds_to(a / b * 100, q.value, q.step):
-                    return f"{a}/{b}"
+            if share and q.kind == "percent" and a < b and rounds_to(a / b * 100, q.value, q.step):
+                return f"{a}/{b}"
     return None
 
 
@@ -501,20 +510,39 @@ def _cells(units: Sequence[_Unit]) -> tuple[tuple[_Cell, ...], ...]:
     return tuple(rows)
 
 
-def _table_computed(q: Quantity, info: _PassageInfo, sentence: str, years: frozenset[int]) -> str | None:
+#: The rows a margin is a share of: revenue (a margin is a profit measure divided by
+#: revenue, the standard definition in accounting glossaries, e.g. CFI's and
+#: Investopedia's "profit margin", "gross margin", "operating margin").
+MARGIN_BASE_TERMS = frozenset({"revenu", "sale"})
+_COST_TERMS = frozenset({"cost", "expens"})
+_MARGIN_RE = re.compile(r"\bmargins?\b", re.IGNORECASE)
+
+
+def _table_computed(q: Quantity, info: _PassageInfo, sentence: str, years: frozenset[int],
+                    measure: Sequence[Any] = (), claim_terms: frozenset[str] = frozenset()) -> str | None:
     """:func:`_computed` for a table passage, where a figure can only be computed from
     cells that belong together: a change from two cells of one row (two periods of one
-    line item), a share from two cells of one column (two line items of one period). The
-    row of the changed item, and of a share's numerator, must be named by the sentence
-    (its label shares a content term with it), and when the sentence names years and the
-    cells' columns have years, the change's newer period or the share's period must be one
-    of them ("net income increased by 200" is not supported by the revenue row's change;
-    a net margin is not any ratio of two cells)."""
+    line item), a share from two cells of one column (two line items of one period).
+
+    - The row of the changed item, and of a share's numerator, is the row that names
+      the claim's ``measure`` best (:func:`citewell.cite.binding.measure_fit` of its
+      label: "revenue grew 15%" is not cost of revenues' growth); with no measure, a row
+      whose label shares a content term with the sentence.
+    - A change runs between two adjacent years' columns, from the earlier to the later
+      (a rise when the later is larger, a fall when smaller, as the sentence says), and
+      the later year must be one the sentence names when it names some; cells without
+      years pair in either order.
+    - A margin's denominator is a revenue or sales row (its label names one of
+      :data:`MARGIN_BASE_TERMS` and no cost or expense: ``Total revenues``, ``Net
+      operating revenues``; not ``Cost of revenues``); another share's, any row of the
+      same column.
+    """
     claimed = _claims_computed(q, sentence)
     if claimed is None:
         return None
     change, share = claimed
     s_terms = content_terms(sentence)
+    direction = _direction(sentence)
 
     def values(cell: _Cell) -> list[Decimal]:
         p = cell.number
@@ -522,33 +550,47 @@ def _table_computed(q: Quantity, info: _PassageInfo, sentence: str, years: froze
             return []
         return [v for v, _ in _readings(p, info, with_raw=not q.scaled) if v > 0]
 
-    def in_years(*cells: _Cell) -> bool:
-        known = [c.year for c in cells if c.year is not None]
-        return not years or not known or any(y in years for y in known)
+    def row_key(row: tuple[_Cell, ...]) -> tuple[float, int]:  # (coverage, -extras): higher fits better
+        words = measure_words(row[0].label_terms)
+        cov, extras = measure_fit(measure, claim_terms, FigureContext((), words, words, False, ""))
+        return cov, -extras
 
-    rows = info.cells
+    rows = [row for row in info.cells if row and row[0].label_terms & s_terms]
+    if measure:
+        keyed = [(row_key(row), row) for row in rows]
+        top = max((k for k, _ in keyed if k[0] > 0), default=None)
+        if top is not None:  # else ("net margin": no row says margin) the rows sharing a word
+            rows = [row for k, row in keyed if k == top]
     for row in rows:
-        if not (row and row[0].label_terms & s_terms):
-            continue
-        for x in row:
+        for x in row:  # x: the later cell, y: the earlier
             for y in row:
-                if x is y or not change or not in_years(x, y):
+                if x is y or not change:
+                    continue
+                if x.year is not None and y.year is not None:
+                    if x.year - y.year != 1 or (years and x.year not in years):
+                        continue
+                elif years and x.year is not None and x.year not in years and y.year not in years:
                     continue
                 for a in values(x):
                     for b in values(y):
-                        if q.kind == "amount" and a > b and rounds_to(a - b, q.value, q.step):
+                        if a == b or not _from_base(a, b, direction if x.year is not None else set()):
+                            continue
+                        if q.kind == "amount" and rounds_to(abs(a - b), q.value, q.step):
                             return f"{a}-{b}"
-                        if q.kind == "percent" and a != b and _from_base(a, b, sentence) \
-                                and rounds_to(abs(a - b) / b * 100, q.value, q.step):
+                        if q.kind == "percent" and rounds_to(abs(a - b) / b * 100, q.value, q.step):
                             return f"({a}-{b})/{b}"
     if share:
+        margin = bool(_MARGIN_RE.search(sentence))
         for row in rows:
-            if not (row and row[0].label_terms & s_terms):
-                continue
             for x in row:
-                for other in rows:
+                if years and x.year is not None and x.year not in years:
+                    continue
+                for other in info.cells:
+                    base = measure_words(other[0].label_terms)
+                    if other is row or (margin and not (base & MARGIN_BASE_TERMS and not base & _COST_TERMS)):
+                        continue
                     for y in other:
-                        if other is row or y.column != x.column or not in_years(x):
+                        if y.column != x.column:
                             continue
                         for a in values(x):
                             for b in values(y):
@@ -558,7 +600,7 @@ def _table_computed(q: Quantity, info: _PassageInfo, sentence: str, years: froze
 
 
 def _table_year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _PassageInfo,
-                         fits: frozenset[int] = frozenset()) -> int | None:
+                         fits: frozenset[int] = frozenset(), *, compares: bool = False, claim: str = "") -> int | None:
     """The sentence year that a table gives other numbers for, or ``None``: a found
     sentence number every cell of which that matches it sits in a column of another year
     than the sentence's ("5,900 in 2022" against a row ``5,900`` under 2021). Cells whose
@@ -566,19 +608,38 @@ def _table_year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _P
     names the claim's measure; when some matching cells are among them, only those
     vote, and then a cell of another table without years does not vote either
     ("Accounts payable $ 292 $ 253" decides "accounts payable was $253 million in 2019",
-    not ``Property and equipment, net 253`` of the 2019 column)."""
+    not ``Property and equipment, net 253`` of the 2019 column). ``compares``: as for
+    :func:`_year_mismatch`, the claim speaks for the year before its own too."""
     wanted = set(items.years)
+    if compares:
+        wanted |= {y - 1 for y in wanted}
     cells = [c for row in info.cells for c in row]
     for q in matched:
         found = [c for c in cells if _match_number(q, [c.number], info) in ("exact", "rounded")]
         fitting = [c for c in found if id(c.number) in fits]
-        votes = [c.year in wanted for c in fitting if c.year is not None] if fitting else [
-            None if c.year is None else c.year in wanted for c in found]
+        years = _claimed_years(claim, items, q, wanted)
+        votes = [c.year in years for c in fitting if c.year is not None] if fitting else [
+            None if c.year is None else c.year in years for c in found]
         if votes and all(v is False for v in votes):
-            return min(wanted)
+            return min(years)
     return None
 
 
+def _claimed_years(claim: str, items: TextItems, q: Quantity, wanted: set[int]) -> set[int]:
+    """The years the claim states its number ``q`` for: the one its wording binds to it
+    (:func:`_bound_year`: "net income was $455 million in 2023, compared with $640 million
+    in 2022" states 455 for 2023 only), else all of ``wanted``."""
+    bound = _bound_year(claim, items, q) if claim else None
+    return {bound} if bound is not None else wanted
+
+
+_RESPECTIVELY_RE = re.compile(r"\brespectively\b", re.IGNORECASE)
+#: A claim that states two periods' figures ("rose to $5.0 billion in 2023 from $4.5
+#: billion", "compared with a year earlier"): then it speaks for the year before its own
+#: too. Not a bare "over", "than" or "from" ("more than", "growth from the segment").
+_CLAIM_COMPARES_RE = re.compile(r"\b(?:compared\s+(?:to|with)|versus|vs\.?|from\s+(?:\$|US\$|€|£)?\s?\d|"
+                                r"(?:a\s+year\s+(?:earlier|ago)|(?:the\s+)?(?:prior|previous)\s+year)|"
+                                r"respectively)", re.IGNORECASE)
 _COMPARISON_RE = re.compile(r"\b(?:compared\s+(?:to|with)|from|versus|vs\.?|over|than|relative\s+to|"
                             r"respectively)\b", re.IGNORECASE)
 
@@ -595,6 +656,14 @@ def _bound_year(text: str, items: TextItems, number: Quantity) -> int | None:
     end = number.start + len(number.text)
     others = [q.start for q in items.numbers if q is not number]
     spots = sorted((pos, year) for year, places in items.years.items() for pos in places)
+    if _RESPECTIVELY_RE.search(text):
+        # "$12.4 billion and $11.1 billion in fiscal 2023 and 2022, respectively": the
+        # figures pair with the years in order (several figures per year when they divide)
+        order = list(dict.fromkeys(year for pos, year in spots if pos >= 0))
+        same = [q for q in items.numbers if q.kind == number.kind]
+        if order and len(same) % len(order) == 0:
+            index = next(i for i, q in enumerate(same) if q is number)
+            return order[index // (len(same) // len(order))]
     for pos, year in spots:
         if pos >= end:
             # "a decrease of 3.2 percent compared to 2021": a year after a comparison word is its base
@@ -603,14 +672,16 @@ def _bound_year(text: str, items: TextItems, number: Quantity) -> int | None:
             break
     for pos, year in reversed(spots):
         if pos < number.start:
-            if not any(pos < o < number.start for o in others):
+            # "in 2023 from $4.5 billion": a comparison word between them ends the binding
+            if not any(pos < o < number.start for o in others) \
+                    and not _COMPARISON_RE.search(text, max(pos, 0), number.start):
                 return year
             break
     return None
 
 
 def _year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _PassageInfo, *,
-                   compares: bool = False, fits: frozenset[int] = frozenset()) -> int | None:
+                   compares: bool = False, fits: frozenset[int] = frozenset(), claim: str = "") -> int | None:
     """The sentence year that the passage gives other numbers for (prose), or ``None``.
 
     For each found sentence number, every passage sentence holding a number that
@@ -629,7 +700,9 @@ def _year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _Passage
     wanted = set(items.years)
     if compares:
         wanted |= {y - 1 for y in wanted}  # a claim that compares speaks for the period before too
+    whole = wanted
     for q in matched:
+        wanted = _claimed_years(claim, items, q, whole)
         votes: list[bool | None] = []
         some_fit = any(id(p) in fits for u in info.units for p in u.items.numbers
                        if _match_number(q, [p], info) in ("exact", "rounded"))
@@ -641,9 +714,12 @@ def _year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _Passage
                     votes.append(None)
                     continue
                 bound = _bound_year(unit.text, unit.items, p)
-                if bound is not None:
+                compared = bool(_COMPARISON_RE.search(unit.text) or RELATIVE_PRIOR_RE.search(unit.text))
+                if p.kind == "percent" and compared:  # "…, an increase of 12%": the change of the comparison
+                    near = set(unit.items.years)
+                elif bound is not None:
                     near = {bound}
-                elif _COMPARISON_RE.search(unit.text):
+                elif compared:
                     near = set(unit.items.years)
                 else:
                     def distance(pos: int, p: Quantity = p) -> int:
@@ -726,27 +802,38 @@ def _figure_mismatch(q: Quantity, concepts: Sequence[Any], claim_terms: frozense
     return None
 
 
-def _other_subject(sentence: str, runs: Sequence[tuple[str, ...]], lost: Sequence[tuple[str, ...]],
-                   title: str | None) -> bool:
-    """Whether the claim's subject is another company than the cited document's: its
-    subject (the name run of a possessive, ``Apple's``, anywhere in the sentence, else its
-    first name run; ``runs`` as :func:`_name_runs` reads them) is one of the ``lost`` runs
-    (neither in the passage nor in the title), and the ``title`` names something (a
-    content word that is no number, period, filler or document-type word,
-    :data:`citewell.question.naming.DOC_WORDS`) the sentence does not say ("Best Buy's
-    revenue was …" citing ``AMCOR_2023_10K``; a file named ``q3-report.pdf`` names
-    nothing). False without a title or a name."""
-    if not title or not runs:
+#: The company a claim is about: the words of a possessive name ("Best Buy's", "3M's")
+#: or of the name that opens the sentence before a reporting verb ("Globex reported").
+_SUBJECT_RES = (re.compile(r"((?:[A-Z][\w&.-]*\s+){0,3}[A-Z0-9][\w&.-]*)['\u2019]s\b"),
+                re.compile(r"^\W*((?:[A-Z][\w&.-]*\s+){0,3}[A-Z][\w&.-]*)\s+(?:reported|posted|recorded|generated|"
+                           r"earned|delivered|booked|had)\b"))
+
+
+def _other_subject(sentence: str, terms: frozenset[str], title: str | None) -> bool:
+    """Whether the claim is about another company than the cited document's: its subject
+    (:data:`_SUBJECT_RES`; document-type words such as ``Form``, ``10-K`` and filler words
+    are no subject) is neither in the passage nor in the title (``terms``), and the
+    ``title`` names something (a content word that is no number, period, filler or
+    document-type word, :data:`citewell.question.naming.DOC_WORDS`) the sentence does not
+    say ("Best Buy's revenue was …" citing ``AMCOR_2023_10K``; a file named
+    ``q3-report.pdf`` names nothing). An abbreviation the sentence uses for a measure
+    ("Diluted EPS", "R&D", "GAAP") is no subject: only a possessive or a reporting
+    company is. False without a title."""
+    if not title:
         return False
-    possessive = _POSSESSIVE_RE.search(sentence)
-    owner = {t.term for t in tokens(possessive.group(1))} if possessive else set()
-    subject = next((run for run in runs if owner & set(run)), runs[0])
-    if subject not in lost:
-        return False
-    said = content_terms(sentence)
-    titled = [t.term for t in tokens(title) if t.content and not t.number and t.term not in FILLER_TERMS
-              and t.term not in DOC_WORDS and not _PERIOD_NAME_RE.fullmatch(t.term)]
-    return bool(titled) and not any(t in said for t in titled)
+    for pattern in _SUBJECT_RES:
+        match = pattern.search(sentence)
+        if match is None:
+            continue
+        subject = {t.term for t in tokens(match.group(1)) if t.content and not t.number
+                   and t.term not in DOC_WORDS and t.term not in FILLER_TERMS}
+        if not subject or subject <= terms:  # a name of several words is found whole
+            return False
+        said = content_terms(sentence)
+        titled = [t.term for t in tokens(title) if t.content and not t.number and t.term not in FILLER_TERMS
+                  and t.term not in DOC_WORDS and not _PERIOD_NAME_RE.fullmatch(t.term)]
+        return bool(titled) and not any(t in said for t in titled)
+    return False
 
 
 def _squeezed_names(sentence: str, title: str) -> frozenset[str]:
@@ -804,6 +891,18 @@ def _figure_direction_differs(claim: str, items: TextItems, matched: Sequence[Qu
         if places and all(len(d) == 1 and d != said for d in places):
             return True
     return False
+
+
+def _own_measure(q: Quantity, measure: Sequence[Any], clauses: Sequence[FigureContext]) -> list[Any]:
+    """The claim's measure concepts that the claim's own clause holding ``q`` names
+    ("Revenue was $5.0 billion and net income was $640 million": revenue for the first
+    figure, net income for the second); all of ``measure`` when that clause names none
+    of them, and the name concepts always."""
+    clause = next((c for c in clauses if any(n is q for n in c.numbers)), None)
+    if clause is None:
+        return list(measure)
+    own = [c for c in measure if c.boost == NAME_BOOST or matches_measure(c, clause.measure)]
+    return own if any(c.boost != NAME_BOOST for c in own) else list(measure)
 
 
 def _coverage(concepts: Sequence[Any], terms: frozenset[str]) -> float:
@@ -938,11 +1037,14 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
     # the passage numbers whose row or clause names the claim's measure (their id()s);
     # a prose change or share is computed from them when there are some ("revenue grew
     # by $800 million" is not the difference of two headcounts)
+    claim_clauses = prose_contexts(claim_text, items)  # "revenue was $5.0 billion and net income $640 million"
     claim_names = frozenset(t for c in concepts if c.boost == NAME_BOOST and not c.matches(titled)
                             for alt in c.alternatives for t in alt)
     fits = frozenset(id(p) for c in info.contexts if any(matches_measure(x, c.measure) for x in measure)
                      for p in c.numbers)
     operands = [p for u in info.units for p in u.items.numbers if id(p) in fits] or info.items.numbers
+    operand_years = {} if info.table else {id(p): y for u in info.units for p in u.items.numbers
+                                           if (y := _bound_year(u.text, u.items, p)) is not None}
     for q in items.numbers:
         how = _match_number(q, info.items.numbers, info)
         if how in ("exact", "rounded"):
@@ -950,10 +1052,11 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
             if how == "rounded":
                 notes.append(f"rounded:{q.text}")
             matched.append(q)
-            wrong = _figure_mismatch(q, measure, claim_terms, info, claim_names)
+            wrong = _figure_mismatch(q, _own_measure(q, measure, claim_clauses), claim_terms, info, claim_names)
             if wrong is not None and _direction(plain) and (
-                    _table_computed(q, info, plain, frozenset(items.years)) if info.table
-                    else _computed(q, operands, info, plain)) is not None:
+                    _table_computed(q, info, plain, frozenset(items.years), _own_measure(q, measure, claim_clauses),
+                                    claim_terms) if info.table
+                    else _computed(q, operands, info, plain, operand_years)) is not None:
                 # "increased by $0.2 billion": a change of the claim's row that equals or
                 # rounds to another row's figure by chance
                 if how == "rounded":
@@ -970,8 +1073,9 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
             soft.append(f"number_more_precise:{q.text}")
         elif how == "scale_unknown":
             soft.append(f"scale_unknown:{q.text}")
-        elif (_table_computed(q, info, plain, frozenset(items.years)) if info.table
-              else _computed(q, operands, info, plain)) is not None:
+        elif (_table_computed(q, info, plain, frozenset(items.years), _own_measure(q, measure, claim_clauses),
+                                    claim_terms) if info.table
+              else _computed(q, operands, info, plain, operand_years)) is not None:
             found += 1
             notes.append(f"computed:{q.text}")
         else:
@@ -991,8 +1095,10 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
         if (month, day) not in info.items.dates:
             period.append(f"date_not_found:{month:02d}-{day:02d}")
     if items.years and all(y in info.items.years for y in items.years):
-        mismatch = (_table_year_mismatch(items, matched, info, fits) if info.table else
-                    _year_mismatch(items, matched, info, compares=bool(_COMPARISON_RE.search(norm_s)), fits=fits))
+        compares = bool(_CLAIM_COMPARES_RE.search(norm_s))
+        mismatch = (_table_year_mismatch(items, matched, info, fits, compares=compares, claim=claim_text)
+                    if info.table else
+                    _year_mismatch(items, matched, info, compares=compares, fits=fits, claim=claim_text))
         if mismatch is not None:
             hard.append(f"period_mismatch:{mismatch}")
 
@@ -1009,16 +1115,20 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
         if inside:
             terms = terms | inside
             coverage = _coverage(concepts, terms)
+    missing: list[str] = []
+    entity = ""
     if names:
         missing = sorted(surface for term, surface in names.items() if term not in terms)
         # a name of several words is one name: "General Mills" is not found by "general"
         runs = _name_runs(plain, names)
         lost = [run for run in runs if not all(t in terms for t in run)]
         missing = sorted({names[t] for run in lost for t in run if t in names} | set(missing))
-        if _other_subject(plain, runs, lost, title):
-            hard.append("scope_mismatch:" + ",".join(missing))
-        elif len(missing) * 2 > len(names) or len(lost) * 2 > len(runs):
-            soft.append("entity_not_found:" + ",".join(missing))
+        if len(missing) * 2 > len(names) or len(lost) * 2 > len(runs):
+            entity = "entity_not_found:" + ",".join(missing)
+    if _other_subject(plain, terms, title):
+        hard.append("scope_mismatch:" + ",".join(missing or ["subject"]))
+    elif entity:
+        soft.append(entity)
     has_numbers = bool(items.numbers)
     threshold = MIN_COVERAGE_WITH_NUMBERS if has_numbers else MIN_COVERAGE
     if concepts and coverage < threshold:
