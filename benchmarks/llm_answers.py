@@ -104,7 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", default="lexical", help="retrieval mode (lexical: no embedding of the corpora)")
     parser.add_argument("--limit", type=int, default=None, help="first N questions of each set")
     parser.add_argument("--max-tokens", type=int, default=400)
-    parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--timeout", type=float, default=300.0, help="longest silence (s)")
+    parser.add_argument("--answer-timeout", type=float, default=None,
+                        help="whole answer (s); default: derived from the prompt's size and the measured speed")
     parser.add_argument("--json", dest="json_out", default=None, help="write every figure and answer here")
     args = parser.parse_args(argv)
 
@@ -114,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     from citewell.settings import LLMSettings
 
     llm = LLMSettings(base_url=args.base_url, model=args.model, api_key=args.api_key, max_tokens=args.max_tokens,
-                      timeout=args.timeout, retries=1)
+                      timeout=args.timeout, answer_timeout=args.answer_timeout, retries=1)
     Path(args.store).parent.mkdir(parents=True, exist_ok=True)
     sets: list[EvalSet] = []
     with Engine(args.store, llm=llm, mode=args.mode) as engine:
@@ -132,9 +134,13 @@ def main(argv: list[str] | None = None) -> int:
             timed = _Timed(engine)
 
             def progress(done: int, total: int, record: dict[str, Any]) -> None:
+                message = timed.messages[-1]
+                generation = (message.model_extra or {}).get("generation") or {}
                 print(f"[{writer} {done}/{total}] {record['id']}: {timed.seconds[-1]:.1f} s, evidence "
                       f"{'hit' if record['answer']['evidence_hit@5'] else 'miss'}, figure "
-                      f"{record['answer']['figure_in_answer']}", file=sys.stderr)
+                      f"{record['answer']['figure_in_answer']}, written by {generation.get('generator')}, "
+                      f"warnings {[w.code for w in message.warnings]}, usage {generation.get('usage')}: "
+                      f"{' '.join(message.text.split())[:300]!r}", file=sys.stderr)
 
             result = run_sets(timed, sets, k=args.k, progress=progress)  # type: ignore[arg-type]
             lo = 0

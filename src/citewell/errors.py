@@ -17,7 +17,10 @@ Hierarchy::
     │                                (DUPLICATE_SOURCE: a sources list gives one source two texts)
     └── GenerationError              the answer writer failed: LLM_UNAVAILABLE (endpoint down,
                                      timed out, still 429/5xx after retries), LLM_BAD_RESPONSE
-                                     (malformed or empty stream, refused request)
+                                     (malformed or empty stream, refused request), LLM_REFUSED
+                                     (the model said the sources do not answer where the scope
+                                     check found the subject and period: never raised to a
+                                     caller, the extractive writer answers with that warning)
 
 The CLI maps these to exit codes and one-line messages; the HTTP profiles map them to
 their envelopes in one place.
@@ -96,10 +99,17 @@ class UsageError(CitewellError):
     code = "INVALID_REQUEST"
 
 
+#: The code of a model's refusal ("The sources do not answer this question.") of a turn whose
+#: subject and period the scope check found in the sources: the answering pipeline answers
+#: extractively instead, with a warning of this code.
+LLM_REFUSED = "LLM_REFUSED"
+
+
 class GenerationError(CitewellError):
     """The generator could not write the answer (codes ``LLM_UNAVAILABLE``: the endpoint
     is down, timed out or kept answering 429/5xx after the retries; ``LLM_BAD_RESPONSE``:
-    it answered something that is not a chat completion stream).
+    it answered something that is not a chat completion stream; :data:`LLM_REFUSED`: the
+    model refused a question the scope check found answerable, handled by the pipeline).
 
     ``retryable``: True when asking again later may work (unavailable), False for a bad
     response."""
@@ -113,6 +123,7 @@ class GenerationError(CitewellError):
 
 
 __all__ = [
+    "LLM_REFUSED",
     "CitewellError",
     "GenerationError",
     "FilterError",

@@ -119,7 +119,9 @@ class LLMSettings:
     :data:`citewell.generate.llm.CHARS_PER_TOKEN`), ``timeout`` (seconds: connecting, and
     the longest silence while reading; 60), ``answer_timeout`` (seconds the whole answer
     may take, from the request to its last piece, whatever the endpoint sends meanwhile —
-    keep-alive comments, a word now and then; 300), ``retries`` (attempts after a
+    keep-alive comments, a word now and then; None, the default: derived per answer from
+    the prompt's size and the endpoint's measured speed,
+    :meth:`citewell.generate.llm.LLMGenerator.budget`), ``retries`` (attempts after a
     429/5xx or a connection failure, with exponential backoff; 2), ``judge`` (ask the
     same endpoint about ``uncertain`` citations), and ``fallback`` (answer extractively,
     with a warning, when the endpoint fails before the answer has begun).
@@ -136,7 +138,7 @@ class LLMSettings:
     temperature: float = 0.0
     max_tokens: int = 700
     timeout: float = 60.0
-    answer_timeout: float = 300.0
+    answer_timeout: float | None = None
     retries: int = 2
     judge: bool = False
     fallback: bool = False

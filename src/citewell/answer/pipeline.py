@@ -34,7 +34,9 @@ and every HTTP profile (sessions, chats ``/v1/ask``, analytics SSE) answer throu
 
 Failures: a :class:`~citewell.errors.GenerationError` raised before the first
 ``citation``/``delta`` event was sent may fall back to another generator (``fallback``),
-with a warning carrying the error's code; after that, it propagates (an asynchronous
+with a warning carrying the error's code; ``LLM_REFUSED`` (the model said the sources do
+not answer although the scope check found the question's subject and period) always
+falls back, to the extractive generator when no fallback is configured; after that, it propagates (an asynchronous
 turn then settles ``failed`` with that code). Closing the event iterator early closes the
 generation (an LLM's HTTP stream is closed, so the model stops).
 """
@@ -55,13 +57,14 @@ from ..cite.stream import Event, StreamingCiter
 from ..cite.relevance import apply_relevance
 from ..cite.support import Judge, apply_support, grounded_coverage, part_support
 from ..embed import Embedder
-from ..errors import CitewellError, GenerationError
+from ..errors import LLM_REFUSED, CitewellError, GenerationError
+from ..generate.extractive import ExtractiveGenerator
 from ..generate.base import Generation, GenerationRequest, GenerationResult, HistoryTurn, start_generation
 from ..models import Message, Notice, Passage, Reference
 from ..store.base import Store
 from ..text.terms import NO_EXPANSIONS, Expansions
 from .gate import SentenceGate
-from .scope import ScopeCheck, scope_abstention
+from .scope import ScopeCheck, scope_abstention, scope_verdict
 from .turn import NO_IMAGE_TEXT, PendingTurn, Turn
 from .warnings import fallback_warning, truncation_warning, turn_warnings
 
@@ -136,12 +139,18 @@ class AnswerPipeline:
 
     def request(self, turn: Turn, passages: Sequence[Passage]) -> GenerationRequest:
         """The generation request of ``turn``: its question, query, the history and the
-        passages with their aliases; the deadline ``deadline_s`` from now."""
+        passages with their aliases, the scope check's verdict
+        (:func:`~citewell.answer.scope.scope_verdict`); the deadline ``deadline_s`` from
+        now. One request serves every writer of the turn (the model, then a fallback), so
+        what it computes once (:meth:`~citewell.generate.base.GenerationRequest.figure`) is
+        shared."""
         deadline = time.monotonic() + self.deadline_s if self.deadline_s is not None else None
         facts = turn.reading.facts
         links = {f.name.text: f.aliases for f in facts.names if f.aliases} if facts is not None else None
+        verdict = scope_verdict(turn.reading.analysis, facts, passages) if turn.query else None
         return GenerationRequest.build(turn.question, passages, query=turn.query, history=self.history,
-                                       deadline=deadline, analysis=turn.reading.analysis, name_aliases=links)
+                                       deadline=deadline, analysis=turn.reading.analysis, name_aliases=links,
+                                       scope=verdict)
 
     def answer(self, turn: Turn, passages: Sequence[Passage], *, pending: PendingTurn | None = None) -> Message:
         """Run :meth:`events` to its end and return the finished (stored) message."""
@@ -172,7 +181,10 @@ class AnswerPipeline:
         if self.fallback is not None and self.fallback is not self.generator:
             writers.append(self.fallback)
         progress = _Progress()
-        for attempt, writer in enumerate(writers):
+        request = self.request(turn, passages) if abstention is None and turn.preface != NO_IMAGE_TEXT else None
+        attempt = 0
+        while True:
+            writer = writers[attempt]
             if abstention is not None:
                 generation = _fixed(abstention.text, "abstention")
             elif turn.preface == NO_IMAGE_TEXT:
@@ -180,19 +192,28 @@ class AnswerPipeline:
             else:
                 generation = None
             try:
-                yield from self._attempt(turn, passages, writer, generation, notes, progress, pending)
+                yield from self._attempt(turn, passages, writer, generation, notes, progress, pending, request)
                 return
             except GenerationError as exc:
-                if progress.shown or attempt + 1 >= len(writers):
+                if progress.shown:
+                    raise
+                if exc.code == LLM_REFUSED and attempt + 1 >= len(writers):
+                    # a refusal where the scope check found the subject and the period is never
+                    # passed off as the answer: the extractive writer answers, whatever the fallback setting
+                    writers.append(ExtractiveGenerator())
+                if attempt + 1 >= len(writers):
                     raise
                 notes.append(fallback_warning(exc, getattr(writers[attempt + 1], "name", "fallback")))
+                attempt += 1
 
     def _attempt(self, turn: Turn, passages: list[Passage], writer: Any, generation: Generation | None,
-                 notes: list[Notice], progress: _Progress, pending: PendingTurn | None) -> Iterator[Event]:
-        """One answer by ``writer`` (or by the fixed ``generation``): events, then ``done``."""
+                 notes: list[Notice], progress: _Progress, pending: PendingTurn | None,
+                 request: GenerationRequest | None = None) -> Iterator[Event]:
+        """One answer by ``writer`` (or by the fixed ``generation``) to ``request`` (the
+        turn's, built by :meth:`request` when None): events, then ``done``."""
         aliased = generation is None and bool(getattr(writer, "cites_by_alias", False))
         if generation is None:
-            generation = start_generation(writer, self.request(turn, passages))
+            generation = start_generation(writer, request if request is not None else self.request(turn, passages))
         extra: list[Notice] = []
         try:
             preface = [turn.preface] if turn.preface is not None and turn.preface != NO_IMAGE_TEXT else []

@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..generate.base import ScopeVerdict
 from ..models import Notice, Passage
 from ..question.analysis import QuestionAnalysis
 from ..domains.base import Domain
@@ -105,4 +106,28 @@ def scope_abstention(analysis: QuestionAnalysis, passages: Sequence[Passage],
     return None
 
 
-__all__ = ["SCOPE_CHECKS", "Abstention", "ScopeCheck", "needs_clarification", "not_in_sources", "scope_abstention"]
+#: Most document titles a :class:`~citewell.generate.base.ScopeVerdict` names.
+VERDICT_DOCUMENTS = 3
+
+
+def scope_verdict(analysis: QuestionAnalysis | None, facts: ScopeFacts | None,
+                  passages: Sequence[Passage] = ()) -> ScopeVerdict:
+    """What the scope check found for a turn it let through (no abstention), for the
+    writer: the question's names the scope holds, the years asked that passages in scope
+    name, and the titles of the in-scope documents about those names (else of the
+    passages); ``checked`` False when there were no facts (the check did not run)."""
+    if analysis is None or facts is None:
+        return ScopeVerdict(checked=False)
+    held = [f for f in facts.names if f.held and not f.name.weak]
+    subjects = tuple(dict.fromkeys(f.name.text for f in held))
+    years = tuple(sorted(y for y in analysis.years if facts.year_passages.get(y)))
+    ids = {rid for f in held for rid in (*f.resources, *f.alias_resources)}
+    titles = [r.title or r.file_name or r.id for r in facts.resources if r.id in ids]
+    if not titles:
+        titles = [p.resource_title or p.file_name or p.chunk.resource_id for p in passages]
+    return ScopeVerdict(checked=True, subjects=subjects, years=years,
+                        documents=tuple(dict.fromkeys(t for t in titles if t))[:VERDICT_DOCUMENTS])
+
+
+__all__ = ["SCOPE_CHECKS", "VERDICT_DOCUMENTS", "Abstention", "ScopeCheck", "needs_clarification", "not_in_sources",
+           "scope_abstention", "scope_verdict"]

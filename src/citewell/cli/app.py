@@ -60,7 +60,7 @@ LlmTimeoutOpt = typer.Option(None, "--llm-timeout", help="Seconds to connect and
                              "reading (default 60).")
 LlmAnswerTimeoutOpt = typer.Option(None, "--llm-answer-timeout", help="Seconds the whole model answer may take, "
                                    "whatever the endpoint sends meanwhile (env CITEWELL_LLM_ANSWER_TIMEOUT; "
-                                   "default 300).")
+                                   "default: derived from the prompt's size and the endpoint's measured speed).")
 
 
 def _llm_settings(config: Optional[Path], **flags: Any) -> LLMSettings:
@@ -227,6 +227,7 @@ def ask(
     with Engine(settings.store, workspace=settings.workspace, llm=llm) as engine:
         engine.generator = (ExtractiveGenerator(max_sentences=max_sentences) if writer == "extractive"
                             else engine.generator_for(writer))
+        _model_progress(engine.generator)
         _sync_or_note(engine, corpus, manifests)
         if mode is not None:
             engine.mode = mode
@@ -248,6 +249,51 @@ def ask(
             _explain(engine.explain(question, k=k, filters=filters or None, corpus=corpus), engine.mode)
     if as_json:
         _write(json.dumps(message.model_dump(mode="json"), ensure_ascii=False) + "\n")
+
+
+#: Seconds a model may read a prompt before ``citewell ask`` says so on stderr.
+PROGRESS_AFTER_S = 2.0
+#: Seconds between two progress lines when stderr is not a terminal (a terminal's line is rewritten each second).
+PROGRESS_LINE_EVERY_S = 10.0
+
+
+def progress_line(prompt_tokens: int, elapsed_s: float, budget_s: float) -> str:
+    """The line shown while a model reads a prompt: ``model reading ~1,950-token prompt…
+    40 s (answer timeout 412 s)``."""
+    return f"model reading ~{prompt_tokens:,}-token prompt\u2026 {elapsed_s:.0f} s (answer timeout {budget_s:.0f} s)"
+
+
+def _model_progress(generator: Any) -> None:
+    """Give a model generator (one with a ``progress`` attribute:
+    :class:`~citewell.generate.llm.LLMGenerator`) a progress line on stderr while its model
+    reads the prompt (:func:`progress_line`, from :data:`PROGRESS_AFTER_S` on): rewritten
+    in place each second on a terminal and erased at the first token, else printed every
+    :data:`PROGRESS_LINE_EVERY_S` seconds. Any other generator is left alone."""
+    if not hasattr(generator, "progress"):
+        return
+    tty = sys.stderr is not None and sys.stderr.isatty()
+    last = [-PROGRESS_LINE_EVERY_S]
+    shown = [False]
+
+    def show(reading: Any) -> None:
+        if reading.done:
+            if shown[0] and tty:
+                sys.stderr.write("\r\x1b[K")
+                sys.stderr.flush()
+            shown[0] = False
+            return
+        if reading.elapsed_s < PROGRESS_AFTER_S:
+            return
+        line = progress_line(reading.prompt_tokens, reading.elapsed_s, reading.budget_s)
+        if tty:
+            sys.stderr.write("\r\x1b[K" + line)
+            sys.stderr.flush()
+        elif reading.elapsed_s - last[0] >= PROGRESS_LINE_EVERY_S:
+            last[0] = reading.elapsed_s
+            err.print(line, markup=False)
+        shown[0] = True
+
+    generator.progress = show
 
 
 def _chat_titled(engine: Engine, title: str) -> str:

@@ -31,7 +31,7 @@ from ..models import Passage, Resource
 from ..question.analysis import DomainReading, QuestionAnalysis
 from ..text.terms import Expansions
 
-__all__ = ["Domain", "FigureAnswer", "PageNeeds", "RowQuote"]
+__all__ = ["Domain", "FigureAnswer", "PageNeeds", "RowFact", "RowQuote"]
 
 
 @dataclass(frozen=True)
@@ -57,13 +57,39 @@ class RowQuote:
 
 
 @dataclass(frozen=True)
+class RowFact:
+    """One figure of a row, as structured data for a model's prompt: ``passage_index``
+    (into the passages given), ``concept`` (the row as the answer names it, e.g. ``Net
+    sales (Flexibles segment)``), ``item`` (the domain's key of the line item, e.g.
+    ``Revenue``), ``scope`` (of which part of the entity, in words: ``company as a whole``,
+    ``Flexibles segment``), ``period`` (the column's period as the table names it:
+    ``2022``, ``year ended January 28, 2023``), ``unit`` (``USD millions``, ``%``, ``""``
+    when the table declares none) and ``value`` (the cell as written: ``$1,749``,
+    ``(146)``)."""
+
+    passage_index: int
+    concept: str
+    item: str
+    scope: str
+    period: str
+    unit: str
+    value: str
+
+
+@dataclass(frozen=True)
 class FigureAnswer:
     """A domain's answer to a figure question: the ``rows`` to restate (each cited), and
     an uncited ``preface`` sentence before them (a calculation's working, or the reason
-    the rows are not the asked period's), None when none."""
+    the rows are not the asked period's), None when none. ``facts``: the same rows as
+    one :class:`RowFact` per figure (for a model's prompt; empty when the pack gives
+    none); ``calculation``: the working of the calculation the question asks for, with its
+    operands and result (``Computed from the figures below: … = 9.6% (146 / 1,525)``), None
+    when none was asked or it could not be done."""
 
     rows: tuple[RowQuote, ...] = field(default_factory=tuple)
     preface: str | None = None
+    facts: tuple[RowFact, ...] = ()
+    calculation: str | None = None
 
 
 @runtime_checkable

@@ -50,7 +50,24 @@ def alias_for(index: int) -> str:
 
 
 if TYPE_CHECKING:
+    from ..domains.base import FigureAnswer
     from ..question.analysis import QuestionAnalysis
+
+
+@dataclass(frozen=True)
+class ScopeVerdict:
+    """What citewell's scope check (:mod:`citewell.answer.scope`) found for a turn that it
+    let through to the writer: ``checked`` (the check ran on facts read from the store;
+    False when there were none to read, e.g. no analysis), ``subjects`` (the question's
+    names the sources in scope hold), ``years`` (the years asked that passages in scope
+    name), ``documents`` (titles of the in-scope documents about the question, at most
+    a few). A writer is only ever called when the check did not abstain, so a checked
+    verdict means the subject and the period asked are in the sources."""
+
+    checked: bool = False
+    subjects: tuple[str, ...] = ()
+    years: tuple[int, ...] = ()
+    documents: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -80,7 +97,12 @@ class GenerationRequest:
       request built without one is analysed on first use with no domain pack;
     - ``name_aliases``: the names the sources link to the question's names (``{name:
       (ticker or company name, …)}``, the scope check's facts; empty when none), by which a
-      passage may speak of a subject (a post tagged ``$NFLX`` about Netflix).
+      passage may speak of a subject (a post tagged ``$NFLX`` about Netflix);
+    - ``scope``: the scope check's :class:`ScopeVerdict` for this turn (None: not run).
+
+    :meth:`figure` is the domain pack's structured answer (statement rows, a calculation),
+    computed once per request and shared by every writer that reads it (the LLM prompt,
+    then the extractive fallback).
     """
 
     question: str
@@ -91,18 +113,34 @@ class GenerationRequest:
     deadline: float | None = None
     analysis: "QuestionAnalysis | None" = None
     name_aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    scope: ScopeVerdict | None = None
+    _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(cls, question: str, passages: Sequence[Passage], *, query: str | None = None,
               history: Iterable[HistoryTurn] = (), deadline: float | None = None,
               analysis: "QuestionAnalysis | None" = None,
-              name_aliases: Mapping[str, Iterable[str]] | None = None) -> "GenerationRequest":
+              name_aliases: Mapping[str, Iterable[str]] | None = None,
+              scope: ScopeVerdict | None = None) -> "GenerationRequest":
         """A request whose aliases are ``S1`` … ``Sn`` in passage order (``query``
         defaults to the question)."""
         return cls(question=question, query=question if query is None else query, passages=tuple(passages),
                    aliases=tuple(alias_for(i) for i in range(len(passages))), history=tuple(history),
                    deadline=deadline, analysis=analysis,
-                   name_aliases={k: tuple(v) for k, v in (name_aliases or {}).items()})
+                   name_aliases={k: tuple(v) for k, v in (name_aliases or {}).items()}, scope=scope)
+
+    def figure(self) -> "FigureAnswer | None":
+        """The domain pack's :class:`~citewell.domains.base.FigureAnswer` for this request's
+        analysis and passages (statement rows with their structured facts, the calculation
+        asked), or None (no analysis, no domain pack, no row answers). Computed on the first
+        call and kept: the prompt of an LLM writer and an extractive fallback share it."""
+        if "figure" not in self._memo:
+            from ..domains.base import Domain
+
+            domain = self.analysis.domain if self.analysis is not None else None
+            self._memo["figure"] = (domain.figure_answer(self.analysis, self.passages)
+                                    if isinstance(domain, Domain) and self.analysis is not None else None)
+        return self._memo["figure"]
 
     def read(self) -> "QuestionAnalysis":
         """:attr:`analysis`, or the query analysed with no domain pack when the request
@@ -199,4 +237,4 @@ def start_generation(generator: Any, request: GenerationRequest) -> Generation:
 
 
 __all__ = ["ALIAS_PREFIX", "Generation", "GenerationError", "GenerationRequest", "GenerationResult", "Generator",
-           "HistoryTurn", "alias_for", "start_generation"]
+           "HistoryTurn", "ScopeVerdict", "alias_for", "start_generation"]

@@ -212,6 +212,8 @@ from citewell.text.terms import (
 
 #: The whole answer when nothing retrieved answers the question (one sentence, no link).
 NO_EVIDENCE_TEXT = "No passage in the sources answers this question."
+#: :meth:`ExtractiveGenerator.stream`'s ``figure`` when not given: computed there.
+_COMPUTE = object()
 _ALNUM_RE = re.compile(r"[^0-9a-z]+")
 
 
@@ -710,12 +712,16 @@ class ExtractiveGenerator:
         request's question analysis (of ``request.query``, the question as retrieval read
         it) over ``request.passages``."""
         previous = next((t.text for t in reversed(request.history) if t.role == "assistant"), None)
-        return self.stream(request.analysis or request.query, request.passages, previous_answer=previous,
+        if request.analysis is not None:  # the request's figure answer: computed once per turn, shared
+            return self.stream(request.analysis, request.passages, previous_answer=previous,
+                               name_aliases=request.name_aliases, figure=request.figure())
+        return self.stream(request.query, request.passages, previous_answer=previous,
                            name_aliases=request.name_aliases)
 
     def stream(self, question: QuestionAnalysis | str, passages: Sequence[Passage], *,
                previous_answer: str | None = None,
-               name_aliases: Mapping[str, Sequence[str]] | None = None) -> Iterator[str]:
+               name_aliases: Mapping[str, Sequence[str]] | None = None,
+               figure: FigureAnswer | None | object = _COMPUTE) -> Iterator[str]:
         """Yield the answer one sentence at a time.
 
         ``question``: the turn's :class:`~citewell.question.analysis.QuestionAnalysis`, or a
@@ -729,10 +735,14 @@ class ExtractiveGenerator:
         starts the next piece (as parts do, rule 6). ``previous_answer``: the chat's previous
         answer (markers removed), whose sentences a follow-up does not quote again.
         ``name_aliases``: the names the sources link to the question's names (``{name:
-        aliases}``, the scope check's), by which a post may be about a subject.
+        aliases}``, the scope check's), by which a post may be about a subject. ``figure``:
+        the domain pack's answer already computed for this analysis and these passages
+        (:meth:`~citewell.generate.base.GenerationRequest.figure`), computed here when not given.
         """
         analysis = self._analysis(question, passages)
-        figure = self._figure(analysis, passages)
+        if figure is _COMPUTE:
+            figure = self._figure(analysis, passages)
+        assert figure is None or isinstance(figure, FigureAnswer)
         units = (self._row_units(figure, passages) if figure is not None
                  else self._quoted_units(analysis, passages, previous_answer, name_aliases))
         if not units:

@@ -58,18 +58,25 @@ class StreamReader:
         self._thread.start()
         return self
 
-    def items(self, deadline: float | None) -> Iterator[Any]:
+    def items(self, deadline: float | None, *, tick: float | None = None,
+              on_tick: Callable[[], None] | None = None) -> Iterator[Any]:
         """The stream's items as they arrive, until its end. ``deadline``: a
         ``time.monotonic()`` value; raises :class:`DeadlinePassed` when it passes before
         the next item or the end arrives (None: wait as long as the stream lasts). Raises
-        what opening or reading the stream raised."""
+        what opening or reading the stream raised. ``on_tick`` is called every ``tick``
+        seconds while nothing arrives (a progress line); it must not raise."""
         while True:
             wait = None if deadline is None else deadline - time.monotonic()
             if wait is not None and wait <= 0:
                 raise DeadlinePassed()
+            if tick is not None and on_tick is not None:
+                wait = tick if wait is None else min(wait, tick)
             try:
                 kind, value = self._queue.get(timeout=wait)
             except queue.Empty:
+                if on_tick is not None and tick is not None and (deadline is None or time.monotonic() < deadline):
+                    on_tick()
+                    continue
                 raise DeadlinePassed() from None
             if kind == _END:
                 return

@@ -32,15 +32,17 @@ from collections.abc import Sequence
 from ...models import Passage
 from ...question.analysis import QuestionAnalysis
 from ...question.naming import names_source
-from ..base import FigureAnswer, RowQuote
+from ..base import FigureAnswer, RowFact, RowQuote
 from .calc import Calculation, calculate
 from .facts import scope_rank
 from .measure import ReportingScope
-from .rows import FIT_OTHER, FoundRow, asked_span, find_rows, measure_rows, period_fit, render_row, reports_year, rows_for_items
+from .rows import (FIT_OTHER, FoundRow, asked_span, find_rows, measure_rows, period_fit, render_row,
+                   reports_year, row_name, rows_for_items, shown_columns,
+                   unit_words)
 from .statements import statements_named
 
 __all__ = ["ADJUSTED_RE", "CALCULATION_TEXT", "OTHER_PERIODS_TEXT", "OTHER_SCOPE_TEXT", "OTHER_SPAN_TEXT",
-           "figure_answer", "figure_rows", "named_parts"]
+           "figure_answer", "figure_rows", "named_parts", "row_facts"]
 
 #: A measure the company adjusts, read and never computed: the labels of non-GAAP financial
 #: measures as the SEC's rules name them (Regulation G and Item 10(e) of Regulation S-K:
@@ -197,4 +199,29 @@ def figure_answer(analysis: QuestionAnalysis, passages: Sequence[Passage]) -> Fi
         preface = calculation.text
     elif len(rows) > 1 or analysis.kind.calculation:
         preface = CALCULATION_TEXT
-    return FigureAnswer(quotes, preface)
+    facts = tuple(fact for row in rows for fact in row_facts(row, span=span))
+    return FigureAnswer(quotes, preface, facts, calculation.text if calculation is not None else None)
+
+
+#: How :func:`row_facts` names a row's scope.
+_SCOPE_FACT = {"consolidated": "company as a whole", "attributable": "attributable to shareholders",
+               "noncontrolling": "attributable to noncontrolling interests"}
+
+
+def row_facts(row: FoundRow, *, span: int = 12) -> list[RowFact]:
+    """The figures of ``row`` as :class:`~citewell.domains.base.RowFact` lines, one per
+    column an answer states (:func:`~citewell.domains.finance.rows.shown_columns`; none when
+    its values and periods do not pair up): the concept as an answer names the row
+    (:func:`~citewell.domains.finance.rows.row_name`), its scope in words, the column's
+    period, the unit (the row's scale as :func:`~citewell.domains.finance.rows.unit_words`
+    reads it, after ``USD`` when the row writes ``$``: ``USD millions``; ``%`` for a
+    percentage; ``""`` when nothing declares one) and the cell as written."""
+    scope = (f"{row.scope.name} segment" if row.scope.kind == "segment" and row.scope.name
+             else "a segment" if row.scope.kind == "segment" else _SCOPE_FACT.get(row.scope.kind, row.scope.kind))
+    scale = unit_words(row).removeprefix(", in ")  # "millions", or "" for per-share figures, ratios …
+    currency = "USD" if any("$" in v for v in row.values) else ""
+    out: list[RowFact] = []
+    for period, value in shown_columns(row, span):
+        unit = "%" if "%" in value or "%" in row.label else " ".join(w for w in (currency, scale) if w)
+        out.append(RowFact(row.passage_index, row_name(row), row.item, scope, period.label(), unit, value))
+    return out
