@@ -785,7 +785,9 @@ def _figure_mismatch(q: Quantity, concepts: Sequence[Any], claim_terms: frozense
         return None
     if info.table:
         if best_extra == 0 and (own_cov, own_extra) < (best_cov, best_extra):
-            kind = "scope" if own.member or best.member else "measure"
+            # a member of a breakdown (a segment) against another member or the breakdown's
+            # total ("Total" under "Revenues:"): another part; else another line item
+            kind = "scope" if own.member and (best.member or not best.own) else "measure"
             return f"{kind}_mismatch:{q.text}"
         return None
     # prose: no clause holding q names the claim's measure, or one does only through
@@ -1032,7 +1034,7 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
     titled = content_terms(title) | _squeezed_names(plain, title) if title else frozenset()
     measure = [c for c in topical if any(measure_words(alt) for alt in c.alternatives)
                and not (c.matches(titled) and not c.matches(row_words))] + [
-        c for c in concepts if c.boost == NAME_BOOST and c.matches(row_words)]
+        c for c in concepts if c.boost == NAME_BOOST and matches_measure(c, row_words)]
     claim_terms = content_terms(plain).union(*(alt for c in concepts for alt in c.alternatives))
     # the passage numbers whose row or clause names the claim's measure (their id()s);
     # a prose change or share is computed from them when there are some ("revenue grew
