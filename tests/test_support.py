@@ -761,6 +761,13 @@ _MDNA = ("Net sales for fiscal 2023 were $12.4 billion, compared with $11.1 bill
          "$640 million in fiscal 2023 and $710 million in fiscal 2022. In the prior year, operating income was "
          "$1.43 billion.")
 _RESPECTIVELY = "Net sales were $12.4 billion and $11.1 billion in fiscal 2023 and 2022, respectively."
+_TAXES = """Income Taxes The following is a reconciliation of the federal statutory income tax rate to income tax
+expense in fiscal 2019, fiscal 2018 and fiscal 2017 ($ in millions): 2019 2018 2017
+Federal income tax at the statutory rate $ 396 $ 613 $ 635
+Benefit from foreign operations — (85) (46)
+Income tax expense $ 424 $ 818 $ 609
+Reserves and accrued liabilities(1) 144 145 150"""
+_LEVELS = "The generic dispensing rate grew to 87.5% in 2018 compared to 87.3% in 2017."
 
 
 @pytest.mark.parametrize(("passage", "text_type", "sentence", "supported"), [
@@ -790,6 +797,16 @@ _RESPECTIVELY = "Net sales were $12.4 billion and $11.1 billion in fiscal 2023 a
     (_MDNA, "paragraph", "Operating income was $1.43 billion in 2022.", True),
     (_RESPECTIVELY, "paragraph", "Net sales were $11.1 billion in fiscal 2022.", True),
     (_RESPECTIVELY, "paragraph", "Net sales were $11.1 billion in fiscal 2023.", False),
+    # cells keep their column's year: a nil dash, a footnote marker, years at the end of a lead-in
+    (_TAXES, "table", "The benefit from foreign operations was $85 million in fiscal 2018.", True),
+    (_TAXES, "table", "The benefit from foreign operations was $85 million in fiscal 2019.", False),
+    (_TAXES, "table", "Income tax expense was $609 million in fiscal 2017.", True),
+    (_TAXES, "table", "Income tax expense was $609 million in fiscal 2018.", False),
+    (_TAXES, "table", "Reserves and accrued liabilities were $145 million in fiscal 2018.", True),
+    (_TAXES, "table", "Reserves and accrued liabilities were $145 million in fiscal 2019.", False),
+    # a level reached is the year's, a change the comparison's
+    (_LEVELS, "paragraph", "The generic dispensing rate grew to 87.5% in 2018.", True),
+    (_LEVELS, "paragraph", "The generic dispensing rate grew to 87.3% in 2018.", False),
 ])
 def test_a_figure_supports_only_what_the_passage_states_it_for(passage: str, text_type: str, sentence: str,
                                                                   supported: bool | None) -> None:

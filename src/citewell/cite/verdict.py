@@ -480,28 +480,54 @@ class _Cell:
     label_terms: frozenset[str]
 
 
+#: A nil cell of a table: a dash standing alone between value cells.
+_NIL_CELL_RE = re.compile(r"(?<!\S)[\u2014\u2013-](?!\S)")
+
+
+def _footnote(text: str, number: Quantity) -> bool:
+    """Whether ``number`` of a row's ``text`` is a footnote marker: one digit in
+    parentheses ("liabilities(1)", "expense (1)(2)")."""
+    return len(number.text) == 1 and text[number.start - 1:number.start + 2] == f"({number.text})"
+
+
 def _cells(units: Sequence[_Unit]) -> tuple[tuple[_Cell, ...], ...]:
     """The value cells of each row of a table passage, row by row (header rows left
     out). A row's values pair with the periods of the nearest header row above it
-    (:func:`~citewell.text.tables.is_header_row`, :func:`~citewell.text.numbers.column_periods`)
-    when there are as many of each; otherwise its cells carry no year."""
+    (:func:`~citewell.text.tables.is_header_row`, :func:`~citewell.text.numbers.column_periods`;
+    also a lead-in line that ends with the column years, "… ($ in millions): 2019 2018
+    2017") when there are as many of each, counting a nil dash as a cell and leaving out
+    footnote markers before the values (``Reserves(1) 144 145``), or as
+    :func:`~citewell.text.tables.paired_columns` pairs them; otherwise its cells carry no
+    year."""
     rows: list[tuple[_Cell, ...]] = []
     periods: list[Any] = []
     header: str | None = None
     for unit in units:
-        if is_header_row(unit.text):
-            periods, header = column_periods(unit.text), unit.text
-            continue
         numbers = [n for n in unit.items.numbers if n.kind in ("amount", "percent")]
+        if is_header_row(unit.text) or (not numbers and len(column_periods(unit.text)) >= 2):
+            periods, header = column_periods(unit.text), unit.text
+            half = len(periods) // 2  # a lead-in naming the years before the header repeats them
+            if half >= 2 and len(periods) == 2 * half and periods[:half] == periods[half:]:
+                periods = periods[half:]
+            continue
         if not numbers:
             continue
-        label = content_terms(row_label(unit.text))
-        # one cell per period, or the layouts paired_columns knows (a share of the total
-        # beside each amount; change columns after the periods)
-        cells = [n.text + ("%" if n.kind == "percent" and not n.text.endswith("%") else "") for n in numbers]
-        pairs = paired_columns(cells, periods, header) if periods else []
+        while len(numbers) > len(periods) and _footnote(unit.text, numbers[0]):
+            numbers = numbers[1:]
+        if not numbers:
+            continue
+        label_text = row_label(unit.text)
+        label = content_terms(label_text)
         years: dict[int, int] = {}
-        if pairs:
+        nils = [m.start() for m in _NIL_CELL_RE.finditer(unit.text, unit.text.find(label_text) + len(label_text))]
+        if periods and nils and len(numbers) + len(nils) == len(periods):
+            slots = sorted([(n.start, i) for i, n in enumerate(numbers)] + [(pos, -1) for pos in nils])
+            years = {i: period.year for (_, i), period in zip(slots, periods) if i >= 0}
+        else:
+            # one cell per period, or the layouts paired_columns knows (a share of the
+            # total beside each amount; change columns after the periods)
+            cells = [n.text + ("%" if n.kind == "percent" and not n.text.endswith("%") else "") for n in numbers]
+            pairs = paired_columns(cells, periods, header) if periods else []
             left = 0
             for period, cell in pairs:
                 at = cells.index(cell, left)
@@ -715,8 +741,8 @@ def _year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _Passage
                     continue
                 bound = _bound_year(unit.text, unit.items, p)
                 compared = bool(_COMPARISON_RE.search(unit.text) or RELATIVE_PRIOR_RE.search(unit.text))
-                if p.kind == "percent" and compared:  # "…, an increase of 12%": the change of the comparison
-                    near = set(unit.items.years)
+                if p.kind == "percent" and compared and _is_change(unit.text, p):
+                    near = set(unit.items.years)  # "…, an increase of 12%": the comparison's change
                 elif bound is not None:
                     near = {bound}
                 elif compared:
@@ -905,6 +931,16 @@ def _own_measure(q: Quantity, measure: Sequence[Any], clauses: Sequence[FigureCo
         return list(measure)
     own = [c for c in measure if c.boost == NAME_BOOST or matches_measure(c, clause.measure)]
     return own if any(c.boost != NAME_BOOST for c in own) else list(measure)
+
+
+_TO_BEFORE_RE = re.compile(r"\bto\s*$", re.IGNORECASE)
+
+
+def _is_change(text: str, number: Quantity) -> bool:
+    """Whether ``text`` states ``number`` as a change: a direction word right before it
+    ("an increase of 12%", "declined 2%"), not a level reached ("grew to 87.5%")."""
+    before = text[max(0, number.start - DIRECTION_WINDOW):number.start]
+    return bool(_direction_before(text, number.start)) and not _TO_BEFORE_RE.search(before)
 
 
 def _coverage(concepts: Sequence[Any], terms: frozenset[str]) -> float:
