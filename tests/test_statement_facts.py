@@ -87,7 +87,7 @@ def test_only_another_scope_in_the_sources_is_said_to_be_another(engine) -> None
     # the five passages the words find hold the company's revenue only; asked for the
     # Consumer segment, the answer says its rows are the company's rather than passing them off
     text, _ = _answer(engine, "What were Verizon Consumer segment operating revenues in 2022?", "VERIZON_2022_10K")
-    assert text.startswith("The sources give no figure for the Verizon Consumer segment; the rows below are for "
+    assert text.startswith("The passages found give no figure for the Verizon Consumer segment; the rows below are for "
                            "the company as a whole. Consolidated Operating Revenues: $136,835 (2022)")
 
 
@@ -195,3 +195,16 @@ def test_the_scope_of_a_row_and_of_a_question() -> None:
     assert scope_rank(segment, segment) < scope_rank(consolidated, segment)
     assert scope_rank(ReportingScope("attributable"), ReportingScope("attributable")) < scope_rank(
         consolidated, ReportingScope("attributable"))
+
+
+def test_a_breakdowns_bare_total_states_the_titles_item_for_the_whole() -> None:
+    """Boeing's segment table 'Capital Expenditures' ends with 'Total $1,222 …': that row
+    is the company's capital expenditures, named with what it totals (a new user's
+    finding: the answer gave Commercial Airplanes' $218 and said no company-wide figure)."""
+    from citewell.domains.finance.facts import total_items
+
+    assert total_items("Total", "Capital Expenditures") == (("PaymentsToAcquirePropertyPlantAndEquipment",),
+                                                            "Capital Expenditures")
+    assert total_items("Commercial Airplanes", "Capital Expenditures") == ((), "")
+    assert total_items("Total", "") == ((), "")
+    assert total_items("Total revenues", "Capital Expenditures") == ((), "")

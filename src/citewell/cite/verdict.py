@@ -581,7 +581,10 @@ def _table_computed(q: Quantity, info: _PassageInfo, sentence: str, years: froze
         cov, extras = measure_fit(measure, claim_terms, FigureContext((), words, words, False, ""))
         return cov, -extras
 
-    rows = [row for row in info.cells if row and row[0].label_terms & s_terms]
+    # rows naming the claim's measure in any wording ("capital expenditure": "Purchases of
+    # property, plant and equipment") or sharing a word with the sentence
+    rows = [row for row in info.cells if row and (row[0].label_terms & s_terms or any(
+        matches_measure(c, measure_words(row[0].label_terms)) for c in measure))]
     if measure:
         keyed = [(row_key(row), row) for row in rows]
         top = max((k for k, _ in keyed if k[0] > 0), default=None)
@@ -728,7 +731,7 @@ def _year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _Passage
         wanted |= {y - 1 for y in wanted}  # a claim that compares speaks for the period before too
     whole = wanted
     for q in matched:
-        wanted = _claimed_years(claim, items, q, whole)
+        own = _claimed_years(claim, items, q, whole)  # checked against a year the passage binds
         votes: list[bool | None] = []
         some_fit = any(id(p) in fits for u in info.units for p in u.items.numbers
                        if _match_number(q, [p], info) in ("exact", "rounded"))
@@ -744,17 +747,18 @@ def _year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _Passage
                 if p.kind == "percent" and compared and _is_change(unit.text, p):
                     near = set(unit.items.years)  # "…, an increase of 12%": the comparison's change
                 elif bound is not None:
-                    near = {bound}
+                    votes.append(bound in own)
+                    continue
                 elif compared:
                     near = set(unit.items.years)
-                else:
+                else:  # the nearest year is a guess: any year of the claim may be it
                     def distance(pos: int, p: Quantity = p) -> int:
                         return p.start - (pos + 4) if pos < p.start else pos - (p.start + len(p.text))
                     best = min((distance(pos), year) for year, spots in unit.items.years.items() for pos in spots)
                     near = {best[1]}
-                votes.append(bool(near & wanted))
+                votes.append(bool(near & whole))
         if votes and all(v is False for v in votes):
-            return min(wanted)
+            return min(own)
     return None
 
 

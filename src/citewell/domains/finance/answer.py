@@ -58,7 +58,7 @@ CALCULATION_TEXT = ("The sources state no single figure for this: it is a calcul
 OTHER_PERIODS_TEXT = "The sources give no figure for {years}; the rows below are for the periods they report."
 #: Said first when no row found states the part of the entity asked: the rows that follow
 #: state another part, never given as the one asked (:func:`_other_scope`).
-OTHER_SCOPE_TEXT = "The sources give no figure {asked}; the rows below are {found}."
+OTHER_SCOPE_TEXT = "The passages found give no figure {asked}; the rows below are {found}."
 #: Said first when every row found spans another length of period than the one asked (a
 #: quarter's columns for a year asked, or the reverse).
 OTHER_SPAN_TEXT = "The sources give no {span} figure for this; the rows below are for the periods they report."

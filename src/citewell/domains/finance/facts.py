@@ -164,6 +164,27 @@ def member_items(label: str, context: str) -> tuple[tuple[str, ...], str]:
     return (), ""
 
 
+#: A row that totals its breakdown and says nothing else: ``Total``, ``Total company``,
+#: ``Consolidated``.
+_BARE_TOTAL_RE = re.compile(r"^\W*(?:total|consolidated|combined)(?:\s+(?:company|consolidated|segments?))?\W*$",
+                            re.IGNORECASE)
+
+
+def total_items(label: str, context: str) -> tuple[tuple[str, ...], str]:
+    """The line items a breakdown's total row states: a bare total label (``Total``,
+    ``Consolidated``) in a table whose title states exactly one item and is mostly its
+    caption, as for :func:`member_items` (``Capital Expenditures`` over ``Commercial
+    Airplanes $218 …`` and ``Total $1,222 …``: the total is the company's capital
+    expenditures); ``((), "")`` otherwise."""
+    if not context or not _BARE_TOTAL_RE.match(label):
+        return (), ""
+    for part in context.split(" | "):
+        items = items_of_row(part)
+        if len(items) == 1 and caption_share(part, items[0]) >= MEMBER_TITLE_SHARE:
+            return tuple(items), part.rstrip(":; ")
+    return (), ""
+
+
 def _terms(text: str | None) -> frozenset[str]:
     """The content terms of ``text`` as a set (:func:`~citewell.domains.finance.statements.phrase_terms`)."""
     return frozenset(phrase_terms(text or ""))

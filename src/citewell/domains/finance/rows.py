@@ -42,7 +42,7 @@ from typing import Any
 from citewell.text.quantities import declared_scales
 from citewell.models import Passage
 from citewell.question.periods import QuestionPeriods
-from .facts import member_items, names_segment, row_scope, scope_rank, segment_named, table_context
+from .facts import member_items, names_segment, row_scope, scope_rank, segment_named, table_context, total_items
 from .measure import ReportingScope
 from .statements import (
     PARENTHETICAL_RE,
@@ -372,7 +372,8 @@ def rows_for_items(wanted: Sequence[str], passages: Sequence[Passage], *, asked_
             context = _context(passage, header) + (f" | {section}" if section else "")
             stated = items_of_row(label)
             member, title = ((), "") if stated else member_items(label, context)
-            items = [i for i in (stated or member) if i in wanted]
+            total, totalled = ((), "") if stated or member else total_items(label, context)  # "Total" under "Capital Expenditures"
+            items = [i for i in (stated or member or total) if i in wanted]
             if not items:
                 continue
             head_years = frozenset(p.year for p in periods)
@@ -381,11 +382,11 @@ def rows_for_items(wanted: Sequence[str], passages: Sequence[Passage], *, asked_
                 continue
             covered = len(asked_years & found_years)
             columns = tuple(paired_columns(values, periods, header))
-            if member and not columns:  # a breakdown's member is read only where its cells pair with periods
+            if (member or total) and not columns:  # a breakdown's row is read only where its cells pair with periods
                 continue
             found = FoundRow(items[0], index, a, b, label, tuple(values), header, header_span, found_years,
                              _scale(passage, a, header), columns, row_scope(label, context, member=bool(member)),
-                             title or context)
+                             title or totalled or context)
             if scope is not None and scope.kind == "segment" and found.scope.kind == "consolidated" \
                     and names_segment(label, scope.name):  # "Total Digital Media revenue" for Digital Media
                 found = replace(found, scope=ReportingScope("segment", scope.name))
@@ -396,7 +397,8 @@ def rows_for_items(wanted: Sequence[str], passages: Sequence[Passage], *, asked_
                 home = statement is not None and statement in (named or statements_of_items([item]))
                 net = _states_net(label, item)  # "net" is the element's own word: no extra word of the label
                 # a member states its table's item: as much of it as the title is the caption
-                share = caption_share(title if member else _NET_WORD_RE.sub(" ", label) if net else label, item)
+                share = caption_share(title if member else totalled if total else
+                                      _NET_WORD_RE.sub(" ", label) if net else label, item)
                 key = (rank, -fit, not home, -round(share, 6), -net, -covered, index, order)
                 if item not in best or key < best[item][0]:
                     best[item] = (key, replace(found, item=item))
@@ -495,9 +497,11 @@ def row_name(row: FoundRow) -> str:
     """How an answer names a row: its label; for a segment's row, the segment after it
     (``Net sales (Flexibles segment)``), and for a member of a breakdown (its scope a
     segment named by the label itself) the table's title (``Consumer (Consolidated
-    Operating Revenues)``), so that a part's figure never reads as the company's."""
+    Operating Revenues)``), so that a part's figure never reads as the company's; a
+    breakdown's bare total likewise (``Total (Capital Expenditures)``)."""
     if row.scope.kind != "segment" or not row.scope.name:
-        return row.label
+        # a breakdown's bare total, with what it totals: "Total (Capital Expenditures)"
+        return f"{row.label} ({row.context})" if row.context and total_items(row.label, row.context)[0] else row.label
     if row.scope.name == " ".join(PARENTHETICAL_RE.sub(" ", row.label).split()) and row.context:
         return f"{row.label} ({row.context})"  # a breakdown's member, with what it breaks down
     if names_segment(row.label, row.scope.name):
