@@ -768,6 +768,9 @@ Benefit from foreign operations — (85) (46)
 Income tax expense $ 424 $ 818 $ 609
 Reserves and accrued liabilities(1) 144 145 150"""
 _LEVELS = "The generic dispensing rate grew to 87.5% in 2018 compared to 87.3% in 2017."
+_PASTED = ("Consolidated Balance Sheets ($ in millions) As of June 30, 2023 2022 Assets Current assets: Cash and cash "
+           "equivalents $ 689 $ 775 Trade receivables, net of allowance for credit losses of $21 and $25, "
+           "respectively 1,875 1,935 Inventories, net 2,119 2,348")
 
 
 @pytest.mark.parametrize(("passage", "text_type", "sentence", "supported"), [
@@ -804,6 +807,13 @@ _LEVELS = "The generic dispensing rate grew to 87.5% in 2018 compared to 87.3% i
     (_TAXES, "table", "Income tax expense was $609 million in fiscal 2018.", False),
     (_TAXES, "table", "Reserves and accrued liabilities were $145 million in fiscal 2018.", True),
     (_TAXES, "table", "Reserves and accrued liabilities were $145 million in fiscal 2019.", False),
+    # an answer's rendered row against a statement pasted as one line (its header's years
+    # bind no figure; "respectively" in a label pairs nothing after it)
+    (_PASTED, "paragraph", "Cash and cash equivalents: $689 (2023), $775 (2022), in millions.", True),
+    (_PASTED, "paragraph", "Trade receivables, net of allowance for credit losses of $21 and $25, respectively: "
+                           "1,875 (2023), 1,935 (2022), in millions.", True),
+    (_INCOME, "table", "Operating income: 870 (year ended December 31, 2023), 630 (year ended December 31, 2022), "
+                       "in millions.", True),
     # a level reached is the year's, a change the comparison's
     (_LEVELS, "paragraph", "The generic dispensing rate grew to 87.5% in 2018.", True),
     (_LEVELS, "paragraph", "The generic dispensing rate grew to 87.3% in 2018.", False),

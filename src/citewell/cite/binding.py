@@ -87,10 +87,10 @@ class FigureContext:
     names: frozenset[str] = frozenset()
 
 
-#: Words that join a comparison or name a relative period: "compared with 2,900 a year
-#: earlier" names no measure of its own.
+#: Words that join a comparison or name a period: "compared with 2,900 a year earlier",
+#: "(year ended December 31, 2022)", "three months ended" name no measure of their own.
 _LINK_WORDS = frozenset("""compared comparison versus vs up down earlier ago prior previous preceding last
-    before after against""".split())
+    before after against ended ending end week weeks three six nine twelve""".split())
 _LINK_TERMS = frozenset(porter_stem(w) for w in _LINK_WORDS) | _LINK_WORDS
 
 

@@ -685,14 +685,20 @@ def _bound_year(text: str, items: TextItems, number: Quantity) -> int | None:
     end = number.start + len(number.text)
     others = [q.start for q in items.numbers if q is not number]
     spots = sorted((pos, year) for year, places in items.years.items() for pos in places)
-    if _RESPECTIVELY_RE.search(text):
+    respectively = _RESPECTIVELY_RE.search(text)
+    if respectively and number.start < respectively.start():
         # "$12.4 billion and $11.1 billion in fiscal 2023 and 2022, respectively": the
-        # figures pair with the years in order (several figures per year when they divide)
-        order = list(dict.fromkeys(year for pos, year in spots if pos >= 0))
-        same = [q for q in items.numbers if q.kind == number.kind]
-        if order and len(same) % len(order) == 0:
-            index = next(i for i, q in enumerate(same) if q is number)
-            return order[index // (len(same) // len(order))]
+        # figures before the word pair with its years in order; the sentence's figures
+        # after it are bound as usual
+        placed = [(pos, year) for pos, year in spots if 0 <= pos < respectively.start()]
+        order = list(dict.fromkeys(year for _, year in placed))
+        same = [q for q in items.numbers if q.kind == number.kind and q.start < respectively.start()]
+        years_first = bool(placed) and max(pos for pos, _ in placed) < min(q.start for q in same)
+        years_last = bool(placed) and min(pos for pos, _ in placed) > max(q.start for q in same)
+        # one figure per year, the years all before or all after the figures (a table's
+        # header and its rows, pasted as one line, are no such sentence)
+        if order and len(same) == len(order) and len(placed) == len(order) and (years_first or years_last):
+            return order[next(i for i, q in enumerate(same) if q is number)]
     for pos, year in spots:
         if pos >= end:
             # "a decrease of 3.2 percent compared to 2021": a year after a comparison word is its base
@@ -701,8 +707,11 @@ def _bound_year(text: str, items: TextItems, number: Quantity) -> int | None:
             break
     for pos, year in reversed(spots):
         if pos < number.start:
-            # "in 2023 from $4.5 billion": a comparison word between them ends the binding
-            if not any(pos < o < number.start for o in others) \
+            # "in 2023 from $4.5 billion": a comparison word between them ends the binding;
+            # a run of years ("2023 2022 … Cash $ 689 $ 775", a table's header pasted as a
+            # line) binds no figure to its last year
+            run = any(p != pos and abs(p - pos) <= 6 for p, _ in spots)
+            if not run and not any(pos < o < number.start for o in others) \
                     and not _COMPARISON_RE.search(text, max(pos, 0), number.start):
                 return year
             break
