@@ -768,6 +768,15 @@ Benefit from foreign operations — (85) (46)
 Income tax expense $ 424 $ 818 $ 609
 Reserves and accrued liabilities(1) 144 145 150"""
 _LEVELS = "The generic dispensing rate grew to 87.5% in 2018 compared to 87.3% in 2017."
+_TITLED = """Exhibit 1
+Acme Beauty, Inc.
+Consolidated Statements of Income
+(In thousands, except per share data)
+13 Weeks Ended January 28, January 29, 2023 2022
+Net sales $ 3,226,773 100.0% $ 2,729,388 100.0%
+Cost of sales 2,014,270 62.4% 1,702,059 62.4%
+52 Weeks Ended January 28, January 29, 2023 2022
+Net sales $ 10,208,580 100.0% $ 8,630,889 100.0%"""
 _PASTED = ("Consolidated Balance Sheets ($ in millions) As of June 30, 2023 2022 Assets Current assets: Cash and cash "
            "equivalents $ 689 $ 775 Trade receivables, net of allowance for credit losses of $21 and $25, "
            "respectively 1,875 1,935 Inventories, net 2,119 2,348")
@@ -814,6 +823,8 @@ _PASTED = ("Consolidated Balance Sheets ($ in millions) As of June 30, 2023 2022
                            "1,875 (2023), 1,935 (2022), in millions.", True),
     (_INCOME, "table", "Operating income: 870 (year ended December 31, 2023), 630 (year ended December 31, 2022), "
                        "in millions.", True),
+    # the lines above a column header title the table; they are no caption of its rows
+    (_TITLED, "table", "Net sales: $3,226,773 (13 weeks ended January 28, 2023), in thousands.", True),
     # a level reached is the year's, a change the comparison's
     (_LEVELS, "paragraph", "The generic dispensing rate grew to 87.5% in 2018.", True),
     (_LEVELS, "paragraph", "The generic dispensing rate grew to 87.3% in 2018.", False),

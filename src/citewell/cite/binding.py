@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from citewell.text.quantities import FILLER_TERMS, Quantity, TextItems, porter_stem
-from citewell.text.tables import row_label
+from citewell.text.tables import is_header_row, row_label
 from citewell.text.terms import Concept, tokens
 
 __all__ = ["QUALIFIER_TERMS", "QUALIFIER_WORDS", "RELATIVE_PRIOR_RE", "FigureContext", "matches_measure",
@@ -157,11 +157,15 @@ def table_contexts(rows: Sequence[tuple[str, TextItems]]) -> list[FigureContext]
     """The rows of a table passage (``(normalised row text, its items)``, in order) that
     hold numbers, each with its measure: the words of its label before a ratio's ``as a %
     of``, with those of the nearest caption row above it (a row with a label and no
-    numbers, ``Revenues:``); a row whose own words are none of its caption's is a
-    ``member`` (``Commercial`` under ``Revenues:``)."""
+    numbers, ``Revenues:``, below the last column header: the lines above a header
+    title the table); a row whose own words are none of its caption's is a ``member``
+    (``Commercial`` under ``Revenues:``)."""
     out: list[FigureContext] = []
     caption: frozenset[str] = frozenset()
     for text, items in rows:
+        if is_header_row(text):  # the lines above a column header title the table: no caption
+            caption = frozenset()
+            continue
         label = row_label(text)
         if not items.numbers:
             caption = _measure_terms(label, keep_names=True)
