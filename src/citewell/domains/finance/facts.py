@@ -157,6 +157,13 @@ def member_items(label: str, context: str) -> tuple[tuple[str, ...], str]:
     ``((), "")`` otherwise."""
     if not context or len(label.split()) > 5 or _TOTAL_RE.match(label) or items_of_row(label):
         return (), ""
+    return _title_item(context)
+
+
+def _title_item(context: str) -> tuple[tuple[str, ...], str]:
+    """The one line item a table's title states, and the part of ``context`` (its
+    `` | ``-joined parts) that states it, mostly as its caption
+    (:data:`MEMBER_TITLE_SHARE`); ``((), "")`` when no part does."""
     for part in context.split(" | "):
         items = items_of_row(part)
         if len(items) == 1 and caption_share(part, items[0]) >= MEMBER_TITLE_SHARE:
@@ -178,11 +185,7 @@ def total_items(label: str, context: str) -> tuple[tuple[str, ...], str]:
     expenditures); ``((), "")`` otherwise."""
     if not context or not _BARE_TOTAL_RE.match(label):
         return (), ""
-    for part in context.split(" | "):
-        items = items_of_row(part)
-        if len(items) == 1 and caption_share(part, items[0]) >= MEMBER_TITLE_SHARE:
-            return tuple(items), part.rstrip(":; ")
-    return (), ""
+    return _title_item(context)
 
 
 def _terms(text: str | None) -> frozenset[str]:
