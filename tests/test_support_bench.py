@@ -3,10 +3,8 @@
 Synthetic passages shaped like filings (an income statement with a header row of years
 and ``(in millions)``, a segment table, prose with a comparison) run through the
 benchmark's own claim generator; each true kind must be judged ``supported``, each false
-kind not. The false kinds today's :func:`~citewell.cite.verdict.check_rules` still
-supports are ``xfail(strict=True)``: they turn into hard failures of the mark (XPASS) once
-the stricter rules (``period_mismatch``, ``measure_mismatch``, ``scope_mismatch``) land,
-and the mark is then removed.
+kind not (``period_mismatch``, ``measure_mismatch``, ``scope_mismatch`` and the older
+reasons of :func:`~citewell.cite.verdict.check_rules`).
 """
 
 from __future__ import annotations
@@ -64,19 +62,13 @@ def _pairs() -> dict[tuple[str, str, str], sb.Pair]:
 
 PAIRS = _pairs()
 
-#: False kinds (passage, kind) today's rules still support in at least one generated claim.
-FAILS_TODAY: dict[tuple[str, str], str] = {}
-
-
 def _cases(truth: bool) -> list[object]:
     kinds = sb.TRUE_KINDS if truth else sb.FALSE_KINDS
     out: list[object] = []
     for name in PASSAGES:
         for kind in kinds:
             if any(k[:2] == (name, kind) for k in PAIRS):
-                marks = [pytest.mark.xfail(strict=True, reason=FAILS_TODAY[(name, kind)])] if (
-                    name, kind) in FAILS_TODAY else []
-                out.append(pytest.param(name, kind, marks=marks, id=f"{name}-{kind}"))
+                out.append(pytest.param(name, kind, id=f"{name}-{kind}"))
     return out
 
 

@@ -83,7 +83,7 @@ class FigureContext:
     member: bool
     label: str
     #: prose: the names (capitalised words) the clause itself writes (a segment
-    #: "Flexibles", a region); empty for tables, whose names are in ``measure``
+    #: "Coatings", a region); empty for tables, whose names are in ``measure``
     names: frozenset[str] = frozenset()
 
 
@@ -97,9 +97,8 @@ _LINK_TERMS = frozenset(porter_stem(w) for w in _LINK_WORDS) | _LINK_WORDS
 def _measure_terms(text: str, *, keep_names: bool) -> frozenset[str]:
     """Content terms of ``text`` that name a measure: no numbers, filler words,
     qualifiers or comparison words; capitalised names only when ``keep_names``."""
-    return frozenset(t.term for t in tokens(text) if t.content and not t.number and (keep_names or not t.name)
-                     and len(t.term) > 1  # a footnote's letter: "Total liabilities (c)(h)"
-                     and t.term not in FILLER_TERMS and t.term not in QUALIFIER_TERMS and t.term not in _LINK_TERMS)
+    return measure_words(frozenset(t.term for t in tokens(text)
+                                   if t.content and not t.number and (keep_names or not t.name)))
 
 
 def with_relative_years(units: Sequence[TextItems], texts: Sequence[str]) -> list[TextItems]:

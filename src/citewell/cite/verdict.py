@@ -106,7 +106,7 @@ Verdicts and rules (in this order)
      whose title names a segment (``part``) stated without naming it;
      ``scope_mismatch:<names>``: the sentence's subject is another company than the
      cited document's (neither in the passage nor in the ``title``, whose own names the
-     sentence does not say; a title may write a name run together, ``BESTBUY_2019_10K``);
+     sentence does not say; a title may write a name run together, ``BLUEHARBOR_2019_10K``);
    - ``quarter_not_found:Q<n>``, ``date_not_found:<mm>-<dd>`` (prose only);
    - ``negation_mismatch``: exactly one of the sentence and its best unit is negated —
      judged on the unit's clauses that share the most words with the sentence (all of
@@ -164,7 +164,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Callable
@@ -312,6 +312,9 @@ class _PassageInfo:
     #: each row or clause that holds numbers, with the measure it states them for
     #: (:mod:`citewell.cite.binding`)
     contexts: tuple[FigureContext, ...] = ()
+    #: prose: the year its wording binds to each unit number (``id()`` → year,
+    #: :func:`_bound_year`), read once per passage; empty for tables
+    bound_years: dict[int, int] = field(default_factory=dict)
 
 
 @lru_cache(maxsize=512)
@@ -343,6 +346,8 @@ def _passage(text: str, table: bool | None) -> _PassageInfo:
         units=units,
         cells=_cells(units) if is_table else (),
         contexts=tuple(contexts),
+        bound_years={} if is_table else {id(p): y for u in units for p in u.items.numbers
+                                         if (y := _bound_year(u.text, u.items, p)) is not None},
     )
 
 
@@ -797,9 +802,9 @@ def _figure_mismatch(q: Quantity, concepts: Sequence[Any], claim_terms: frozense
     held = [c for c in info.contexts if any(_match_number(q, [p], info) in ("exact", "rounded") for p in c.numbers)]
     if not held or any(not c.measure for c in held):
         return None
-    # prose: the clauses holding q name another part ("Flexibles") and none of the
+    # prose: the clauses holding q name another part ("Coatings") and none of the
     # claim's names (``named``: not the document's own), which another clause holding a
-    # number names ("Rigid Packaging")
+    # number names ("Specialty Films")
     if named and not info.table and all(c.names and not c.names & named for c in held) \
             and any(c.names & named for c in info.contexts if c not in held):
         return f"scope_mismatch:{q.text}"
@@ -817,7 +822,7 @@ def _figure_mismatch(q: Quantity, concepts: Sequence[Any], claim_terms: frozense
     if info.table and own.member and not best.member and own_cov > 0 \
             and (own_cov, own_extra) <= (best_cov, best_extra) \
             and not any(c.matches(own.measure - own.own) for c in concepts):
-        # as good a fit, but the figure is a part's ("Net sales" under "Rigid Packaging")
+        # as good a fit, but the figure is a part's ("Net sales" under "Specialty Films")
         # where the claim names no part and another row is the whole's
         return f"scope_mismatch:{q.text}"
     if best_cov < MIN_MEASURE_FIT:
@@ -843,7 +848,7 @@ def _figure_mismatch(q: Quantity, concepts: Sequence[Any], claim_terms: frozense
     return None
 
 
-#: The company a claim is about: the words of a possessive name ("Best Buy's", "3M's")
+#: The company a claim is about: the words of a possessive name ("Globex's", "X5's")
 #: or of the name that opens the sentence before a reporting verb ("Globex reported").
 _SUBJECT_RES = (re.compile(r"((?:[A-Z][\w&.-]*\s+){0,3}[A-Z0-9][\w&.-]*)['\u2019]s\b"),
                 re.compile(r"^\W*((?:[A-Z][\w&.-]*\s+){0,3}[A-Z][\w&.-]*)\s+(?:reported|posted|recorded|generated|"
@@ -856,7 +861,7 @@ def _other_subject(sentence: str, terms: frozenset[str], title: str | None) -> b
     are no subject) is neither in the passage nor in the title (``terms``), and the
     ``title`` names something (a content word that is no number, period, filler or
     document-type word, :data:`citewell.question.naming.DOC_WORDS`) the sentence does not
-    say ("Best Buy's revenue was …" citing ``AMCOR_2023_10K``; a file named
+    say ("Globex's revenue was …" citing ``ACME_2023_10K``; a file named
     ``q3-report.pdf`` names nothing). An abbreviation the sentence uses for a measure
     ("Diluted EPS", "R&D", "GAAP") is no subject: only a possessive or a reporting
     company is. False without a title."""
@@ -879,7 +884,7 @@ def _other_subject(sentence: str, terms: frozenset[str], title: str | None) -> b
 
 def _squeezed_names(sentence: str, title: str) -> frozenset[str]:
     """The content terms of the capitalised words of ``sentence`` that ``title`` holds
-    with its spaces and punctuation removed (``Best Buy`` in ``BESTBUY_2019_10K``)."""
+    with its spaces and punctuation removed (``Blue Harbor`` in ``BLUEHARBOR_2019_10K``)."""
     squeezed = re.sub(r"[^a-z]", "", title.lower())
     inside = [w for w in _CAPITALISED_RE.findall(sentence) if w.lower() in squeezed]
     return content_terms(" ".join(inside)) if inside else frozenset()
@@ -887,7 +892,7 @@ def _squeezed_names(sentence: str, title: str) -> frozenset[str]:
 
 def _name_runs(sentence: str, names: dict[str, str]) -> list[tuple[str, ...]]:
     """The sentence's names as runs of consecutive name words (terms), in order:
-    ``General Mills's revenue …`` → ``[("gener", "mill")]``."""
+    ``Blue Harbor's revenue …`` → ``[("blue", "harbor")]``."""
     runs: list[tuple[str, ...]] = []
     current: list[str] = []
     for t in tokens(sentence):
@@ -1094,8 +1099,6 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
     fits = frozenset(id(p) for c in info.contexts if any(matches_measure(x, c.measure) for x in measure)
                      for p in c.numbers)
     operands = [p for u in info.units for p in u.items.numbers if id(p) in fits] or info.items.numbers
-    operand_years = {} if info.table else {id(p): y for u in info.units for p in u.items.numbers
-                                           if (y := _bound_year(u.text, u.items, p)) is not None}
     for q in items.numbers:
         how = _match_number(q, info.items.numbers, info)
         if how in ("exact", "rounded"):
@@ -1107,7 +1110,7 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
             if wrong is not None and _direction(plain) and (
                     _table_computed(q, info, plain, frozenset(items.years), _own_measure(q, measure, claim_clauses),
                                     claim_terms) if info.table
-                    else _computed(q, operands, info, plain, operand_years)) is not None:
+                    else _computed(q, operands, info, plain, info.bound_years)) is not None:
                 # "increased by $0.2 billion": a change of the claim's row that equals or
                 # rounds to another row's figure by chance
                 if how == "rounded":
@@ -1126,7 +1129,7 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
             soft.append(f"scale_unknown:{q.text}")
         elif (_table_computed(q, info, plain, frozenset(items.years), _own_measure(q, measure, claim_clauses),
                                     claim_terms) if info.table
-              else _computed(q, operands, info, plain, operand_years)) is not None:
+              else _computed(q, operands, info, plain, info.bound_years)) is not None:
             found += 1
             notes.append(f"computed:{q.text}")
         else:
@@ -1161,7 +1164,7 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
     possessive = _POSSESSIVE_START_RE.match(plain)
     if possessive:  # "Apple's revenue …": a sentence-initial name
         names.update((t.term, t.surface) for t in tokens(possessive.group(1)) if t.content and not t.number)
-    if title:  # a title may write a name run together: Best Buy, BESTBUY_2019_10K
+    if title:  # a title may write a name run together: Blue Harbor, BLUEHARBOR_2019_10K
         inside = _squeezed_names(plain, title)
         if inside:
             terms = terms | inside
@@ -1170,7 +1173,7 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
     entity = ""
     if names:
         missing = sorted(surface for term, surface in names.items() if term not in terms)
-        # a name of several words is one name: "General Mills" is not found by "general"
+        # a name of several words is one name: "Blue Harbor" is not found by "blue"
         runs = _name_runs(plain, names)
         lost = [run for run in runs if not all(t in terms for t in run)]
         missing = sorted({names[t] for run in lost for t in run if t in names} | set(missing))

@@ -180,9 +180,8 @@ _BARE_TOTAL_RE = re.compile(r"^\W*(?:total|consolidated|combined)(?:\s+(?:compan
 def total_items(label: str, context: str) -> tuple[tuple[str, ...], str]:
     """The line items a breakdown's total row states: a bare total label (``Total``,
     ``Consolidated``) in a table whose title states exactly one item and is mostly its
-    caption, as for :func:`member_items` (``Capital Expenditures`` over ``Commercial
-    Airplanes $218 …`` and ``Total $1,222 …``: the total is the company's capital
-    expenditures); ``((), "")`` otherwise."""
+    caption, as for :func:`member_items` (``Capital Expenditures`` over ``North $218 …``
+    and ``Total $1,222 …``: the total is the company's capital expenditures); ``((), "")`` otherwise."""
     if not context or not _BARE_TOTAL_RE.match(label):
         return (), ""
     return _title_item(context)
