@@ -141,7 +141,7 @@ def prose_contexts(text: str, items: TextItems) -> list[FigureContext]:
     for a, b in zip(bounds, bounds[1:]):
         clause = text[a:b]
         own = _measure_terms(clause, keep_names=False)
-        # "…, up from $3.87 billion in fiscal 2021 which represents 14% growth": a clause
+        # "…, up from $2.41 billion in fiscal 2021, which represents 9% growth": a clause
         # that opens with a comparison speaks of the measure before it, and of its own
         measure = own | measure if _COMPARES_RE.match(clause) else own or measure
         names = frozenset(t.term for t in tokens(clause) if t.name and t.content and not t.number

@@ -641,8 +641,8 @@ def _table_year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _P
     column has no year are neutral. ``fits``: the ``id()`` of the passage numbers whose row
     names the claim's measure; when some matching cells are among them, only those
     vote, and then a cell of another table without years does not vote either
-    ("Accounts payable $ 292 $ 253" decides "accounts payable was $253 million in 2019",
-    not ``Property and equipment, net 253`` of the 2019 column). ``compares``: as for
+    ("Accounts payable $ 417 $ 386" decides "accounts payable was $386 million in 2019",
+    not ``Property and equipment, net 386`` of the 2019 column). ``compares``: as for
     :func:`_year_mismatch`, the claim speaks for the year before its own too."""
     wanted = set(items.years)
     if compares:
@@ -713,7 +713,7 @@ def _bound_year(text: str, items: TextItems, number: Quantity) -> int | None:
     for pos, year in reversed(spots):
         if pos < number.start:
             # "in 2023 from $4.5 billion": a comparison word between them ends the binding;
-            # a run of years ("2023 2022 … Cash $ 689 $ 775", a table's header pasted as a
+            # a run of years ("2023 2022 … Cash $ 512 $ 604", a table's header pasted as a
             # line) binds no figure to its last year
             run = any(p != pos and abs(p - pos) <= 6 for p, _ in spots)
             if not run and not any(pos < o < number.start for o in others) \
@@ -737,7 +737,7 @@ def _year_mismatch(items: TextItems, matched: Sequence[Quantity], info: _Passage
     ``compares``: the sentence itself compares periods ("rose from $4 billion to $5 billion
     in 2023"), so the year before each of its years is one of them too. ``fits``: the
     ``id()`` of the passage numbers whose clause names the claim's measure; when some
-    matching numbers are among them, only those vote ("we repurchased $2.8 billion of
+    matching numbers are among them, only those vote ("we repurchased $1.9 billion of
     our common stock" in 2022 does not speak for cash used in financing activities).
     """
     wanted = set(items.years)
@@ -841,7 +841,7 @@ def _figure_mismatch(q: Quantity, concepts: Sequence[Any], claim_terms: frozense
         return sum(1 for x in concepts if matches_measure(x, c.measure, literal=True))
 
     # or the clauses holding q miss some of the measure another clause names whole
-    # ("Regional Operations rooms revenue was $284 million" for food and beverage revenue)
+    # ("East region rooms revenue was $174 million" for its food and beverage revenue)
     if own_cov == 0 or (own_cov < best_cov == 1.0) or (
             max(literal(c) for c in held) == 0 and max(literal(c) for c in others) >= MIN_MEASURE_FIT * len(concepts)):
         return f"measure_mismatch:{q.text}"
@@ -907,7 +907,7 @@ def _name_runs(sentence: str, names: dict[str, str]) -> list[tuple[str, ...]]:
     return runs
 
 
-#: How far before a number its direction word may stand ("revenue decreased by $149
+#: How far before a number its direction word may stand ("revenue decreased by $127
 #: million"), in characters; the window also ends at the number or clause before it.
 DIRECTION_WINDOW = 40
 _WINDOW_CUT_RE = re.compile(r".*(?:\d|[,;:](?=\s)|\b(?:and|but|while|whereas)\b)", re.IGNORECASE | re.DOTALL)
@@ -1111,7 +1111,7 @@ def check_rules(sentence: str, passage: str | None, *, embedder: Embedder | None
                     _table_computed(q, info, plain, frozenset(items.years), _own_measure(q, measure, claim_clauses),
                                     claim_terms) if info.table
                     else _computed(q, operands, info, plain, info.bound_years)) is not None:
-                # "increased by $0.2 billion": a change of the claim's row that equals or
+                # "increased by $0.3 billion": a change of the claim's row that equals or
                 # rounds to another row's figure by chance
                 if how == "rounded":
                     notes.pop()

@@ -62,10 +62,10 @@ class RowFact:
     (into the passages given), ``concept`` (the row as the answer names it, e.g. ``Net
     sales (Flexibles segment)``), ``item`` (the domain's key of the line item, e.g.
     ``Revenue``), ``scope`` (of which part of the entity, in words: ``company as a whole``,
-    ``Flexibles segment``), ``period`` (the column's period as the table names it:
-    ``2022``, ``year ended January 28, 2023``), ``unit`` (``USD millions``, ``%``, ``""``
-    when the table declares none) and ``value`` (the cell as written: ``$1,749``,
-    ``(146)``)."""
+    ``Coatings segment``), ``period`` (the column's period as the table names it:
+    ``2022``, ``year ended January 31, 2023``), ``unit`` (``USD millions``, ``%``, ``""``
+    when the table declares none) and ``value`` (the cell as written: ``$2,310``,
+    ``(118)``)."""
 
     passage_index: int
     concept: str
